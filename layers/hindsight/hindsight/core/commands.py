@@ -1,0 +1,299 @@
+"""Use-case inputs and outputs (pydantic), validated before anything is written.
+
+The HTTP wire contract uses these field names exactly; the API layer parses
+request bodies into these commands and maps results to response bodies.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from hindsight.core.models import (
+    Confidence,
+    FactStatus,
+    MemoryKind,
+    SessionSummary,
+    TimeRange,
+    utc,
+)
+
+MAX_CONTENT_CHARS = 8_000
+MAX_FIELD_CHARS = 2_000
+MAX_METADATA_BYTES = 16_384
+MAX_BATCH_ITEMS = 100
+MAX_PAGE_SIZE = 20
+MAX_QUERY_CHARS = 2_000
+MAX_LIST_ITEMS = 50
+
+_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}$")
+_LABEL_PATTERN = re.compile(r"^[\w.\-:/ ]{1,64}$")
+
+
+def _check_id(value: str) -> str:
+    if not _ID_PATTERN.match(value):
+        raise ValueError(
+            "must be 1-128 characters of letters, digits and _ . : @ - "
+            "(starting with a letter or digit)"
+        )
+    return value
+
+
+def _check_label(value: str) -> str:
+    value = value.strip()
+    if not _LABEL_PATTERN.match(value):
+        raise ValueError(
+            "must be 1-64 characters of letters (any language), digits, spaces and _ . - : /"
+        )
+    return value
+
+
+def _check_text(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    if not value.strip():
+        raise ValueError("must not be empty or only whitespace")
+    return value
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    return None if value is None else utc(value)
+
+
+Identifier = Annotated[str, AfterValidator(_check_id)]
+Label = Annotated[str, AfterValidator(_check_label)]
+AwareDatetime = Annotated[datetime, AfterValidator(utc)]
+ShortText = Annotated[str, Field(max_length=MAX_FIELD_CHARS), AfterValidator(_check_text)]
+
+
+class _Command(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+
+class StoreMemoryCommand(_Command):
+    """POST /v1/memories: one episodic memory."""
+
+    user_id: Identifier = Field(description="whose memory this is")
+    content: Annotated[str, Field(max_length=MAX_CONTENT_CHARS), AfterValidator(_check_text)] = (
+        Field(description="what was said or happened")
+    )
+    session_id: Identifier | None = None
+    scope: Identifier | None = Field(
+        default=None, description="defaults to the API key's default scope ('global')"
+    )
+    category: Label | None = None
+    emotion: Label | None = None
+    speaker: ShortText | None = None
+    participants: list[ShortText] = Field(default_factory=list, max_length=50)
+    agent_action: ShortText | None = Field(default=None, description="what the agent did")
+    outcome: ShortText | None = None
+    occurred_at: AwareDatetime | None = Field(
+        default=None, description="ISO 8601; default now. Lets history be imported."
+    )
+    expires_at: AwareDatetime | None = None
+    ttl_seconds: int | None = Field(default=None, gt=0, le=10 * 365 * 86_400)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_size(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            encoded = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError("must be a JSON object") from exc
+        if len(encoded.encode()) > MAX_METADATA_BYTES:
+            raise ValueError(f"must be at most {MAX_METADATA_BYTES} bytes as JSON")
+        return value
+
+    @model_validator(mode="after")
+    def _one_expiry(self) -> StoreMemoryCommand:
+        if self.expires_at is not None and self.ttl_seconds is not None:
+            raise ValueError("give either expires_at or ttl_seconds, not both")
+        return self
+
+
+class BatchItem(StoreMemoryCommand):
+    """One item of a batch; user_id comes from the batch."""
+
+    user_id: Identifier | None = None  # type: ignore[assignment]
+
+
+class StoreBatchCommand(_Command):
+    """POST /v1/memories/batch."""
+
+    user_id: Identifier
+    items: list[BatchItem] = Field(min_length=1, max_length=MAX_BATCH_ITEMS)
+
+    @model_validator(mode="after")
+    def _same_user(self) -> StoreBatchCommand:
+        for position, item in enumerate(self.items):
+            if item.user_id is not None and item.user_id != self.user_id:
+                raise ValueError(
+                    f"items[{position}].user_id differs from the batch user_id; "
+                    "send one batch per user"
+                )
+        return self
+
+    def commands(self) -> list[StoreMemoryCommand]:
+        return [
+            StoreMemoryCommand(**{**item.model_dump(exclude_none=True), "user_id": self.user_id})
+            for item in self.items
+        ]
+
+
+class StoreOutcome(BaseModel):
+    status: Literal["success", "skipped"]
+    memory_id: str
+    reason: str | None = None
+    event_time: list[TimeRange] = Field(default_factory=list)
+
+
+class RetrieveCommand(_Command):
+    """POST /v1/retrieve."""
+
+    user_id: Identifier
+    query: Annotated[str, Field(max_length=MAX_QUERY_CHARS), AfterValidator(_check_text)]
+    top_k: int = Field(default=10, ge=1, le=MAX_PAGE_SIZE)
+    cursor: str | None = Field(default=None, max_length=2_000)
+    scopes: list[Identifier] | None = Field(default=None, max_length=50)
+    kinds: list[MemoryKind] | None = None
+    categories: list[Label] | None = Field(default=None, max_length=50)
+    emotions: list[Label] | None = Field(default=None, max_length=50)
+    statuses: list[FactStatus] | None = Field(
+        default=None,
+        description="semantic statuses to include; default approved only",
+    )
+    session_id: Identifier | None = None
+    since: AwareDatetime | None = None
+    until: AwareDatetime | None = None
+    min_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
+    time_decay: float = Field(default=0.95, gt=0.0, le=1.0)
+    as_of: AwareDatetime | None = None
+
+    @model_validator(mode="after")
+    def _range(self) -> RetrieveCommand:
+        if self.since and self.until and self.since >= self.until:
+            raise ValueError("since must be before until")
+        return self
+
+
+class ScoredMemory(BaseModel):
+    """One retrieval result (the HTTP result object)."""
+
+    memory_id: str
+    kind: MemoryKind
+    content: str
+    category: str | None
+    emotion: str | None = None
+    confidence: Confidence | None = None
+    scope: str
+    session_id: str | None = None
+    speaker: str | None = None
+    occurred_at: datetime
+    created_at: datetime
+    expires_at: datetime | None = None
+    event_time: list[TimeRange] = Field(default_factory=list)
+    metadata: dict[str, Any]
+    score: float
+    why: dict[str, Any]
+    status: FactStatus | None = None
+    source_memory_ids: list[str] | None = None
+    supersedes: list[str] | None = None
+
+
+class RetrieveResult(BaseModel):
+    results: list[ScoredMemory]
+    has_more: bool
+    next_cursor: str | None
+    partial: bool
+    query_time: TimeRange | None = Field(
+        default=None, description="the time the query referred to, if it had a time cue"
+    )
+
+
+class ReflectCommand(_Command):
+    """POST /v1/reflect."""
+
+    user_id: Identifier
+    since: AwareDatetime | None = Field(
+        default=None, description="reflect on episodes created after this instead of the cursor"
+    )
+    dry_run: bool = False
+
+
+class ReflectResult(BaseModel):
+    reflector: str
+    episodes_considered: int
+    created: list[dict[str, Any]]
+    updated: list[dict[str, Any]]
+    superseded: list[dict[str, Any]]
+    pending: list[dict[str, Any]]
+    dry_run: bool
+    cursor: datetime | None
+
+
+class ContextCommand(_Command):
+    """POST /v1/context."""
+
+    user_id: Identifier
+    session_id: Identifier
+    query: Annotated[str, Field(max_length=MAX_QUERY_CHARS)] | None = None
+    budget_tokens: int = Field(default=1_500, ge=50, le=32_000)
+    recent_turns: int = Field(default=5, ge=0, le=50)
+    max_facts: int = Field(default=10, ge=0, le=50)
+    as_of: AwareDatetime | None = None
+
+
+class ContextResult(BaseModel):
+    context: str
+    tokens: int
+    budget_tokens: int
+    recent_turns: list[dict[str, Any]]
+    summary: dict[str, Any] | None
+    facts: list[dict[str, Any]]
+    truncated: bool
+
+    @staticmethod
+    def summary_dict(summary: SessionSummary | None) -> dict[str, Any] | None:
+        if summary is None:
+            return None
+        return {
+            "intent": summary.intent,
+            "entities": summary.entities,
+            "open_tasks": summary.open_tasks,
+            "mood": summary.mood,
+            "summarizer": summary.summarizer,
+        }
+
+
+class ListMemoriesCommand(_Command):
+    """GET /v1/users/{user_id}/memories."""
+
+    user_id: Identifier
+    kind: MemoryKind | None = None
+    status: FactStatus | None = None
+    category: Label | None = None
+    scope: Identifier | None = None
+    session_id: Identifier | None = None
+    since: AwareDatetime | None = None
+    until: AwareDatetime | None = None
+    limit: int = Field(default=20, ge=1, le=MAX_LIST_ITEMS)
+    cursor: str | None = Field(default=None, max_length=2_000)
+    include_expired: bool = False
+
+
+class ListResult(BaseModel):
+    results: list[dict[str, Any]]
+    has_more: bool
+    next_cursor: str | None

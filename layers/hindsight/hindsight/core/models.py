@@ -1,0 +1,270 @@
+"""Domain models: episodic and semantic memories, principals, search documents.
+
+These are the core's own models. HTTP request/response models live in
+``hindsight.api.schemas`` and are mapped to and from these explicitly.
+All datetimes are timezone-aware UTC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+GLOBAL_SCOPE = "global"
+
+
+class MemoryKind(StrEnum):
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+
+
+class Confidence(StrEnum):
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+    def raised(self) -> Confidence:
+        """One step more confident (a repeated fact); high stays high."""
+        return {Confidence.LOW: Confidence.MEDIUM}.get(self, Confidence.HIGH)
+
+
+class FactStatus(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    SUPERSEDED = "superseded"
+
+
+class FactCategory(StrEnum):
+    """What kind of durable knowledge a semantic memory holds."""
+
+    FACT = "fact"
+    PREFERENCE = "preference"
+    CONSTRAINT = "constraint"
+    TASK = "task"
+    MOOD = "mood"
+
+
+def utc(dt: datetime) -> datetime:
+    """Normalise a datetime to aware UTC (naive values are taken as UTC)."""
+    if dt.tzinfo is None:
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+class TimeRange(BaseModel):
+    """A span of time an event refers to, e.g. "next week" resolved to dates."""
+
+    model_config = ConfigDict(frozen=True)
+
+    start: datetime
+    end: datetime
+    expression: str = Field(description="the words in the text that named this time")
+
+    @field_validator("start", "end")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return utc(value)
+
+    def overlaps(self, other: TimeRange) -> bool:
+        return self.start < other.end and other.start < self.end
+
+    def contains(self, moment: datetime) -> bool:
+        return self.start <= moment < self.end
+
+
+class _MemoryBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    memory_id: str
+    tenant_id: str
+    user_id: str
+    scope: str = GLOBAL_SCOPE
+    content: str
+    category: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    occurred_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime | None = None
+
+    @field_validator("occurred_at", "created_at", "updated_at", "expires_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else utc(value)
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+
+class EpisodicMemory(_MemoryBase):
+    """One interaction event: what was said or happened, when, by whom."""
+
+    kind: Literal[MemoryKind.EPISODIC] = MemoryKind.EPISODIC
+    session_id: str | None = None
+    speaker: str | None = None
+    participants: list[str] = Field(default_factory=list)
+    emotion: str | None = None
+    agent_action: str | None = None
+    outcome: str | None = None
+    event_time: list[TimeRange] = Field(
+        default_factory=list,
+        description="time expressions in the content resolved against occurred_at",
+    )
+    content_hash: str = ""
+
+
+class SemanticMemory(_MemoryBase):
+    """A durable fact, preference, constraint, task or mood pattern from reflection."""
+
+    kind: Literal[MemoryKind.SEMANTIC] = MemoryKind.SEMANTIC
+    confidence: Confidence = Confidence.MEDIUM
+    status: FactStatus = FactStatus.PENDING
+    topic: str = Field(
+        default="",
+        description="normalised key of what the fact is about; facts with one topic and "
+        "different content contradict each other",
+    )
+    source_memory_ids: list[str] = Field(default_factory=list)
+    supersedes: list[str] = Field(default_factory=list)
+    superseded_by: str | None = None
+    reflector: str = Field(default="", description="which reflector produced the fact")
+    mention_count: int = 1
+
+
+Memory = Annotated[EpisodicMemory | SemanticMemory, Field(discriminator="kind")]
+
+
+class Principal(BaseModel):
+    """Who is calling: the tenant an API key maps to and the scopes it may use."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tenant_id: str
+    key_id: str = "anonymous"
+    read_scopes: frozenset[str] = frozenset({"*"})
+    write_scopes: frozenset[str] = frozenset({"*"})
+    default_scope: str = GLOBAL_SCOPE
+
+    def can_read(self, scope: str) -> bool:
+        return scope == GLOBAL_SCOPE or "*" in self.read_scopes or scope in self.read_scopes
+
+    def can_write(self, scope: str) -> bool:
+        return "*" in self.write_scopes or scope in self.write_scopes
+
+
+@dataclass(frozen=True)
+class StoredVector:
+    """An embedding together with the model that made it (never mix vector spaces)."""
+
+    model: str
+    values: np.ndarray  # float32, L2-normalised, shape (dim,)
+
+    @property
+    def dim(self) -> int:
+        return int(self.values.shape[0])
+
+
+@dataclass(frozen=True)
+class IndexDocument:
+    """What a search index holds for one memory: text, vector and filter fields."""
+
+    memory_id: str
+    tenant_id: str
+    user_id: str
+    kind: MemoryKind
+    scope: str
+    text: str
+    vector: StoredVector
+    occurred_at: datetime
+    created_at: datetime
+    category: str | None = None
+    emotion: str | None = None
+    status: FactStatus | None = None
+    expires_at: datetime | None = None
+    event_start: datetime | None = None
+    event_end: datetime | None = None
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """Filters every search applies inside the index, tenant and user always."""
+
+    tenant_id: str
+    user_id: str
+    scopes: frozenset[str] | None = None  # None: every scope
+    kinds: frozenset[MemoryKind] | None = None
+    categories: frozenset[str] | None = None
+    emotions: frozenset[str] | None = None
+    statuses: frozenset[FactStatus] | None = None  # applies to semantic memories only
+    since: datetime | None = None  # occurred_at >= since
+    until: datetime | None = None  # occurred_at < until
+    now: datetime | None = None  # exclude documents with expires_at <= now
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    memory_id: str
+    score: float  # cosine similarity for vector search, BM25-like score for keyword search
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Any]
+    next_cursor: str | None = None
+
+    @property
+    def has_more(self) -> bool:
+        return self.next_cursor is not None
+
+
+@dataclass(frozen=True)
+class ListQuery:
+    """Filters for listing a user's memories (newest first)."""
+
+    kinds: frozenset[MemoryKind] | None = None
+    statuses: frozenset[FactStatus] | None = None
+    categories: frozenset[str] | None = None
+    scopes: frozenset[str] | None = None
+    session_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    created_after: datetime | None = None  # created_at > this (reflection cursor)
+    include_expired: bool = False
+    now: datetime | None = None
+    oldest_first: bool = False
+
+
+@dataclass(frozen=True)
+class ExtractedFact:
+    """One item a reflector distilled from episodic memories."""
+
+    content: str
+    category: FactCategory
+    confidence: Confidence
+    source_memory_ids: list[str]
+    topic: str = ""
+
+
+@dataclass(frozen=True)
+class ReflectionOutput:
+    facts: list[ExtractedFact]
+    reflector: str  # label, e.g. "rule-based (offline, no LLM)" or "bedrock:<model id>"
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """Structured summary of a session's older turns (working memory)."""
+
+    intent: str = ""
+    entities: list[str] = field(default_factory=list)
+    open_tasks: list[str] = field(default_factory=list)
+    mood: str = ""
+    summarizer: str = ""

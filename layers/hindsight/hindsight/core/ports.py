@@ -1,0 +1,183 @@
+"""Ports: what the core needs from the outside world, as typing.Protocol.
+
+Adapters (embedded SQLite / in-process index / local model; AWS DynamoDB /
+OpenSearch / Bedrock) implement these. Every record store passes
+``tests/contract/test_record_store_contract.py`` and every search index
+``tests/contract/test_search_index_contract.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from hindsight.core.models import (
+    EpisodicMemory,
+    IndexDocument,
+    ListQuery,
+    Memory,
+    Page,
+    ReflectionOutput,
+    SearchFilter,
+    SearchHit,
+    SemanticMemory,
+    SessionSummary,
+    StoredVector,
+)
+
+
+@runtime_checkable
+class RecordStore(Protocol):
+    """Source of truth for memories, dedup markers and reflection cursors.
+
+    Every method takes the tenant explicitly: a store never returns or changes
+    another tenant's items, whatever ids it is given.
+    """
+
+    def put(
+        self,
+        memory: Memory,
+        vector: StoredVector | None = None,
+        dedup_key: str | None = None,
+        dedup_window_seconds: float = 0.0,
+    ) -> None:
+        """Write a new memory (and its vector) atomically.
+
+        With ``dedup_key``: if a marker for that key exists whose memory is still
+        stored, was not deleted, and occurred within ``dedup_window_seconds`` of this
+        memory's ``occurred_at``, nothing is written and ``DuplicateMemoryError``
+        (carrying the existing id) is raised. Otherwise the marker is (re)claimed for
+        this memory in the same atomic write. Concurrent puts of one key create one
+        memory.
+        """
+
+    def update(self, memory: Memory) -> None:
+        """Replace an existing memory (same id and tenant); NotFoundError if absent."""
+
+    def get(self, tenant_id: str, memory_id: str) -> Memory | None:
+        """The memory, or None if absent or another tenant's (expired ones included)."""
+
+    def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> list[Memory]:
+        """Those of the ids that exist for the tenant, in the order given."""
+
+    def get_vectors(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, StoredVector]:
+        """Stored vectors of those ids that have one."""
+
+    def list(
+        self,
+        tenant_id: str,
+        user_id: str,
+        query: ListQuery,
+        limit: int,
+        cursor: str | None = None,
+    ) -> Page:
+        """A page of the user's memories, newest ``occurred_at`` first (or oldest first).
+
+        Expired memories (``expires_at <= query.now``) are left out unless
+        ``include_expired``. ``cursor`` is the opaque value of a previous page's
+        ``next_cursor``; an invalid cursor raises InvalidRequestError.
+        """
+
+    def delete(self, tenant_id: str, memory_id: str) -> bool:
+        """Delete one memory (and its dedup marker); False if it did not exist."""
+
+    def erase_user(self, tenant_id: str, user_id: str) -> int:
+        """Delete everything of a user: memories, markers, cursors. Returns memories deleted."""
+
+    def get_cursor(self, tenant_id: str, user_id: str, name: str) -> datetime | None:
+        """A named per-user cursor (e.g. the last reflection), or None."""
+
+    def set_cursor(self, tenant_id: str, user_id: str, name: str, value: datetime) -> None:
+        """Set a named per-user cursor."""
+
+    def iter_all(self, tenant_id: str | None = None) -> Sequence[tuple[Memory, StoredVector | None]]:
+        """Every memory with its vector (all tenants when None); used to rebuild indexes."""
+
+    def users_with_episodes_since(self, since: datetime) -> list[tuple[str, str]]:
+        """(tenant_id, user_id) pairs that have episodic memories created after ``since``."""
+
+
+@runtime_checkable
+class SearchIndex(Protocol):
+    """Derived, rebuildable index of text and vectors for hybrid retrieval."""
+
+    def upsert(self, documents: Sequence[IndexDocument]) -> None:
+        """Add or replace documents (by tenant and memory id)."""
+
+    def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
+        """Remove documents; unknown ids are ignored."""
+
+    def delete_user(self, tenant_id: str, user_id: str) -> None:
+        """Remove every document of a user."""
+
+    def vector_search(
+        self, search_filter: SearchFilter, vector: StoredVector, k: int
+    ) -> list[SearchHit]:
+        """Top ``k`` by cosine similarity among documents passing the filter.
+
+        Raises EmbeddingModelMismatchError if the index holds vectors of another model.
+        """
+
+    def keyword_search(self, search_filter: SearchFilter, text: str, k: int) -> list[SearchHit]:
+        """Top ``k`` by BM25-like relevance among documents passing the filter.
+
+        Works for Chinese (no spaces between words) as well as English.
+        """
+
+    def count(self, tenant_id: str | None = None) -> int:
+        """How many documents (of one tenant, or all)."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into L2-normalised float32 vectors."""
+
+    @property
+    def model_name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Shape (len(texts), dimension)."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Shape (dimension,). Models with query/passage roles use the query role."""
+
+
+@runtime_checkable
+class Reflector(Protocol):
+    """Distils episodic memories into facts, and summarises sessions."""
+
+    @property
+    def label(self) -> str:
+        """Human-readable name shown with everything it produced."""
+
+    def reflect(self, user_id: str, episodes: Sequence[EpisodicMemory],
+                existing_facts: Sequence[SemanticMemory]) -> ReflectionOutput:
+        """Facts the user stated explicitly, each with its source memory ids.
+
+        Raises ReflectorOutputError when output stays invalid after one retry and
+        UnavailableError when the model cannot be reached.
+        """
+
+    def summarize(self, episodes: Sequence[EpisodicMemory]) -> SessionSummary:
+        """Intent, key entities, open tasks and mood of these turns."""
+
+
+@runtime_checkable
+class Clock(Protocol):
+    def now(self) -> datetime:
+        """Aware UTC wall-clock time."""
+
+    def monotonic(self) -> float:
+        """Seconds, for time budgets."""
+
+
+@runtime_checkable
+class IdGenerator(Protocol):
+    def new_id(self, prefix: str) -> str:
+        """A new, unique, time-sortable id such as ``mem_01J...``."""

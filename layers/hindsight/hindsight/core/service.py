@@ -1,0 +1,128 @@
+"""The application service: one object that entry points call, one method per use case.
+
+It wires the ports to the use-case functions in ``hindsight.core.usecases``;
+entry points (Lambda handlers, the CLI, the MCP server) only parse input, call
+one of these methods and shape the output.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from hindsight.core.commands import (
+    ContextCommand,
+    ContextResult,
+    ListMemoriesCommand,
+    ListResult,
+    ReflectCommand,
+    ReflectResult,
+    RetrieveCommand,
+    RetrieveResult,
+    StoreBatchCommand,
+    StoreMemoryCommand,
+    StoreOutcome,
+)
+from hindsight.core.models import Principal
+from hindsight.core.ports import Clock, Embedder, IdGenerator, RecordStore, Reflector, SearchIndex
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Tunable behaviour, read from settings by the bootstrap."""
+
+    dedup_window_seconds: float = 3_600.0
+    retrieve_budget_seconds: float = 5.0
+    auto_approve_high_confidence: bool = False
+    candidate_pool: int = 100  # how many hits each search returns before fusion
+    max_results: int = 200  # how many fused results are ranked (and so can be paged)
+    reflect_batch_size: int = 50  # episodes per reflector call
+    semantic_boost: float = 1.25
+    confidence_weights: dict[str, float] = field(
+        default_factory=lambda: {"high": 1.0, "medium": 0.85, "low": 0.6}
+    )
+    time_cue_boost: float = 1.5
+    vector_weight: float = 0.6  # share of vector similarity in relevance; the rest is keyword
+
+
+@dataclass
+class MemoryService:
+    records: RecordStore
+    index: SearchIndex
+    embedder: Embedder
+    reflector: Reflector
+    clock: Clock
+    ids: IdGenerator
+    policy: Policy = field(default_factory=Policy)
+
+    # --- store ---------------------------------------------------------------
+    def store(self, principal: Principal, command: StoreMemoryCommand) -> StoreOutcome:
+        from hindsight.core.usecases.store import store_memories
+
+        return store_memories(self, principal, [command])[0]
+
+    def store_batch(self, principal: Principal, command: StoreBatchCommand) -> list[StoreOutcome]:
+        from hindsight.core.usecases.store import store_memories
+
+        return store_memories(self, principal, command.commands())
+
+    # --- retrieve ------------------------------------------------------------
+    def retrieve(self, principal: Principal, command: RetrieveCommand) -> RetrieveResult:
+        from hindsight.core.usecases.retrieve import retrieve_memories
+
+        return retrieve_memories(self, principal, command)
+
+    # --- reflect -------------------------------------------------------------
+    def reflect(self, principal: Principal, command: ReflectCommand) -> ReflectResult:
+        from hindsight.core.usecases.reflect import reflect_on_memories
+
+        return reflect_on_memories(self, principal, command)
+
+    def approve(self, principal: Principal, memory_id: str) -> dict[str, Any]:
+        from hindsight.core.usecases.review import review_fact
+
+        return review_fact(self, principal, memory_id, approve=True)
+
+    def reject(self, principal: Principal, memory_id: str) -> dict[str, Any]:
+        from hindsight.core.usecases.review import review_fact
+
+        return review_fact(self, principal, memory_id, approve=False)
+
+    # --- context -------------------------------------------------------------
+    def context(self, principal: Principal, command: ContextCommand) -> ContextResult:
+        from hindsight.core.usecases.context import build_context
+
+        return build_context(self, principal, command)
+
+    # --- read / forget -------------------------------------------------------
+    def list_memories(self, principal: Principal, command: ListMemoriesCommand) -> ListResult:
+        from hindsight.core.usecases.browse import list_memories
+
+        return list_memories(self, principal, command)
+
+    def get_memory(self, principal: Principal, memory_id: str) -> dict[str, Any]:
+        from hindsight.core.usecases.browse import get_memory
+
+        return get_memory(self, principal, memory_id)
+
+    def delete_memory(self, principal: Principal, memory_id: str) -> dict[str, Any]:
+        from hindsight.core.usecases.forget import forget_memory
+
+        return forget_memory(self, principal, memory_id)
+
+    def erase_user(self, principal: Principal, user_id: str) -> dict[str, Any]:
+        from hindsight.core.usecases.forget import erase_user
+
+        return erase_user(self, principal, user_id)
+
+    def health(self) -> dict[str, Any]:
+        return {
+            "status": "success",
+            "embedding_model": self.embedder.model_name,
+            "embedding_dimension": self.embedder.dimension,
+            "reflector": self.reflector.label,
+            "indexed_documents": self.index.count(),
+        }
