@@ -1,0 +1,164 @@
+"""Composition root: builds a MemoryService from Settings, one bootstrap per runtime.
+
+``get_service()`` is what entry points call. It reads settings lazily (on the first
+request, never at import), builds the adapters the backend names, and caches the
+service for the life of the process (a Lambda container, the local server, the CLI).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+from hindsight.core.errors import InvalidRequestError
+from hindsight.core.ports import Embedder, Reflector
+from hindsight.core.service import MemoryService, Policy
+from hindsight.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_service: MemoryService | None = None
+_settings: Settings | None = None
+
+
+def policy_from(settings: Settings) -> Policy:
+    return Policy(
+        dedup_window_seconds=settings.dedup_window_seconds,
+        retrieve_budget_seconds=settings.retrieve_budget_seconds,
+        auto_approve_high_confidence=settings.auto_approve_high_confidence,
+    )
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    from hindsight.adapters.embedders.factory import build_embedder as build
+
+    return build(settings.embedder)
+
+
+def build_reflector(settings: Settings) -> Reflector:
+    """The configured reflector; the offline rule-based one when no LLM is configured."""
+    spec = settings.reflector.strip()
+    if spec in {"", "rule-based", "rules", "offline"}:
+        from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
+
+        return RuleBasedReflector()
+    kind, _, model = spec.partition(":")
+    if kind == "bedrock" and model:
+        from hindsight.adapters.reflectors.bedrock import BedrockReflector
+
+        return BedrockReflector(model_id=model, region=settings.bedrock_region or None)
+    if kind == "openai" and model:
+        from hindsight.adapters.reflectors.openai_compatible import OpenAICompatibleReflector
+
+        if not settings.openai_base_url:
+            raise InvalidRequestError(
+                "HINDSIGHT_REFLECTOR=openai:<model> needs HINDSIGHT_OPENAI_BASE_URL "
+                "(e.g. https://api.openai.com/v1) and HINDSIGHT_OPENAI_API_KEY"
+            )
+        return OpenAICompatibleReflector(
+            base_url=settings.openai_base_url, api_key=settings.openai_api_key, model=model
+        )
+    raise InvalidRequestError(
+        f"HINDSIGHT_REFLECTOR={spec!r} is not understood; use 'rule-based', "
+        "'bedrock:<model id>' or 'openai:<model>'"
+    )
+
+
+def build_embedded_service(
+    settings: Settings,
+    embedder: Embedder | None = None,
+    reflector: Reflector | None = None,
+) -> MemoryService:
+    """SQLite record store + in-process search index under ``settings.data_dir``."""
+    from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
+    from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
+    from hindsight.adapters.system import SystemClock, UlidGenerator
+
+    data_dir = Path(settings.data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    records = SqliteRecordStore(data_dir / "hindsight.db")
+    index = EmbeddedSearchIndex(data_dir / "index", ann_threshold=settings.ann_threshold)
+    index.rebuild_from(records)
+    return MemoryService(
+        records=records,
+        index=index,
+        embedder=embedder or build_embedder(settings),
+        reflector=reflector or build_reflector(settings),
+        clock=SystemClock(),
+        ids=UlidGenerator(),
+        policy=policy_from(settings),
+    )
+
+
+def build_memory_service(
+    settings: Settings,
+    embedder: Embedder | None = None,
+    reflector: Reflector | None = None,
+) -> MemoryService:
+    """Everything in process memory: nothing survives a restart (tests, demos)."""
+    from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
+    from hindsight.adapters.system import SystemClock, UlidGenerator
+
+    return MemoryService(
+        records=InMemoryRecordStore(),
+        index=InMemorySearchIndex(),
+        embedder=embedder or build_embedder(settings),
+        reflector=reflector or build_reflector(settings),
+        clock=SystemClock(),
+        ids=UlidGenerator(),
+        policy=policy_from(settings),
+    )
+
+
+def build_service(settings: Settings) -> MemoryService:
+    backend = settings.backend.strip().lower()
+    if backend == "embedded":
+        return build_embedded_service(settings)
+    if backend == "memory":
+        return build_memory_service(settings)
+    if backend == "aws":
+        raise InvalidRequestError(
+            "HINDSIGHT_BACKEND=aws is not available in this version yet; "
+            "use 'embedded' (default) or 'memory'"
+        )
+    raise InvalidRequestError(
+        f"HINDSIGHT_BACKEND={settings.backend!r} is not understood; use 'embedded' or 'memory'"
+    )
+
+
+def get_settings() -> Settings:
+    global _settings
+    with _lock:
+        if _settings is None:
+            _settings = Settings.from_env()
+        return _settings
+
+
+def get_service() -> MemoryService:
+    """The process-wide service, built on first use from the environment."""
+    global _service
+    with _lock:
+        if _service is None:
+            settings = _settings or Settings.from_env()
+            _service = build_service(settings)
+            logger.info(
+                "service ready backend=%s data_dir=%s embedder=%s reflector=%s",
+                settings.backend,
+                settings.data_dir,
+                _service.embedder.model_name,
+                _service.reflector.label,
+            )
+        return _service
+
+
+def configure(settings: Settings | None = None, service: MemoryService | None = None) -> None:
+    """Set (or with no arguments, clear) the process-wide settings and service.
+
+    Used by the local gateway, the CLI and tests; Lambda never calls it.
+    """
+    global _service, _settings
+    with _lock:
+        _settings = settings
+        _service = service
