@@ -93,7 +93,9 @@ class RecordStore(Protocol):
     def set_cursor(self, tenant_id: str, user_id: str, name: str, value: datetime) -> None:
         """Set a named per-user cursor."""
 
-    def iter_all(self, tenant_id: str | None = None) -> Sequence[tuple[Memory, StoredVector | None]]:
+    def iter_all(
+        self, tenant_id: str | None = None
+    ) -> Sequence[tuple[Memory, StoredVector | None]]:
         """Every memory with its vector (all tenants when None); used to rebuild indexes."""
 
     def users_with_episodes_since(self, since: datetime) -> list[tuple[str, str]]:
@@ -156,8 +158,12 @@ class Reflector(Protocol):
     def label(self) -> str:
         """Human-readable name shown with everything it produced."""
 
-    def reflect(self, user_id: str, episodes: Sequence[EpisodicMemory],
-                existing_facts: Sequence[SemanticMemory]) -> ReflectionOutput:
+    def reflect(
+        self,
+        user_id: str,
+        episodes: Sequence[EpisodicMemory],
+        existing_facts: Sequence[SemanticMemory],
+    ) -> ReflectionOutput:
         """Facts the user stated explicitly, each with its source memory ids.
 
         Raises ReflectorOutputError when output stays invalid after one retry and

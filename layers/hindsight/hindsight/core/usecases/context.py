@@ -1,0 +1,232 @@
+"""Context: assemble working memory for a session as one prompt block within a budget.
+
+The block has three parts, filled in this priority order until ``budget_tokens`` is
+spent: the user's top approved facts, the last ``recent_turns`` turns of the session
+verbatim, and a structured summary (intent, entities, open tasks, mood) of the
+session's older turns made by the configured reflector. Tokens are estimated (one per
+CJK character, about 1.3 per latin word) because the agent's own tokenizer is unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from hindsight.core.commands import ContextCommand, ContextResult, RetrieveCommand
+from hindsight.core.models import (
+    EpisodicMemory,
+    FactStatus,
+    ListQuery,
+    MemoryKind,
+    Principal,
+    SemanticMemory,
+    SessionSummary,
+)
+from hindsight.core.usecases.common import readable_scopes
+from hindsight.core.views import iso
+
+if TYPE_CHECKING:
+    from hindsight.core.service import MemoryService
+
+MAX_SESSION_TURNS = 500
+_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_WORD = re.compile(r"[A-Za-z0-9]+|[^\sA-Za-z0-9\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CONFIDENCE_ORDER = {"high": 0, "medium": 1, "low": 2}
+
+
+def estimate_tokens(text: str) -> int:
+    cjk = len(_CJK.findall(text))
+    words = len(_WORD.findall(text))
+    return cjk + int(words * 1.3 + 0.5)
+
+
+def _fit(lines: list[str], budget: int) -> tuple[list[str], int, bool]:
+    """As many whole lines as fit, in order; the last may be cut with an ellipsis."""
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        cost = estimate_tokens(line) + 1
+        if used + cost <= budget:
+            kept.append(line)
+            used += cost
+            continue
+        remaining = budget - used - 2
+        if remaining > 8:
+            cut = line
+            while cut and estimate_tokens(cut) > remaining:
+                cut = cut[: max(1, int(len(cut) * 0.8))]
+            if cut:
+                kept.append(cut.rstrip() + "…")
+                used += estimate_tokens(kept[-1]) + 1
+        return kept, used, True
+    return kept, used, False
+
+
+def _turn_line(turn: EpisodicMemory) -> str:
+    when = turn.occurred_at.strftime("%Y-%m-%d %H:%M")
+    who = turn.speaker or "user"
+    line = f"[{when}] {who}: {turn.content}"
+    if turn.agent_action:
+        line += f" (agent: {turn.agent_action})"
+    return line
+
+
+def build_context(
+    service: MemoryService, principal: Principal, command: ContextCommand
+) -> ContextResult:
+    tenant_id, user_id = principal.tenant_id, command.user_id
+    now = command.as_of or service.clock.now()
+    scopes = readable_scopes(principal, None)
+
+    turns_page = service.records.list(
+        tenant_id,
+        user_id,
+        ListQuery(
+            kinds=frozenset({MemoryKind.EPISODIC}),
+            session_id=command.session_id,
+            scopes=scopes,
+            now=now,
+        ),
+        MAX_SESSION_TURNS,
+    )
+    turns: list[EpisodicMemory] = [t for t in turns_page.items if t.occurred_at <= now]
+    turns.reverse()  # oldest first
+    split = max(0, len(turns) - command.recent_turns)
+    older, recent = turns[:split], turns[split:]
+
+    facts = _top_facts(service, principal, command, scopes, now)
+    summary = service.reflector.summarize(older) if older else None
+
+    budget = command.budget_tokens
+    truncated = False
+    sections: list[str] = []
+
+    fact_lines = [f"- {f.content} ({f.confidence.value} confidence)" for f in facts]
+    header = "## What you know about the user"
+    if fact_lines:
+        kept, used, cut = _fit(fact_lines, budget - estimate_tokens(header) - 1)
+        truncated |= cut
+        if kept:
+            sections.append("\n".join([header, *kept]))
+            budget -= used + estimate_tokens(header) + 1
+        facts = facts[: len(kept)]
+
+    recent_lines = [_turn_line(t) for t in recent]
+    header = "## Recent turns of this session"
+    kept_turns: list[EpisodicMemory] = []
+    if recent_lines and budget > 10:
+        # keep the newest turns when they do not all fit
+        kept, used, cut = _fit(list(reversed(recent_lines)), budget - estimate_tokens(header) - 1)
+        truncated |= cut
+        kept.reverse()
+        if kept:
+            sections.append("\n".join([header, *kept]))
+            budget -= used + estimate_tokens(header) + 1
+        kept_turns = recent[len(recent) - len(kept) :] if kept else []
+    elif recent_lines:
+        truncated = True
+
+    summary_lines = _summary_lines(summary)
+    header = "## Earlier in this session (summary)"
+    if summary_lines and budget > 10:
+        kept, used, cut = _fit(summary_lines, budget - estimate_tokens(header) - 1)
+        truncated |= cut
+        if kept:
+            # the summary reads best before the recent turns
+            position = 1 if fact_lines and sections else 0
+            sections.insert(position, "\n".join([header, *kept]))
+            budget -= used + estimate_tokens(header) + 1
+    elif summary_lines:
+        truncated = True
+
+    text = "\n\n".join(sections)
+    return ContextResult(
+        context=text,
+        tokens=estimate_tokens(text),
+        budget_tokens=command.budget_tokens,
+        recent_turns=[_turn_view(t) for t in kept_turns],
+        summary=ContextResult.summary_dict(summary),
+        facts=[_fact_view(f) for f in facts],
+        truncated=truncated,
+    )
+
+
+def _top_facts(
+    service: MemoryService,
+    principal: Principal,
+    command: ContextCommand,
+    scopes: frozenset[str] | None,
+    now: Any,
+) -> list[SemanticMemory]:
+    if command.max_facts == 0:
+        return []
+    if command.query and command.query.strip():
+        from hindsight.core.usecases.retrieve import retrieve_memories
+
+        result = retrieve_memories(
+            service,
+            principal,
+            RetrieveCommand(
+                user_id=command.user_id,
+                query=command.query,
+                top_k=min(command.max_facts, 20),
+                kinds=[MemoryKind.SEMANTIC],
+                as_of=now,
+            ),
+        )
+        ids = [r.memory_id for r in result.results]
+        found = service.records.get_many(principal.tenant_id, ids)
+        return [f for f in found if isinstance(f, SemanticMemory)]
+    page = service.records.list(
+        principal.tenant_id,
+        command.user_id,
+        ListQuery(
+            kinds=frozenset({MemoryKind.SEMANTIC}),
+            statuses=frozenset({FactStatus.APPROVED}),
+            scopes=scopes,
+            now=now,
+        ),
+        200,
+    )
+    facts = [f for f in page.items if isinstance(f, SemanticMemory)]
+    facts.sort(
+        key=lambda f: (
+            _CONFIDENCE_ORDER.get(f.confidence.value, 3),
+            -f.mention_count,
+            -f.updated_at.timestamp(),
+        )
+    )
+    return facts[: command.max_facts]
+
+
+def _summary_lines(summary: SessionSummary | None) -> list[str]:
+    if summary is None:
+        return []
+    lines = []
+    if summary.intent:
+        lines.append(f"Intent: {summary.intent}")
+    if summary.entities:
+        lines.append(f"Key entities: {', '.join(summary.entities)}")
+    if summary.open_tasks:
+        lines.append("Open tasks: " + "; ".join(summary.open_tasks))
+    if summary.mood:
+        lines.append(f"Mood: {summary.mood}")
+    return lines
+
+
+def _turn_view(turn: EpisodicMemory) -> dict[str, Any]:
+    return {
+        "memory_id": turn.memory_id,
+        "speaker": turn.speaker,
+        "content": turn.content,
+        "occurred_at": iso(turn.occurred_at),
+    }
+
+
+def _fact_view(fact: SemanticMemory) -> dict[str, Any]:
+    return {
+        "memory_id": fact.memory_id,
+        "content": fact.content,
+        "category": fact.category,
+        "confidence": fact.confidence.value,
+    }
