@@ -77,3 +77,54 @@ class HashingEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._one(text)
+
+
+class ScriptedReflector:
+    """A reflector that returns facts a test scripted, keyed by a word in the episode."""
+
+    label = "scripted (test)"
+
+    def __init__(self) -> None:
+        # trigger substring -> (content, category, confidence, topic)
+        self.rules: dict[str, tuple[str, str, str, str]] = {}
+        self.calls: list[list[str]] = []
+
+    def when(self, trigger: str, content: str, category: str = "fact",
+             confidence: str = "medium", topic: str = "") -> ScriptedReflector:
+        self.rules[trigger] = (content, category, confidence, topic)
+        return self
+
+    def reflect(self, user_id, episodes, existing_facts):  # type: ignore[no-untyped-def]
+        from hindsight.core.models import (
+            Confidence,
+            ExtractedFact,
+            FactCategory,
+            ReflectionOutput,
+        )
+
+        self.calls.append([e.memory_id for e in episodes])
+        facts = []
+        for trigger, (content, category, confidence, topic) in self.rules.items():
+            sources = [e.memory_id for e in episodes if trigger in e.content]
+            if sources:
+                facts.append(
+                    ExtractedFact(
+                        content=content,
+                        category=FactCategory(category),
+                        confidence=Confidence(confidence),
+                        source_memory_ids=sources,
+                        topic=topic,
+                    )
+                )
+        return ReflectionOutput(facts=facts, reflector=self.label)
+
+    def summarize(self, episodes):  # type: ignore[no-untyped-def]
+        from hindsight.core.models import SessionSummary
+
+        return SessionSummary(
+            intent=f"summary of {len(episodes)} turns",
+            entities=["Beijing"],
+            open_tasks=["book a hotel"],
+            mood="calm",
+            summarizer=self.label,
+        )

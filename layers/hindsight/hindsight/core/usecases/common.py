@@ -116,3 +116,19 @@ def embed_query(embedder: Embedder, text: str) -> StoredVector:
             f"the embedding model {embedder.model_name} failed ({exc}); retry later"
         ) from exc
     return StoredVector(model=embedder.model_name, values=values)
+
+
+_NEUTRAL: dict[tuple[int, str], np.ndarray] = {}
+
+
+def neutral_vector(embedder: Embedder) -> np.ndarray:
+    """The embedding of an empty passage: what "unrelated" looks like for this model.
+
+    Cosine similarities are not comparable across models (multilingual-e5 puts unrelated
+    texts near 0.75, MiniLM near 0.1); a query's similarity to this vector is the floor
+    from which its relevance is measured.
+    """
+    key = (id(embedder), embedder.model_name)
+    if key not in _NEUTRAL:
+        _NEUTRAL[key] = embed_documents(embedder, [""])[0].values
+    return _NEUTRAL[key]

@@ -127,8 +127,11 @@ class _Merger:
                 break
         # near-identical wording is a repeat unless the topics say otherwise
         topic_agrees = not same_topic or (similar is not None and similar in same_topic)
-        if repeat is None and similar is not None and similarity >= REPEAT_SIMILARITY and (
-            topic_agrees or not similar.topic
+        if (
+            repeat is None
+            and similar is not None
+            and similarity >= REPEAT_SIMILARITY
+            and (topic_agrees or not similar.topic)
         ):
             repeat = similar
         if repeat is not None:

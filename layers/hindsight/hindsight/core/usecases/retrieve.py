@@ -7,7 +7,8 @@ Score of a candidate =
   x confidence_weight  by the fact's confidence (high 1.0, medium 0.85, low 0.6)
   x time_boost         policy.time_cue_boost when the query names a time the memory matches
 
-similarity' is the cosine similarity min-max scaled over the candidates and keyword'
+similarity' is the cosine similarity scaled from the query's similarity to an empty text
+(what "unrelated" looks like for the model) up to the best candidate, and keyword'
 the BM25 score divided by the best one, so both live in [0, 1]. Each result's ``why``
 holds every part. Results are computed up to ``policy.max_results`` and paged with an
 opaque cursor that freezes ``as_of`` so pages agree with each other.
@@ -38,7 +39,7 @@ from hindsight.core.models import (
     utc,
 )
 from hindsight.core.temporal import parse_query_time
-from hindsight.core.usecases.common import embed_query, readable_scopes
+from hindsight.core.usecases.common import embed_query, neutral_vector, readable_scopes
 
 if TYPE_CHECKING:
     from hindsight.core.service import MemoryService
@@ -187,7 +188,12 @@ def retrieve_memories(
             m for m in memories if similarities.get(m.memory_id, -1.0) >= command.min_similarity
         ]
 
-    ranked = _rank(service, memories, similarities, keyword_hits, as_of, command, query_time)
+    floor = (
+        float(np.dot(neutral_vector(service.embedder), query_vector.values))
+        if query_vector is not None
+        else 0.0
+    )
+    ranked = _rank(service, memories, similarities, keyword_hits, as_of, command, query_time, floor)
     ranked = ranked[: policy.max_results]
     page = ranked[offset : offset + command.top_k]
     has_more = offset + command.top_k < len(ranked)
@@ -216,12 +222,15 @@ def _rank(
     as_of: datetime,
     command: RetrieveCommand,
     query_time: TimeRange | None,
+    floor: float,
 ) -> list[ScoredMemory]:
     policy = service.policy
     if not memories:
         return []
     sims = [similarities[m.memory_id] for m in memories if m.memory_id in similarities]
-    low, high = (min(sims), max(sims)) if sims else (0.0, 1.0)
+    # similarity is scaled from the query's similarity to an empty text (or the weakest
+    # candidate, if lower) up to the best candidate
+    low, high = (min([*sims, floor]), max(sims)) if sims else (0.0, 1.0)
     spread = high - low if high - low > 1e-6 else 1.0
     best_keyword = max((keyword_hits.get(m.memory_id, 0.0) for m in memories), default=0.0)
     vector_weight = policy.vector_weight if sims else 0.0

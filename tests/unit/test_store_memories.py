@@ -1,0 +1,183 @@
+"""Store use case: validation, dedup, expiry, scopes, batches, nothing half-written."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from pydantic import ValidationError
+
+from hindsight.core.commands import (
+    ListMemoriesCommand,
+    StoreBatchCommand,
+    StoreMemoryCommand,
+)
+from hindsight.core.errors import ForbiddenError, InvalidRequestError, UnavailableError
+from hindsight.core.models import Principal
+
+
+def store(service, principal, **fields):
+    return service.store(principal, StoreMemoryCommand(**{"user_id": "u1", **fields}))
+
+
+def listed(service, principal, user_id="u1"):
+    return service.list_memories(principal, ListMemoriesCommand(user_id=user_id)).results
+
+
+def test_store_returns_id_and_keeps_every_field(service, principal, clock):
+    outcome = store(
+        service,
+        principal,
+        content="用户对花生过敏",
+        session_id="s1",
+        category="constraint",
+        emotion="neutral",
+        speaker="user",
+        participants=["user", "agent"],
+        agent_action="noted the allergy",
+        outcome="confirmed",
+        metadata={"source": "chat"},
+    )
+    assert outcome.status == "success"
+    memory = service.get_memory(principal, outcome.memory_id)["memory"]
+    assert memory["content"] == "用户对花生过敏"
+    assert memory["category"] == "constraint"
+    assert memory["scope"] == "global"
+    assert memory["session_id"] == "s1"
+    assert memory["agent_action"] == "noted the allergy"
+    assert memory["metadata"] == {"source": "chat"}
+    assert memory["occurred_at"].startswith(clock.now().date().isoformat())
+
+
+def test_time_expressions_are_resolved_against_occurred_at(service, principal, clock):
+    outcome = store(service, principal, content="我下周要去北京出差")
+    memory = service.records.get("acme", outcome.memory_id)
+    assert memory.event_time, "下周 should resolve to a time range"
+    start = memory.event_time[0].start
+    assert start > clock.now()
+    assert start - clock.now() < timedelta(days=8)
+
+
+def test_same_content_within_window_is_skipped_with_existing_id(service, principal, clock):
+    first = store(service, principal, content="I am allergic to peanuts")
+    clock.advance(minutes=30)
+    second = store(service, principal, content="  i am ALLERGIC to peanuts ")
+    assert second.status == "skipped"
+    assert second.reason == "duplicate"
+    assert second.memory_id == first.memory_id
+    assert len(listed(service, principal)) == 1
+
+
+def test_same_content_after_window_is_stored_again(service, principal, clock):
+    first = store(service, principal, content="I am allergic to peanuts")
+    clock.advance(hours=2)
+    second = store(service, principal, content="I am allergic to peanuts")
+    assert second.status == "success"
+    assert second.memory_id != first.memory_id
+
+
+def test_dedup_is_per_user_and_scope(service, principal):
+    a = store(service, principal, content="same words")
+    b = store(service, principal, content="same words", user_id="u2")
+    c = store(service, principal, content="same words", scope="calendar")
+    assert {a.status, b.status, c.status} == {"success"}
+
+
+def test_ttl_seconds_sets_expiry(service, principal, clock):
+    outcome = store(service, principal, content="meeting at 3pm", ttl_seconds=3600)
+    memory = service.records.get("acme", outcome.memory_id)
+    assert memory.expires_at == clock.now() + timedelta(hours=1)
+
+
+def test_past_expiry_is_rejected_and_nothing_stored(service, principal, clock):
+    with pytest.raises(InvalidRequestError, match="expires_at"):
+        store(service, principal, content="x", expires_at=clock.now() - timedelta(minutes=1))
+    assert listed(service, principal) == []
+
+
+def test_future_occurred_at_is_rejected(service, principal, clock):
+    with pytest.raises(InvalidRequestError, match="occurred_at"):
+        store(service, principal, content="x", occurred_at=clock.now() + timedelta(days=3))
+
+
+def test_imported_history_keeps_its_time(service, principal, clock):
+    when = clock.now() - timedelta(days=400)
+    outcome = store(service, principal, content="we met in Lisbon", occurred_at=when)
+    assert service.records.get("acme", outcome.memory_id).occurred_at == when
+
+
+def test_writing_a_scope_the_key_may_not_write_is_forbidden(service):
+    agent = Principal(tenant_id="acme", write_scopes=frozenset({"calendar"}),
+                      default_scope="calendar")
+    assert store(service, agent, content="ok").status == "success"
+    with pytest.raises(ForbiddenError, match="email"):
+        store(service, agent, content="not ok", scope="email")
+    reader = Principal(tenant_id="acme")
+    assert [m["scope"] for m in listed(service, reader)] == ["calendar"]
+
+
+@pytest.mark.parametrize(
+    "fields, fragment",
+    [
+        ({"content": ""}, "content"),
+        ({"content": "   "}, "content"),
+        ({"content": "x" * 8001}, "content"),
+        ({"content": "ok", "user_id": "bad id with spaces"}, "user_id"),
+        ({"content": "ok", "ttl_seconds": 10, "expires_at": "2030-01-01T00:00:00Z"}, "ttl"),
+        ({"content": "ok", "metadata": {"k": "v" * 20000}}, "metadata"),
+        ({"content": "ok", "unknown_field": 1}, "unknown_field"),
+        ({"content": "ok", "ttl_seconds": -5}, "ttl_seconds"),
+    ],
+)
+def test_invalid_commands_are_refused_before_anything_is_written(fields, fragment):
+    with pytest.raises(ValidationError) as error:
+        StoreMemoryCommand(**{"user_id": "u1", **fields})
+    assert fragment in str(error.value)
+
+
+def test_batch_stores_each_and_skips_duplicates_inside_the_batch(service, principal):
+    outcomes = service.store_batch(
+        principal,
+        StoreBatchCommand(
+            user_id="u1",
+            items=[{"content": "likes tea"}, {"content": "likes coffee"}, {"content": "likes tea"}],
+        ),
+    )
+    assert [o.status for o in outcomes] == ["success", "success", "skipped"]
+    assert outcomes[2].memory_id == outcomes[0].memory_id
+    assert len(listed(service, principal)) == 2
+
+
+def test_batch_with_another_users_item_is_refused():
+    with pytest.raises(ValidationError, match="differs"):
+        StoreBatchCommand(user_id="u1", items=[{"content": "a", "user_id": "u2"}])
+
+
+def test_batch_over_100_items_is_refused():
+    with pytest.raises(ValidationError):
+        StoreBatchCommand(user_id="u1", items=[{"content": f"m{i}"} for i in range(101)])
+
+
+class FailingIndex:
+    """Wraps an index and fails every upsert, as an unreachable index would."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def upsert(self, documents):
+        raise UnavailableError("index down")
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_index_failure_undoes_the_write(service, principal):
+    service.index = FailingIndex(service.index)
+    with pytest.raises(UnavailableError):
+        service.store_batch(
+            principal, StoreBatchCommand(user_id="u1", items=[{"content": "a"}, {"content": "b"}])
+        )
+    assert listed(service, principal) == []
+    # and the dedup markers went with the records: the same content can be stored later
+    service.index = service.index.inner
+    assert store(service, principal, content="a").status == "success"
