@@ -1,0 +1,64 @@
+# Hindsight — two commands do all the set-up:
+#   make run    install what the product needs and serve it on 127.0.0.1:8080 (embedded store)
+#   make test   install what the tests need and run every tier
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8080
+DATA_DIR ?= .hindsight
+PYTEST := $(BIN)/pytest -p no:cacheprovider
+
+.PHONY: run install install-test test lint test-unit test-functional test-contract \
+        test-integration test-e2e test-infrastructure bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
+	$(BIN)/pip install --quiet -e ".[test,sentence-transformers]"
+	touch $@
+
+install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test
+
+run: install
+	$(BIN)/hindsight serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
+
+lint: install-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test-unit: install-test
+	$(PYTEST) tests/unit -q
+
+test-functional: install-test
+	$(PYTEST) tests/functional -q
+
+test-contract: install-test
+	$(PYTEST) tests/contract -q
+
+test-integration: install-test
+	$(PYTEST) tests/integration -q
+
+test-e2e: install-test
+	$(PYTEST) tests/e2e -q
+
+test-infrastructure: install-test
+	$(PYTEST) tests/infrastructure -q
+
+test: install-test lint
+	$(PYTEST) tests -q
+
+bench: install
+	$(BIN)/python bench/engine_latency.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
