@@ -1,0 +1,280 @@
+"""What the four Lambda handlers share: the resolver, error mapping, request parsing.
+
+``build_resolver()`` makes an ``APIGatewayRestResolver`` whose exception handlers turn
+every failure into ``{"status": "error", "message": ...}`` with the right HTTP code:
+``HindsightError`` subclasses carry their own ``http_status``; pydantic and Powertools
+validation errors become 422 with one readable phrase per bad field; unknown routes
+404; anything unexpected 500 with a generic message (the details go to the log).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from datetime import date, datetime
+from enum import Enum
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any, TypeVar
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError as RouteNotFoundError
+from aws_lambda_powertools.event_handler.exceptions import ServiceError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from hindsight.api.auth import authenticate
+from hindsight.api.observability import logger
+from hindsight.bootstrap import get_settings
+from hindsight.core.commands import Identifier
+from hindsight.core.errors import (
+    HindsightError,
+    InvalidRequestError,
+    MalformedRequestError,
+    PayloadTooLargeError,
+)
+from hindsight.core.models import Principal
+
+MAX_BODY_BYTES = 1_048_576  # 1 MiB, the limit of every request body
+GENERIC_ERROR_MESSAGE = (
+    "internal error; the request may not have completed — retry, and if it keeps failing "
+    "report the time and request id to the operator"
+)
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+# --- JSON ----------------------------------------------------------------------------
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
+def to_json(body: Any) -> str:
+    """Compact JSON, non-ASCII kept readable (Chinese stays Chinese)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+
+
+def error_response(status: int, message: str) -> Response[dict[str, Any]]:
+    return Response(
+        status_code=int(status),
+        content_type=content_types.APPLICATION_JSON,
+        body={"status": "error", "message": message},
+    )
+
+
+def success(body: Mapping[str, Any] | None = None, **fields: Any) -> dict[str, Any]:
+    """``{"status": "success", ...}``; the status cannot be overwritten by the fields."""
+    merged = {**(body or {}), **fields}
+    merged.pop("status", None)
+    return {"status": "success", **merged}
+
+
+# --- readable validation errors --------------------------------------------------------
+def _location(loc: tuple[Any, ...] | list[Any]) -> str:
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part in {"body", "query", "path"} and not text:
+            continue  # Powertools prefixes where the value came from
+        else:
+            text += f".{part}" if text else str(part)
+    return text
+
+
+def _reason(error: Mapping[str, Any]) -> str:
+    kind = str(error.get("type", ""))
+    ctx = error.get("ctx") or {}
+    if kind == "missing":
+        return "field required"
+    if kind == "extra_forbidden":
+        return "unknown field; remove it (check the spelling)"
+    if kind in {"string_too_long", "too_long"}:
+        unit = "characters" if kind == "string_too_long" else "items"
+        return f"must have at most {ctx.get('max_length')} {unit}"
+    if kind in {"string_too_short", "too_short"}:
+        unit = "character(s)" if kind == "string_too_short" else "item(s)"
+        return f"must have at least {ctx.get('min_length')} {unit}"
+    if kind == "less_than_equal":
+        return f"must be ≤ {ctx.get('le')}"
+    if kind == "less_than":
+        return f"must be < {ctx.get('lt')}"
+    if kind == "greater_than_equal":
+        return f"must be ≥ {ctx.get('ge')}"
+    if kind == "greater_than":
+        return f"must be > {ctx.get('gt')}"
+    if kind in {"string_type", "string_sub_type"}:
+        return "must be a string"
+    if kind in {"int_type", "int_parsing", "int_from_float"}:
+        return "must be an integer"
+    if kind in {"float_type", "float_parsing", "finite_number"}:
+        return "must be a number"
+    if kind in {"bool_type", "bool_parsing"}:
+        return "must be true or false"
+    if kind.startswith("datetime") or kind.startswith("date_"):
+        return "must be an ISO 8601 date-time such as 2026-06-01T09:00:00Z"
+    if kind in {"list_type", "tuple_type", "set_type", "frozen_set_type"}:
+        return "must be a list"
+    if kind in {"dict_type", "model_type", "model_attributes_type"}:
+        return "must be a JSON object"
+    if kind in {"enum", "literal_error"}:
+        return f"must be one of {ctx.get('expected')}"
+    if kind == "string_pattern_mismatch":
+        return "has characters or a form that is not allowed"
+    message = str(error.get("msg", "is invalid"))
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if message.startswith(prefix):
+            message = message[len(prefix) :]
+    return message
+
+
+def readable_errors(errors: list[Any] | tuple[Any, ...]) -> str:
+    """``"content: field required; top_k: must be ≤ 20"``: one phrase per problem."""
+    phrases: list[str] = []
+    for error in errors:
+        where = _location(tuple(error.get("loc", ())))
+        reason = _reason(error)
+        phrase = f"{where}: {reason}" if where else reason
+        if phrase not in phrases:
+            phrases.append(phrase)
+    return "; ".join(phrases) or "the request is invalid"
+
+
+# --- request parsing -----------------------------------------------------------------
+def _raw_body(event: Mapping[str, Any]) -> bytes:
+    body = event.get("body")
+    if body is None:
+        return b""
+    if event.get("isBase64Encoded"):
+        try:
+            return base64.b64decode(body, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise MalformedRequestError(
+                "the request body is marked base64 but is not valid base64; send JSON"
+            ) from exc
+    return str(body).encode("utf-8", errors="surrogatepass")
+
+
+def json_body(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The request body as a JSON object: 413 if over 1 MiB, 400 if not a JSON object."""
+    raw = _raw_body(event)
+    if len(raw) > MAX_BODY_BYTES:
+        raise PayloadTooLargeError(
+            f"the request body is {len(raw)} bytes; the limit is {MAX_BODY_BYTES} bytes "
+            "(1 MiB) — send fewer or shorter memories per request"
+        )
+    if not raw.strip():
+        raise MalformedRequestError(
+            "the request body is empty; send a JSON object (Content-Type: application/json)"
+        )
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise MalformedRequestError("the request body is not UTF-8; send UTF-8 JSON") from exc
+    except json.JSONDecodeError as exc:
+        raise MalformedRequestError(
+            f"the request body is not valid JSON ({exc.msg} at line {exc.lineno} column "
+            f"{exc.colno}); send a JSON object"
+        ) from exc
+    if not isinstance(data, dict):
+        raise MalformedRequestError(
+            f"the request body must be a JSON object, not {type(data).__name__}; "
+            'send e.g. {"user_id": "u1", ...}'
+        )
+    return data
+
+
+def parse_model(model: type[ModelT], data: Mapping[str, Any]) -> ModelT:
+    """Validate into a command; pydantic errors become a readable 422."""
+    try:
+        return model.model_validate(dict(data))
+    except ValidationError as exc:
+        raise InvalidRequestError(readable_errors(exc.errors())) from exc
+
+
+def body_command(app: APIGatewayRestResolver, model: type[ModelT]) -> ModelT:
+    return parse_model(model, json_body(app.current_event.raw_event))
+
+
+def query_parameters(app: APIGatewayRestResolver) -> dict[str, str]:
+    params = app.current_event.raw_event.get("queryStringParameters") or {}
+    return {str(k): str(v) for k, v in params.items()}
+
+
+_identifier = TypeAdapter(Identifier)
+
+
+def path_identifier(name: str, value: str) -> str:
+    """A path parameter checked like an id in a body (422 naming the parameter)."""
+    try:
+        return _identifier.validate_python(value)
+    except ValidationError as exc:
+        raise InvalidRequestError(
+            f"{name}: {_reason(exc.errors()[0]) if exc.errors() else 'is invalid'}"
+        ) from exc
+
+
+def current_principal(app: APIGatewayRestResolver) -> Principal:
+    """Who is calling (401 when nobody valid); appends tenant and key id to the logs."""
+    event = app.current_event.raw_event
+    authorizer = (event.get("requestContext") or {}).get("authorizer")
+    principal = authenticate(event.get("headers"), authorizer, get_settings())
+    logger.append_keys(tenant_id=principal.tenant_id, key_id=principal.key_id)
+    return principal
+
+
+# --- the resolver --------------------------------------------------------------------
+def build_resolver() -> APIGatewayRestResolver:
+    """A REST (v1 proxy) resolver with Hindsight's error responses registered."""
+    app = APIGatewayRestResolver(serializer=to_json)
+
+    @app.exception_handler(HindsightError)
+    def _domain_error(error: HindsightError) -> Response[dict[str, Any]]:
+        status = int(getattr(error, "http_status", 500))
+        if status >= 500:
+            logger.warning("request failed", status=status, error=type(error).__name__)
+        else:
+            logger.info("request refused", status=status, error=type(error).__name__)
+        return error_response(status, error.message)
+
+    @app.exception_handler(ValidationError)
+    def _pydantic_error(error: ValidationError) -> Response[dict[str, Any]]:
+        return error_response(HTTPStatus.UNPROCESSABLE_ENTITY, readable_errors(error.errors()))
+
+    @app.exception_handler(RequestValidationError)
+    def _powertools_validation_error(error: RequestValidationError) -> Response[dict[str, Any]]:
+        return error_response(
+            HTTPStatus.UNPROCESSABLE_ENTITY, readable_errors(list(error.errors()))
+        )
+
+    @app.not_found
+    def _unknown_route(_: RouteNotFoundError) -> Response[dict[str, Any]]:
+        event = app.current_event
+        return error_response(
+            HTTPStatus.NOT_FOUND,
+            f"no route {event.http_method} {event.path}; the API lives under /v1 "
+            "(see the README for the routes)",
+        )
+
+    @app.exception_handler(ServiceError)
+    def _service_error(error: ServiceError) -> Response[dict[str, Any]]:
+        return error_response(error.status_code, str(error.msg))
+
+    @app.exception_handler(Exception)
+    def _unexpected(error: Exception) -> Response[dict[str, Any]]:
+        logger.exception("unexpected error", error=type(error).__name__)
+        return error_response(HTTPStatus.INTERNAL_SERVER_ERROR, GENERIC_ERROR_MESSAGE)
+
+    return app
