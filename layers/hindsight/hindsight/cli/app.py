@@ -60,7 +60,7 @@ from hindsight.core.commands import (
     StoreMemoryCommand,
     StoreOutcome,
 )
-from hindsight.core.errors import HindsightError
+from hindsight.core.errors import HindsightError, UnavailableError
 from hindsight.core.models import Principal
 from hindsight.core.service import MemoryService
 from hindsight.settings import Settings
@@ -158,7 +158,7 @@ def _handles_errors(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        ctx = kwargs.get("ctx")
+        ctx: Any = kwargs.get("ctx")
         state = ctx.find_object(CliState) if hasattr(ctx, "find_object") else None
         as_json = bool(kwargs.get("as_json")) or (state is not None and state.json_output)
         try:
@@ -180,7 +180,12 @@ def _settings_and_service(data_dir: Path | None) -> tuple[Settings, MemoryServic
         return bootstrap.get_settings(), configured
     settings = Settings.from_env(data_dir=data_dir)
     bootstrap.configure(settings)
-    return settings, bootstrap.get_service()
+    try:
+        return settings, bootstrap.get_service()
+    except ImportError as exc:  # an adapter or its optional dependency is not installed
+        raise UnavailableError(
+            f"cannot start the memory service ({settings.backend} backend): {exc}"
+        ) from exc
 
 
 def _open(state: CliState) -> tuple[MemoryService, Principal]:
