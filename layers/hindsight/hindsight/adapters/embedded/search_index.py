@@ -1,0 +1,420 @@
+"""SearchIndex of the embedded backend: SQLite FTS5 for keywords, VectorIndex for vectors.
+
+Files under ``path``:
+
+- ``keyword.db``: table ``docs`` (one row per memory: filter columns, original text,
+  model and float32 vector) and FTS5 table ``docs_fts`` (``owner``, ``terms``) whose rowid
+  is the ``docs`` rowid. ``terms`` holds ``core.text.tokenize`` output joined by spaces,
+  so Chinese is searchable word by word; ``owner`` holds one token per (tenant, user) that
+  every query must match, and ``bm25()`` weighs it 0. Scores are ``-bm25()``.
+- ``ann/``: saved HNSW graphs of the vector index (see ``VectorIndex.save``).
+
+The vectors are loaded into the in-process ``VectorIndex`` on open. The index is derived
+data: ``rebuild_from(records)`` brings it in line with the record store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hindsight.adapters.embedded.sqlite_record_store import BUSY_TIMEOUT_MS, sqlite_advice
+from hindsight.adapters.embedded.vector_index import VectorIndex
+from hindsight.adapters.memory import epoch_us, model_mismatch
+from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
+from hindsight.core.models import (
+    EpisodicMemory,
+    FactStatus,
+    IndexDocument,
+    Memory,
+    MemoryKind,
+    SearchFilter,
+    SearchHit,
+    SemanticMemory,
+    StoredVector,
+)
+from hindsight.core.ports import RecordStore
+from hindsight.core.text import tokenize
+
+logger = logging.getLogger(__name__)
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_BATCH = 500
+_COLUMNS = (
+    "tenant_id",
+    "memory_id",
+    "user_id",
+    "kind",
+    "scope",
+    "category",
+    "emotion",
+    "status",
+    "session_id",
+    "occurred_at",
+    "created_at",
+    "expires_at",
+    "event_start",
+    "event_end",
+    "text",
+    "model",
+    "vector",
+)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS docs (
+    tenant_id TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    category TEXT,
+    emotion TEXT,
+    status TEXT,
+    session_id TEXT,
+    occurred_at INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER,
+    event_start INTEGER,
+    event_end INTEGER,
+    text TEXT NOT NULL,
+    model TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    UNIQUE (tenant_id, memory_id)
+);
+CREATE INDEX IF NOT EXISTS docs_by_owner ON docs (tenant_id, user_id);
+CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
+    owner, terms, tokenize = "unicode61 remove_diacritics 0"
+);
+"""
+
+
+def _us(moment: datetime | None) -> int | None:
+    return None if moment is None else epoch_us(moment)
+
+
+def _moment(value: int | None) -> datetime | None:
+    return None if value is None else _EPOCH + timedelta(microseconds=value)
+
+
+def owner_token(tenant_id: str, user_id: str) -> str:
+    """One FTS token naming a (tenant, user): keyword queries never cross users."""
+    return "o" + hashlib.sha256(f"{tenant_id}\x00{user_id}".encode()).hexdigest()[:30]
+
+
+def fts_query(owner: str, terms: Sequence[str]) -> str:
+    """An FTS5 MATCH expression safe for any input: every term quoted, ORed together."""
+    quoted = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    return f'owner : "{owner}" AND terms : ({quoted})'
+
+
+def index_document_for(memory: Memory, vector: StoredVector) -> IndexDocument:
+    """The index document of a stored memory (used to rebuild the index from the store)."""
+    episodic = isinstance(memory, EpisodicMemory)
+    starts = [r.start for r in memory.event_time] if episodic else []
+    ends = [r.end for r in memory.event_time] if episodic else []
+    return IndexDocument(
+        memory_id=memory.memory_id,
+        tenant_id=memory.tenant_id,
+        user_id=memory.user_id,
+        kind=memory.kind,
+        scope=memory.scope,
+        text=memory.content,
+        vector=vector,
+        occurred_at=memory.occurred_at,
+        created_at=memory.created_at,
+        category=memory.category,
+        emotion=memory.emotion if episodic else None,
+        status=memory.status if isinstance(memory, SemanticMemory) else None,
+        expires_at=memory.expires_at,
+        event_start=min(starts) if starts else None,
+        event_end=max(ends) if ends else None,
+        session_id=memory.session_id if episodic else None,
+    )
+
+
+class EmbeddedSearchIndex:
+    """SearchIndex on local files; one instance per data directory, thread-safe."""
+
+    def __init__(self, path: Path, ann_threshold: int = 20_000) -> None:
+        self.path = Path(path)
+        self._db_path = self.path / "keyword.db"
+        self._ann_dir = self.path / "ann"
+        self._lock = threading.RLock()
+        self._vectors = VectorIndex(ann_threshold=ann_threshold, persist_dir=self._ann_dir)
+        with self._translate():
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                self._db_path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.executescript(_SCHEMA)
+            self._load_vectors()
+        self._vectors.load(self._ann_dir)
+
+    # --- plumbing ------------------------------------------------------------------------
+    @contextmanager
+    def _translate(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise UnavailableError(sqlite_advice(self._db_path, exc)) from exc
+        except OSError as exc:
+            raise UnavailableError(
+                f"cannot create the search index at {self.path} ({exc.strerror}); "
+                "check that HINDSIGHT_DATA_DIR points to a writable directory"
+            ) from exc
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock, self._translate():
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _document(self, row: sqlite3.Row | tuple[Any, ...]) -> IndexDocument:
+        values = dict(zip(_COLUMNS, row, strict=True))
+        vector = np.frombuffer(values["vector"], dtype="<f4").copy()
+        return IndexDocument(
+            memory_id=values["memory_id"],
+            tenant_id=values["tenant_id"],
+            user_id=values["user_id"],
+            kind=MemoryKind(values["kind"]),
+            scope=values["scope"],
+            text=values["text"],
+            vector=StoredVector(model=values["model"], values=vector),
+            occurred_at=_moment(values["occurred_at"]) or _EPOCH,
+            created_at=_moment(values["created_at"]) or _EPOCH,
+            category=values["category"],
+            emotion=values["emotion"],
+            status=None if values["status"] is None else FactStatus(values["status"]),
+            expires_at=_moment(values["expires_at"]),
+            event_start=_moment(values["event_start"]),
+            event_end=_moment(values["event_end"]),
+            session_id=values["session_id"],
+        )
+
+    def _load_vectors(self) -> None:
+        cursor = self._conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM docs ORDER BY rowid")
+        while batch := cursor.fetchmany(_BATCH):
+            self._vectors.upsert([self._document(row) for row in batch])
+
+    def close(self) -> None:
+        """Save the HNSW graphs (so the next start need not rebuild them) and close."""
+        with self._lock:
+            try:
+                self._vectors.save(self._ann_dir)
+            except (OSError, RuntimeError) as exc:
+                logger.warning("ann graphs not saved dir=%s error=%s", self._ann_dir, exc)
+            self._conn.close()
+
+    # --- writes --------------------------------------------------------------------------
+    def upsert(self, documents: Sequence[IndexDocument]) -> None:
+        if not documents:
+            return
+        with self._lock:
+            fixed = self._vectors.model
+            for document in documents:
+                vector = document.vector
+                if fixed is not None and fixed != (vector.model, vector.dim):
+                    raise EmbeddingModelMismatchError(model_mismatch(*fixed, vector))
+                fixed = fixed or (vector.model, vector.dim)
+            with self._transaction() as conn:
+                for document in documents:
+                    self._write(conn, document)
+            self._vectors.upsert(documents)
+
+    def _write(self, conn: sqlite3.Connection, document: IndexDocument) -> None:
+        found = conn.execute(
+            "SELECT rowid FROM docs WHERE tenant_id = ? AND memory_id = ?",
+            (document.tenant_id, document.memory_id),
+        ).fetchone()
+        if found is not None:
+            conn.execute("DELETE FROM docs_fts WHERE rowid = ?", found)
+            conn.execute("DELETE FROM docs WHERE rowid = ?", found)
+        values = (
+            document.tenant_id,
+            document.memory_id,
+            document.user_id,
+            document.kind.value,
+            document.scope,
+            document.category,
+            document.emotion,
+            None if document.status is None else document.status.value,
+            document.session_id,
+            epoch_us(document.occurred_at),
+            epoch_us(document.created_at),
+            _us(document.expires_at),
+            _us(document.event_start),
+            _us(document.event_end),
+            document.text,
+            document.vector.model,
+            np.asarray(document.vector.values, dtype="<f4").tobytes(),
+        )
+        rowid = conn.execute(
+            f"INSERT INTO docs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(values))})",
+            values,
+        ).lastrowid
+        conn.execute(
+            "INSERT INTO docs_fts (rowid, owner, terms) VALUES (?, ?, ?)",
+            (
+                rowid,
+                owner_token(document.tenant_id, document.user_id),
+                " ".join(tokenize(document.text)),
+            ),
+        )
+
+    def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
+        if not memory_ids:
+            return
+        with self._transaction() as conn:
+            for memory_id in memory_ids:
+                found = conn.execute(
+                    "SELECT rowid FROM docs WHERE tenant_id = ? AND memory_id = ?",
+                    (tenant_id, memory_id),
+                ).fetchone()
+                if found is not None:
+                    conn.execute("DELETE FROM docs_fts WHERE rowid = ?", found)
+                    conn.execute("DELETE FROM docs WHERE rowid = ?", found)
+            self._vectors.delete(tenant_id, memory_ids)
+
+    def delete_user(self, tenant_id: str, user_id: str) -> None:
+        with self._transaction() as conn:
+            conn.execute(
+                "DELETE FROM docs_fts WHERE rowid IN "
+                "(SELECT rowid FROM docs WHERE tenant_id = ? AND user_id = ?)",
+                (tenant_id, user_id),
+            )
+            conn.execute(
+                "DELETE FROM docs WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id)
+            )
+            self._vectors.delete_user(tenant_id, user_id)
+
+    def rebuild_from(
+        self,
+        records: RecordStore,
+        to_document: Callable[[Memory, StoredVector], IndexDocument] = index_document_for,
+        force: bool = False,
+    ) -> int:
+        """Bring the index in line with the store; returns how many documents were written.
+
+        Indexes every memory that has a vector and is missing here, and drops documents
+        whose memory is gone. With ``force`` (or when the counts still disagree) every
+        document is rewritten.
+        """
+        stored = {
+            (memory.tenant_id, memory.memory_id): (memory, vector)
+            for memory, vector in records.iter_all()
+            if vector is not None
+        }
+        with self._lock:
+            with self._translate():
+                indexed = set(self._conn.execute("SELECT tenant_id, memory_id FROM docs"))
+            if force:
+                self._clear()
+                indexed = set()
+            missing = [stored[key] for key in stored.keys() - indexed]
+            extra = indexed - stored.keys()
+            for tenant_id in {tenant for tenant, _ in extra}:
+                self.delete(tenant_id, [mid for tenant, mid in extra if tenant == tenant_id])
+            for start in range(0, len(missing), _BATCH):
+                batch = missing[start : start + _BATCH]
+                self.upsert([to_document(memory, vector) for memory, vector in batch])
+        if missing or extra:
+            logger.info(
+                "search index rebuilt indexed=%d removed=%d total=%d",
+                len(missing),
+                len(extra),
+                self.count(),
+            )
+        return len(missing)
+
+    def _clear(self) -> None:
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM docs_fts")
+            conn.execute("DELETE FROM docs")
+        self._vectors.clear()
+
+    # --- reads ---------------------------------------------------------------------------
+    def vector_search(
+        self, search_filter: SearchFilter, vector: StoredVector, k: int
+    ) -> list[SearchHit]:
+        return self._vectors.search(search_filter, vector, k)
+
+    def keyword_search(self, search_filter: SearchFilter, text: str, k: int) -> list[SearchHit]:
+        terms = list(dict.fromkeys(tokenize(text)))
+        if not terms or k <= 0:
+            return []
+        owner = owner_token(search_filter.tenant_id, search_filter.user_id)
+        clauses, params = _filter_sql(search_filter)
+        sql = (
+            "SELECT d.memory_id, bm25(docs_fts, 0.0, 1.0) AS rank "
+            "FROM docs_fts JOIN docs d ON d.rowid = docs_fts.rowid "
+            f"WHERE docs_fts MATCH ? AND {' AND '.join(clauses)} "
+            "ORDER BY rank, d.memory_id LIMIT ?"
+        )
+        with self._lock, self._translate():
+            rows = self._conn.execute(sql, (fts_query(owner, terms), *params, k)).fetchall()
+        return [SearchHit(memory_id, -float(rank)) for memory_id, rank in rows]
+
+    def count(self, tenant_id: str | None = None) -> int:
+        with self._lock, self._translate():
+            if tenant_id is None:
+                row = self._conn.execute("SELECT COUNT(*) FROM docs").fetchone()
+            else:
+                row = self._conn.execute(
+                    "SELECT COUNT(*) FROM docs WHERE tenant_id = ?", (tenant_id,)
+                ).fetchone()
+        return int(row[0])
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """The in-process vector index (diagnostics and tests)."""
+        return self._vectors
+
+
+def _filter_sql(f: SearchFilter) -> tuple[list[str], list[Any]]:
+    clauses = ["d.tenant_id = ?", "d.user_id = ?"]
+    params: list[Any] = [f.tenant_id, f.user_id]
+
+    def among(column: str, values: frozenset[Any] | None) -> None:
+        if values is not None:
+            clauses.append(f"d.{column} IN ({', '.join('?' * len(values))})")
+            params.extend(str(v) for v in sorted(values))
+
+    among("scope", f.scopes)
+    among("kind", f.kinds)
+    among("category", f.categories)
+    among("emotion", f.emotions)
+    if f.statuses is not None:
+        marks = ", ".join("?" * len(f.statuses))
+        clauses.append(f"(d.kind != ? OR d.status IN ({marks}))")
+        params.extend([MemoryKind.SEMANTIC.value, *(s.value for s in sorted(f.statuses))])
+    if f.since is not None:
+        clauses.append("d.occurred_at >= ?")
+        params.append(epoch_us(f.since))
+    if f.until is not None:
+        clauses.append("d.occurred_at < ?")
+        params.append(epoch_us(f.until))
+    if f.now is not None:
+        clauses.append("(d.expires_at IS NULL OR d.expires_at > ?)")
+        params.append(epoch_us(f.now))
+    if f.session_id is not None:
+        clauses.append("d.session_id = ?")
+        params.append(f.session_id)
+    return clauses, params

@@ -1,0 +1,495 @@
+"""RecordStore on one SQLite file (WAL mode): the embedded backend's source of truth.
+
+Schema (``PRAGMA user_version`` = 1); times are integer microseconds since the epoch (UTC),
+so they sort and compare exactly:
+
+- ``memories``: ``tenant_id``, ``memory_id`` (primary key pair), ``user_id``, ``kind``,
+  ``scope``, ``status`` (facts only), ``category``, ``session_id`` (episodes only),
+  ``occurred_at``, ``created_at``, ``expires_at`` (NULL: never), ``body`` (the whole
+  memory as pydantic JSON). Indexed by (tenant, user, occurred_at, memory_id) for
+  paging, (tenant, user, created_at) and (kind, created_at) for reflection.
+- ``vectors``: ``tenant_id``, ``memory_id``, ``model``, ``dim``, ``data`` (float32 bytes).
+- ``dedup_markers``: ``tenant_id``, ``user_id``, ``key`` (primary key), ``memory_id``,
+  ``occurred_at``; indexed by (tenant, memory_id) so deleting a memory frees its marker.
+- ``cursors``: ``tenant_id``, ``user_id``, ``name`` (primary key), ``value``.
+
+Connections come from a small pool (reads run concurrently under WAL); writes are
+serialised by a lock and ``BEGIN IMMEDIATE``, which also guards against a second
+process writing the same file.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import TypeAdapter
+
+from hindsight.adapters.memory import decode_page_cursor, encode_page_cursor, epoch_us
+from hindsight.core.errors import (
+    ConflictError,
+    DuplicateMemoryError,
+    NotFoundError,
+    UnavailableError,
+)
+from hindsight.core.models import (
+    EpisodicMemory,
+    ListQuery,
+    Memory,
+    MemoryKind,
+    Page,
+    SemanticMemory,
+    StoredVector,
+)
+
+logger = logging.getLogger(__name__)
+
+_MEMORY = TypeAdapter(Memory)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_CHUNK = 500  # ids per IN (...) list, well under SQLite's parameter limit
+_IDLE_CONNECTIONS = 8
+BUSY_TIMEOUT_MS = 10_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS memories (
+    tenant_id TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    status TEXT,
+    category TEXT,
+    session_id TEXT,
+    occurred_at INTEGER NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER,
+    body TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, memory_id)
+);
+CREATE INDEX IF NOT EXISTS memories_by_occurred
+    ON memories (tenant_id, user_id, occurred_at, memory_id);
+CREATE INDEX IF NOT EXISTS memories_by_created ON memories (tenant_id, user_id, created_at);
+CREATE INDEX IF NOT EXISTS memories_by_kind_created ON memories (kind, created_at);
+CREATE TABLE IF NOT EXISTS vectors (
+    tenant_id TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (tenant_id, memory_id)
+);
+CREATE TABLE IF NOT EXISTS dedup_markers (
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    occurred_at INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, key)
+);
+CREATE INDEX IF NOT EXISTS dedup_markers_by_memory ON dedup_markers (tenant_id, memory_id);
+CREATE TABLE IF NOT EXISTS cursors (
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, name)
+);
+PRAGMA user_version = 1;
+"""
+
+
+def _from_us(value: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=value)
+
+
+def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+def _marks(count: int) -> str:
+    return ",".join("?" * count)
+
+
+def _vector_of(model: str, data: bytes) -> StoredVector:
+    return StoredVector(model=model, values=np.frombuffer(data, dtype="<f4").copy())
+
+
+def _columns(memory: Memory) -> dict[str, Any]:
+    return {
+        "tenant_id": memory.tenant_id,
+        "memory_id": memory.memory_id,
+        "user_id": memory.user_id,
+        "kind": memory.kind.value,
+        "scope": memory.scope,
+        "status": memory.status.value if isinstance(memory, SemanticMemory) else None,
+        "category": memory.category,
+        "session_id": memory.session_id if isinstance(memory, EpisodicMemory) else None,
+        "occurred_at": epoch_us(memory.occurred_at),
+        "created_at": epoch_us(memory.created_at),
+        "expires_at": None if memory.expires_at is None else epoch_us(memory.expires_at),
+        "body": memory.model_dump_json(),
+    }
+
+
+def sqlite_advice(path: Path, exc: sqlite3.Error) -> str:
+    """What to tell the caller when SQLite fails: the cause in words and what to do."""
+    text = str(exc).lower()
+    if "full" in text:
+        return f"the disk holding the SQLite file {path} is full; free some space and retry"
+    if "locked" in text or "busy" in text:
+        return (
+            f"the SQLite file {path} is locked by another writer; retry in a moment, "
+            "and run only one Hindsight server per data directory"
+        )
+    if "unable to open" in text or "readonly" in text or "read-only" in text:
+        return (
+            f"cannot open the SQLite file {path} for writing; check the path exists and "
+            "is writable (HINDSIGHT_DATA_DIR)"
+        )
+    if "malformed" in text or "not a database" in text:
+        return (
+            f"the SQLite file {path} is damaged ({exc}); restore it from a backup or move "
+            "it aside to start empty"
+        )
+    return f"the SQLite file {path} failed ({exc}); check the file and the disk, then retry"
+
+
+class SqliteRecordStore:
+    """RecordStore in a SQLite database file; safe to share between threads."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._pool_lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._write_lock = threading.Lock()
+        self._closed = False
+        with self._translate():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._connection() as conn:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.executescript(_SCHEMA)
+
+    # --- plumbing ------------------------------------------------------------------
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,  # autocommit; transactions are explicit
+            check_same_thread=False,
+        )
+        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        if self._closed:
+            raise UnavailableError(f"the SQLite store at {self.path} is closed; restart")
+        with self._pool_lock:
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._open()
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    conn.close()
+                    conn = self._open()
+            with self._pool_lock:
+                if len(self._idle) < _IDLE_CONNECTIONS and not self._closed:
+                    self._idle.append(conn)
+                    conn = None
+            if conn is not None:
+                conn.close()
+
+    @contextmanager
+    def _translate(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise UnavailableError(self._advice(exc)) from exc
+        except OSError as exc:
+            raise UnavailableError(
+                f"cannot create the SQLite store at {self.path} ({exc.strerror}); "
+                "check that HINDSIGHT_DATA_DIR points to a writable directory"
+            ) from exc
+
+    def _advice(self, exc: sqlite3.Error) -> str:
+        return sqlite_advice(self.path, exc)
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._translate(), self._connection() as conn:
+            yield conn
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One serialised IMMEDIATE transaction: committed on success, else rolled back."""
+        with self._translate(), self._write_lock, self._connection() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._pool_lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            conn.close()
+
+    # --- writes ----------------------------------------------------------------------
+    def put(
+        self,
+        memory: Memory,
+        vector: StoredVector | None = None,
+        dedup_key: str | None = None,
+        dedup_window_seconds: float = 0.0,
+    ) -> None:
+        row = _columns(memory)
+        with self._write() as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM memories WHERE tenant_id = ? AND memory_id = ?",
+                (memory.tenant_id, memory.memory_id),
+            ).fetchone()
+            if exists:
+                raise ConflictError(
+                    f"memory {memory.memory_id} already exists; store it under a new id"
+                )
+            if dedup_key is not None:
+                self._claim_marker(conn, memory, row, dedup_key, dedup_window_seconds)
+            conn.execute(
+                f"INSERT INTO memories ({', '.join(row)}) VALUES ({_marks(len(row))})",
+                tuple(row.values()),
+            )
+            if vector is not None:
+                conn.execute(
+                    "INSERT OR REPLACE INTO vectors (tenant_id, memory_id, model, dim, data) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (
+                        memory.tenant_id,
+                        memory.memory_id,
+                        vector.model,
+                        vector.dim,
+                        np.asarray(vector.values, dtype="<f4").tobytes(),
+                    ),
+                )
+
+    def _claim_marker(
+        self,
+        conn: sqlite3.Connection,
+        memory: Memory,
+        row: dict[str, Any],
+        dedup_key: str,
+        window_seconds: float,
+    ) -> None:
+        marked = conn.execute(
+            "SELECT m.memory_id, m.occurred_at, m.expires_at FROM dedup_markers d "
+            "JOIN memories m ON m.tenant_id = d.tenant_id AND m.memory_id = d.memory_id "
+            "WHERE d.tenant_id = ? AND d.user_id = ? AND d.key = ?",
+            (memory.tenant_id, memory.user_id, dedup_key),
+        ).fetchone()
+        if marked is not None:
+            existing_id, occurred_us, expires_us = marked
+            alive = expires_us is None or expires_us > row["created_at"]
+            gap_seconds = abs(row["occurred_at"] - occurred_us) / 1_000_000
+            if alive and gap_seconds < window_seconds:
+                raise DuplicateMemoryError(existing_id)
+        conn.execute(
+            "INSERT OR REPLACE INTO dedup_markers (tenant_id, user_id, key, memory_id, "
+            "occurred_at) VALUES (?, ?, ?, ?, ?)",
+            (memory.tenant_id, memory.user_id, dedup_key, memory.memory_id, row["occurred_at"]),
+        )
+
+    def update(self, memory: Memory) -> None:
+        row = _columns(memory)
+        assignments = ", ".join(f"{name} = ?" for name in row if name not in {"tenant_id"})
+        values = [value for name, value in row.items() if name != "tenant_id"]
+        with self._write() as conn:
+            cursor = conn.execute(
+                f"UPDATE memories SET {assignments} WHERE tenant_id = ? AND memory_id = ?",
+                (*values, memory.tenant_id, memory.memory_id),
+            )
+            if cursor.rowcount == 0:
+                raise NotFoundError(f"memory {memory.memory_id} does not exist")
+
+    def delete(self, tenant_id: str, memory_id: str) -> bool:
+        with self._write() as conn:
+            cursor = conn.execute(
+                "DELETE FROM memories WHERE tenant_id = ? AND memory_id = ?",
+                (tenant_id, memory_id),
+            )
+            if cursor.rowcount == 0:
+                return False
+            for table in ("vectors", "dedup_markers"):
+                conn.execute(
+                    f"DELETE FROM {table} WHERE tenant_id = ? AND memory_id = ?",
+                    (tenant_id, memory_id),
+                )
+            return True
+
+    def erase_user(self, tenant_id: str, user_id: str) -> int:
+        owner = (tenant_id, user_id)
+        with self._write() as conn:
+            conn.execute(
+                "DELETE FROM vectors WHERE tenant_id = ? AND memory_id IN "
+                "(SELECT memory_id FROM memories WHERE tenant_id = ? AND user_id = ?)",
+                (tenant_id, *owner),
+            )
+            deleted = conn.execute(
+                "DELETE FROM memories WHERE tenant_id = ? AND user_id = ?", owner
+            ).rowcount
+            for table in ("dedup_markers", "cursors"):
+                conn.execute(f"DELETE FROM {table} WHERE tenant_id = ? AND user_id = ?", owner)
+            return int(deleted)
+
+    def set_cursor(self, tenant_id: str, user_id: str, name: str, value: datetime) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO cursors (tenant_id, user_id, name, value) "
+                "VALUES (?, ?, ?, ?)",
+                (tenant_id, user_id, name, epoch_us(value)),
+            )
+
+    # --- reads -----------------------------------------------------------------------
+    def get(self, tenant_id: str, memory_id: str) -> Memory | None:
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT body FROM memories WHERE tenant_id = ? AND memory_id = ?",
+                (tenant_id, memory_id),
+            ).fetchone()
+        return None if row is None else _MEMORY.validate_json(row[0])
+
+    def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> list[Memory]:
+        found: dict[str, Memory] = {}
+        unique = list(dict.fromkeys(memory_ids))
+        with self._read() as conn:
+            for chunk in _chunks(unique):
+                rows = conn.execute(
+                    f"SELECT memory_id, body FROM memories WHERE tenant_id = ? "
+                    f"AND memory_id IN ({_marks(len(chunk))})",
+                    (tenant_id, *chunk),
+                ).fetchall()
+                found.update((mid, _MEMORY.validate_json(body)) for mid, body in rows)
+        return [found[mid] for mid in memory_ids if mid in found]
+
+    def get_vectors(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, StoredVector]:
+        found: dict[str, StoredVector] = {}
+        unique = list(dict.fromkeys(memory_ids))
+        with self._read() as conn:
+            for chunk in _chunks(unique):
+                rows = conn.execute(
+                    f"SELECT memory_id, model, data FROM vectors WHERE tenant_id = ? "
+                    f"AND memory_id IN ({_marks(len(chunk))})",
+                    (tenant_id, *chunk),
+                ).fetchall()
+                found.update((mid, _vector_of(model, data)) for mid, model, data in rows)
+        return found
+
+    def list(
+        self,
+        tenant_id: str,
+        user_id: str,
+        query: ListQuery,
+        limit: int,
+        cursor: str | None = None,
+    ) -> Page:
+        clauses = ["tenant_id = ?", "user_id = ?"]
+        params: list[Any] = [tenant_id, user_id]
+
+        def within(column: str, values: frozenset[Any] | None) -> None:
+            if values is not None:
+                clauses.append(f"{column} IN ({_marks(len(values))})")
+                params.extend(str(v) for v in sorted(values))
+
+        within("kind", query.kinds)
+        within("status", query.statuses)
+        within("category", query.categories)
+        within("scope", query.scopes)
+        if query.session_id is not None:
+            clauses.append("session_id = ?")
+            params.append(query.session_id)
+        if query.since is not None:
+            clauses.append("occurred_at >= ?")
+            params.append(epoch_us(query.since))
+        if query.until is not None:
+            clauses.append("occurred_at < ?")
+            params.append(epoch_us(query.until))
+        if query.created_after is not None:
+            clauses.append("created_at > ?")
+            params.append(epoch_us(query.created_after))
+        if query.now is not None and not query.include_expired:
+            clauses.append("(expires_at IS NULL OR expires_at > ?)")
+            params.append(epoch_us(query.now))
+        direction = "ASC" if query.oldest_first else "DESC"
+        if cursor is not None:
+            occurred_us, memory_id = decode_page_cursor(cursor, query.oldest_first)
+            clauses.append(f"(occurred_at, memory_id) {'>' if query.oldest_first else '<'} (?, ?)")
+            params.extend((occurred_us, memory_id))
+        limit = max(1, limit)
+        sql = (
+            f"SELECT occurred_at, memory_id, body FROM memories WHERE {' AND '.join(clauses)} "
+            f"ORDER BY occurred_at {direction}, memory_id {direction} LIMIT ?"
+        )
+        with self._read() as conn:
+            rows = conn.execute(sql, (*params, limit + 1)).fetchall()
+        chosen = rows[:limit]
+        next_cursor = None
+        if len(rows) > limit:
+            next_cursor = encode_page_cursor(chosen[-1][0], chosen[-1][1], query.oldest_first)
+        return Page(
+            items=[_MEMORY.validate_json(body) for _, _, body in chosen], next_cursor=next_cursor
+        )
+
+    def get_cursor(self, tenant_id: str, user_id: str, name: str) -> datetime | None:
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT value FROM cursors WHERE tenant_id = ? AND user_id = ? AND name = ?",
+                (tenant_id, user_id, name),
+            ).fetchone()
+        return None if row is None else _from_us(row[0])
+
+    def iter_all(
+        self, tenant_id: str | None = None
+    ) -> Sequence[tuple[Memory, StoredVector | None]]:
+        sql = (
+            "SELECT m.body, v.model, v.data FROM memories m LEFT JOIN vectors v "
+            "ON v.tenant_id = m.tenant_id AND v.memory_id = m.memory_id"
+        )
+        params: tuple[str, ...] = ()
+        if tenant_id is not None:
+            sql += " WHERE m.tenant_id = ?"
+            params = (tenant_id,)
+        sql += " ORDER BY m.tenant_id, m.memory_id"
+        with self._read() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return [
+            (
+                _MEMORY.validate_json(body),
+                None if data is None else _vector_of(model, data),
+            )
+            for body, model, data in rows
+        ]
+
+    def users_with_episodes_since(self, since: datetime) -> list[tuple[str, str]]:
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT tenant_id, user_id FROM memories "
+                "WHERE kind = ? AND created_at > ? ORDER BY tenant_id, user_id",
+                (MemoryKind.EPISODIC.value, epoch_us(since)),
+            ).fetchall()
+        return [(tenant, user) for tenant, user in rows]

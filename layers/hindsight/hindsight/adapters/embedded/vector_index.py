@@ -1,0 +1,493 @@
+"""In-process vector index, partitioned per (tenant, user), with filters as numpy masks.
+
+Each partition keeps its vectors in one float32 matrix (grown by doubling, removals by
+swap-with-last) and the filter fields in parallel numpy columns, so a ``SearchFilter``
+is a vectorised mask. Search is exact (matrix @ query, masked, argpartition) while fewer
+than ``ann_threshold`` vectors pass the filter; above that an HNSW graph (hnswlib, chosen
+by ``bench/ann_choice.py``) is searched with oversampling and post-filtered, falling back
+to exact search when the filter is too selective to fill ``k``. Returned scores are always
+exact cosine similarities (vectors are L2-normalised).
+
+Graphs can be saved and loaded so a restart does not rebuild them; the vectors themselves
+come from the caller (the record store is the source of truth) and ``load`` rebuilds any
+graph whose ids or vectors no longer match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hindsight.adapters.memory import epoch_us, model_mismatch
+from hindsight.core.errors import EmbeddingModelMismatchError
+from hindsight.core.models import (
+    IndexDocument,
+    MemoryKind,
+    SearchFilter,
+    SearchHit,
+    StoredVector,
+)
+
+logger = logging.getLogger(__name__)
+
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 128
+HNSW_EF_SEARCH = 64
+_NEVER = np.iinfo(np.int64).max
+_NONE = -1  # code of a missing string field
+_CODED = ("kind", "scope", "category", "emotion", "status", "session")
+_SEMANTIC = 1
+_MANIFEST = "manifest.json"
+
+
+class _Graph:
+    """An hnswlib HNSW graph over (label, vector) pairs; removal marks labels deleted."""
+
+    def __init__(self, dim: int, capacity: int) -> None:
+        import hnswlib
+
+        self.dim = dim
+        self.index = hnswlib.Index(space="ip", dim=dim)
+        self.index.init_index(
+            max_elements=max(capacity, 16), M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION
+        )
+        self.live = 0
+        self.deleted = 0
+
+    @classmethod
+    def load(cls, path: Path, dim: int, live: int) -> _Graph:
+        import hnswlib
+
+        graph = cls.__new__(cls)
+        graph.dim = dim
+        graph.index = hnswlib.Index(space="ip", dim=dim)
+        graph.index.load_index(str(path))
+        graph.live = live
+        graph.deleted = graph.index.element_count - live
+        return graph
+
+    def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
+        needed = self.index.element_count + len(labels)
+        if needed > self.index.max_elements:
+            self.index.resize_index(max(needed, 2 * self.index.max_elements))
+        self.index.add_items(vectors, labels, num_threads=-1 if len(labels) > 1_000 else 1)
+        self.live += len(labels)
+
+    def remove(self, label: int) -> None:
+        self.index.mark_deleted(int(label))
+        self.live -= 1
+        self.deleted += 1
+
+    def search(self, query: np.ndarray, count: int) -> np.ndarray:
+        count = min(count, self.live)
+        if count <= 0:
+            return np.zeros(0, dtype=np.int64)
+        self.index.set_ef(max(HNSW_EF_SEARCH, count))
+        labels, _ = self.index.knn_query(query, k=count, num_threads=1)
+        return np.asarray(labels[0], dtype=np.int64)
+
+    def save(self, path: Path) -> None:
+        self.index.save_index(str(path))
+
+
+@dataclass
+class _Partition:
+    """Vectors and filter columns of one (tenant, user)."""
+
+    dim: int
+    size: int = 0
+    ids: list[str] = field(default_factory=list)
+    rows: dict[str, int] = field(default_factory=dict)
+    matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
+    columns: dict[str, np.ndarray] = field(default_factory=dict)
+    graph: _Graph | None = None
+    label_rows: dict[int, int] = field(default_factory=dict)
+    next_label: int = 0
+
+    def __post_init__(self) -> None:
+        self.matrix = np.zeros((0, self.dim), dtype=np.float32)
+        self.columns = {name: np.zeros(0, dtype=np.int32) for name in _CODED}
+        self.columns["labels"] = np.zeros(0, dtype=np.int64)
+        self.columns["occurred"] = np.zeros(0, dtype=np.int64)
+        self.columns["expires"] = np.zeros(0, dtype=np.int64)
+
+    def _grow(self) -> None:
+        capacity = max(16, 2 * self.matrix.shape[0])
+        matrix = np.zeros((capacity, self.dim), dtype=np.float32)
+        matrix[: self.size] = self.matrix[: self.size]
+        self.matrix = matrix
+        for name, column in self.columns.items():
+            grown = np.zeros(capacity, dtype=column.dtype)
+            grown[: self.size] = column[: self.size]
+            self.columns[name] = grown
+
+    def put(self, memory_id: str, values: np.ndarray, fields: dict[str, int]) -> None:
+        row = self.rows.get(memory_id)
+        if row is None:
+            if self.size == self.matrix.shape[0]:
+                self._grow()
+            row = self.size
+            self.size += 1
+            self.ids.append(memory_id)
+            self.rows[memory_id] = row
+        elif self.graph is not None:
+            old_label = int(self.columns["labels"][row])
+            self.graph.remove(old_label)
+            del self.label_rows[old_label]
+        self.matrix[row] = values
+        for name, value in fields.items():
+            self.columns[name][row] = value
+        label = self.next_label
+        self.next_label += 1
+        self.columns["labels"][row] = label
+        self.label_rows[label] = row
+        if self.graph is not None:
+            self.graph.add(np.asarray([label]), values[None, :])
+
+    def remove(self, memory_id: str) -> bool:
+        row = self.rows.pop(memory_id, None)
+        if row is None:
+            return False
+        label = int(self.columns["labels"][row])
+        self.label_rows.pop(label, None)
+        if self.graph is not None:
+            self.graph.remove(label)
+            if self.graph.deleted > max(self.graph.live, 1_000):
+                self.graph = None  # mostly tombstones: rebuilt compactly on the next search
+        last = self.size - 1
+        if row != last:  # swap the last row into the hole
+            moved_id = self.ids[last]
+            self.ids[row] = moved_id
+            self.rows[moved_id] = row
+            self.matrix[row] = self.matrix[last]
+            for column in self.columns.values():
+                column[row] = column[last]
+            self.label_rows[int(self.columns["labels"][row])] = row
+        self.ids.pop()
+        self.size -= 1
+        return True
+
+    def build_graph(self) -> None:
+        graph = _Graph(self.dim, capacity=max(16, int(self.size * 1.25)))
+        graph.add(self.columns["labels"][: self.size].copy(), self.matrix[: self.size])
+        self.graph = graph
+
+    def fingerprint(self) -> list[float]:
+        """Column sums of the vectors: changes when any vector is added, removed or replaced."""
+        return [float(x) for x in self.matrix[: self.size].sum(axis=0, dtype=np.float64)]
+
+
+def _partition_file(tenant_id: str, user_id: str) -> str:
+    digest = hashlib.sha256(f"{tenant_id}\x00{user_id}".encode()).hexdigest()[:24]
+    return f"p_{digest}"
+
+
+class VectorIndex:
+    """Partitioned, filtered cosine search over L2-normalised float32 vectors."""
+
+    def __init__(self, ann_threshold: int = 20_000, persist_dir: Path | None = None) -> None:
+        self.ann_threshold = max(1, ann_threshold)
+        self.persist_dir = persist_dir
+        self._lock = threading.RLock()
+        self._partitions: dict[tuple[str, str], _Partition] = {}
+        self._owners: dict[tuple[str, str], tuple[str, str]] = {}  # (tenant, id) -> partition
+        self._codes: dict[str, int] = {}
+        self._model: tuple[str, int] | None = None
+
+    # --- model -------------------------------------------------------------------------
+    @property
+    def model(self) -> tuple[str, int] | None:
+        """(model name, dimension) of the vectors held, or None while empty."""
+        return self._model
+
+    def _check(self, vector: StoredVector, fixed: tuple[str, int] | None) -> None:
+        if fixed is not None and fixed != (vector.model, vector.dim):
+            raise EmbeddingModelMismatchError(model_mismatch(*fixed, vector))
+
+    # --- writes ------------------------------------------------------------------------
+    def _code(self, value: str | None) -> int:
+        if value is None:
+            return _NONE
+        code = self._codes.get(value)
+        if code is None:
+            code = self._codes[value] = len(self._codes)
+        return code
+
+    def _fields(self, document: IndexDocument) -> dict[str, int]:
+        status = document.status.value if document.status is not None else None
+        return {
+            "kind": _SEMANTIC if document.kind == MemoryKind.SEMANTIC else 0,
+            "scope": self._code(document.scope),
+            "category": self._code(document.category),
+            "emotion": self._code(document.emotion),
+            "status": self._code(status),
+            "session": self._code(document.session_id),
+            "occurred": epoch_us(document.occurred_at),
+            "expires": _NEVER if document.expires_at is None else epoch_us(document.expires_at),
+        }
+
+    def upsert(self, documents: Sequence[IndexDocument]) -> None:
+        """Add or replace documents; EmbeddingModelMismatchError if a vector's model differs."""
+        with self._lock:
+            fixed = self._model
+            for document in documents:
+                self._check(document.vector, fixed)
+                fixed = fixed or (document.vector.model, document.vector.dim)
+            for document in documents:
+                key = (document.tenant_id, document.memory_id)
+                owner = (document.tenant_id, document.user_id)
+                previous = self._owners.get(key)
+                if previous is not None and previous != owner:
+                    self._partitions[previous].remove(document.memory_id)
+                partition = self._partitions.get(owner)
+                if partition is None:
+                    partition = self._partitions[owner] = _Partition(document.vector.dim)
+                values = np.asarray(document.vector.values, dtype=np.float32)
+                partition.put(document.memory_id, values, self._fields(document))
+                self._owners[key] = owner
+            self._model = fixed
+
+    def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
+        with self._lock:
+            for memory_id in memory_ids:
+                owner = self._owners.pop((tenant_id, memory_id), None)
+                if owner is not None:
+                    self._partitions[owner].remove(memory_id)
+                    if self._partitions[owner].size == 0:
+                        del self._partitions[owner]
+            self._forget_model_if_empty()
+
+    def delete_user(self, tenant_id: str, user_id: str) -> None:
+        with self._lock:
+            partition = self._partitions.pop((tenant_id, user_id), None)
+            if partition is not None:
+                for memory_id in partition.ids:
+                    self._owners.pop((tenant_id, memory_id), None)
+            self._forget_model_if_empty()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._partitions.clear()
+            self._owners.clear()
+            self._codes.clear()
+            self._model = None
+
+    def _forget_model_if_empty(self) -> None:
+        if not self._owners:
+            self._model = None
+
+    # --- reads -------------------------------------------------------------------------
+    def count(self, tenant_id: str | None = None) -> int:
+        with self._lock:
+            if tenant_id is None:
+                return len(self._owners)
+            return sum(p.size for (t, _), p in self._partitions.items() if t == tenant_id)
+
+    def has_graph(self, tenant_id: str, user_id: str) -> bool:
+        """Whether that partition currently has an HNSW graph (for tests and diagnostics)."""
+        with self._lock:
+            partition = self._partitions.get((tenant_id, user_id))
+            return partition is not None and partition.graph is not None
+
+    def _mask(self, partition: _Partition, f: SearchFilter) -> np.ndarray:
+        n = partition.size
+        columns = partition.columns
+        mask = np.ones(n, dtype=bool)
+
+        def among(name: str, values: frozenset[str] | None) -> None:
+            nonlocal mask
+            if values is not None:
+                codes = [self._codes[v] for v in values if v in self._codes]
+                mask &= np.isin(columns[name][:n], np.asarray(codes, dtype=np.int32))
+
+        among("scope", f.scopes)
+        if f.kinds is not None:
+            kinds = [_SEMANTIC if k == MemoryKind.SEMANTIC else 0 for k in f.kinds]
+            mask &= np.isin(columns["kind"][:n], np.asarray(kinds, dtype=np.int32))
+        among("category", f.categories)
+        among("emotion", f.emotions)
+        if f.statuses is not None:
+            codes = [self._codes[s.value] for s in f.statuses if s.value in self._codes]
+            allowed = np.isin(columns["status"][:n], np.asarray(codes, dtype=np.int32))
+            mask &= (columns["kind"][:n] != _SEMANTIC) | allowed
+        if f.since is not None:
+            mask &= columns["occurred"][:n] >= epoch_us(f.since)
+        if f.until is not None:
+            mask &= columns["occurred"][:n] < epoch_us(f.until)
+        if f.now is not None:
+            mask &= columns["expires"][:n] > epoch_us(f.now)
+        if f.session_id is not None:
+            mask &= columns["session"][:n] == self._codes.get(f.session_id, -2)
+        return mask
+
+    def search(self, search_filter: SearchFilter, vector: StoredVector, k: int) -> list[SearchHit]:
+        """Top ``k`` by cosine similarity among the partition's documents passing the filter."""
+        with self._lock:
+            if self._model is None:
+                return []
+            self._check(vector, self._model)
+            owner = (search_filter.tenant_id, search_filter.user_id)
+            partition = self._partitions.get(owner)
+            if partition is None or k <= 0:
+                return []
+            query = np.asarray(vector.values, dtype=np.float32)
+            mask = self._mask(partition, search_filter)
+            passing = int(mask.sum())
+            if passing == 0:
+                return []
+            if passing >= self.ann_threshold and partition.size >= self.ann_threshold:
+                rows = self._approximate(owner, partition, query, mask, passing, k)
+                if rows is not None:
+                    return self._ranked(partition, query, rows, k)
+            if passing == partition.size:
+                scores = partition.matrix[: partition.size] @ query
+                return self._top(partition, np.arange(partition.size), scores, k)
+            rows = np.flatnonzero(mask)
+            return self._top(partition, rows, partition.matrix[rows] @ query, k)
+
+    def _approximate(
+        self,
+        owner: tuple[str, str],
+        partition: _Partition,
+        query: np.ndarray,
+        mask: np.ndarray,
+        passing: int,
+        k: int,
+    ) -> np.ndarray | None:
+        """Rows of ANN candidates that pass the mask (at least k), or None to go exact."""
+        if partition.graph is None:
+            partition.build_graph()
+            self._persist(owner, partition)
+        graph = partition.graph
+        assert graph is not None
+        # oversample by how selective the filter is, then grow until k candidates pass
+        fetch = min(graph.live, k * 4 * max(1, -(-partition.size // passing)))
+        for _ in range(3):
+            labels = graph.search(query, fetch)
+            rows = np.fromiter(
+                (partition.label_rows[int(label)] for label in labels), dtype=np.int64
+            )
+            rows = rows[mask[rows]] if len(rows) else rows
+            if len(rows) >= k or fetch >= graph.live:
+                return rows
+            fetch = min(graph.live, fetch * 4)
+        return None  # the filter defeats the graph: exact search over the passing rows
+
+    def _ranked(
+        self, partition: _Partition, query: np.ndarray, rows: np.ndarray, k: int
+    ) -> list[SearchHit]:
+        return self._top(partition, rows, partition.matrix[rows] @ query, k)
+
+    @staticmethod
+    def _top(
+        partition: _Partition, rows: np.ndarray, scores: np.ndarray, k: int
+    ) -> list[SearchHit]:
+        chosen = np.arange(len(scores))
+        if len(scores) > k:
+            chosen = np.argpartition(-scores, k - 1)[:k]
+        chosen = chosen[np.lexsort((rows[chosen], -scores[chosen]))]
+        return [SearchHit(partition.ids[int(rows[i])], float(scores[i])) for i in chosen]
+
+    # --- persistence -------------------------------------------------------------------
+    def _persist(self, owner: tuple[str, str], partition: _Partition) -> None:
+        if self.persist_dir is None:
+            return
+        try:
+            self._save_partition(self.persist_dir, owner, partition)
+        except (OSError, RuntimeError) as exc:
+            logger.warning("ann graph not saved dir=%s error=%s", self.persist_dir, exc)
+
+    def _save_partition(self, directory: Path, owner: tuple[str, str], part: _Partition) -> None:
+        assert part.graph is not None
+        directory.mkdir(parents=True, exist_ok=True)
+        name = _partition_file(*owner)
+        part.graph.save(directory / f"{name}.hnsw.tmp")
+        os.replace(directory / f"{name}.hnsw.tmp", directory / f"{name}.hnsw")
+        meta = {
+            "tenant_id": owner[0],
+            "user_id": owner[1],
+            "model": list(self._model) if self._model else None,
+            "ids": part.ids[: part.size],
+            "labels": [int(x) for x in part.columns["labels"][: part.size]],
+            "next_label": part.next_label,
+            "fingerprint": part.fingerprint(),
+        }
+        (directory / f"{name}.json.tmp").write_text(json.dumps(meta))
+        os.replace(directory / f"{name}.json.tmp", directory / f"{name}.json")
+
+    def save(self, directory: Path) -> int:
+        """Save every partition's HNSW graph; returns how many were saved."""
+        with self._lock:
+            saved = 0
+            for owner, partition in self._partitions.items():
+                if partition.graph is not None:
+                    self._save_partition(directory, owner, partition)
+                    saved += 1
+            return saved
+
+    def load(self, directory: Path) -> dict[str, int]:
+        """Attach saved graphs to the (already filled) partitions they still match.
+
+        A graph whose partition's ids, vectors or model changed since it was saved is
+        stale: it is dropped and rebuilt from the vectors on the next search that needs
+        it. Returns counts of graphs ``restored`` and ``stale``.
+        """
+        outcome = {"restored": 0, "stale": 0}
+        if not directory.is_dir():
+            return outcome
+        with self._lock:
+            for meta_path in sorted(directory.glob("p_*.json")):
+                meta = self._read_meta(meta_path)
+                owner = (str(meta.get("tenant_id")), str(meta.get("user_id")))
+                partition = self._partitions.get(owner)
+                if partition is None or not self._matches(partition, meta):
+                    outcome["stale"] += 1
+                    continue
+                graph_path = meta_path.with_name(meta_path.name[: -len(".json")] + ".hnsw")
+                try:
+                    graph = _Graph.load(graph_path, partition.dim, live=partition.size)
+                except (OSError, RuntimeError) as exc:
+                    logger.warning("ann graph unreadable path=%s error=%s", graph_path, exc)
+                    outcome["stale"] += 1
+                    continue
+                saved = dict(zip(meta["ids"], meta["labels"], strict=True))
+                for row, memory_id in enumerate(partition.ids[: partition.size]):
+                    partition.columns["labels"][row] = saved[memory_id]
+                partition.label_rows = {
+                    int(saved[memory_id]): row
+                    for row, memory_id in enumerate(partition.ids[: partition.size])
+                }
+                partition.next_label = int(meta["next_label"])
+                partition.graph = graph
+                outcome["restored"] += 1
+        logger.info("ann graphs loaded restored=%d stale=%d", outcome["restored"], outcome["stale"])
+        return outcome
+
+    @staticmethod
+    def _read_meta(path: Path) -> dict[str, Any]:
+        try:
+            meta = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return {}
+        return meta if isinstance(meta, dict) else {}
+
+    def _matches(self, partition: _Partition, meta: dict[str, Any]) -> bool:
+        if not self._model or meta.get("model") != list(self._model):
+            return False
+        ids, labels = meta.get("ids", []), meta.get("labels", [])
+        if len(ids) != partition.size or len(labels) != partition.size:
+            return False
+        if set(ids) != set(partition.ids[: partition.size]) or "next_label" not in meta:
+            return False
+        saved = np.asarray(meta.get("fingerprint", []), dtype=np.float64)
+        current = np.asarray(partition.fingerprint(), dtype=np.float64)
+        return saved.shape == current.shape and bool(np.allclose(saved, current, atol=1e-3))
