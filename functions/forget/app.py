@@ -6,7 +6,6 @@ from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from hindsight.api.http import build_resolver, current_principal, path_identifier, success
 from hindsight.api.observability import MetricUnit, logger, metrics, tracer
 from hindsight.bootstrap import get_service
@@ -34,7 +33,9 @@ def erase_user(user_id: str) -> dict[str, Any]:
     return success(result)
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+@logger.inject_lambda_context(
+    correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True
+)
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from hindsight.api.http import (
     body_command,
     build_resolver,
@@ -32,8 +31,8 @@ def reflect() -> dict[str, Any]:
     logger.info(
         "reflected",
         episodes=result.episodes_considered,
-        created=len(result.created),
-        pending=len(result.pending),
+        facts_created=len(result.created),
+        facts_pending=len(result.pending),
         dry_run=result.dry_run,
     )
     return success(result.model_dump(mode="json"))
@@ -43,21 +42,23 @@ def reflect() -> dict[str, Any]:
 @tracer.capture_method
 def approve_fact(memory_id: str) -> dict[str, Any]:
     principal = current_principal(app)
-    memory = get_service().approve(principal, path_identifier("memory_id", memory_id))
+    result = get_service().approve(principal, path_identifier("memory_id", memory_id))
     metrics.add_metric(name="FactsApproved", unit=MetricUnit.Count, value=1)
-    return success(memory=memory)
+    return success(result)
 
 
 @app.post("/v1/semantic/<memory_id>/reject")
 @tracer.capture_method
 def reject_fact(memory_id: str) -> dict[str, Any]:
     principal = current_principal(app)
-    memory = get_service().reject(principal, path_identifier("memory_id", memory_id))
+    result = get_service().reject(principal, path_identifier("memory_id", memory_id))
     metrics.add_metric(name="FactsRejected", unit=MetricUnit.Count, value=1)
-    return success(memory=memory)
+    return success(result)
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+@logger.inject_lambda_context(
+    correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True
+)
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -7,7 +7,6 @@ from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from hindsight.api.http import (
     body_command,
     build_resolver,
@@ -63,9 +62,9 @@ def list_memories(user_id: str) -> dict[str, Any]:
 @tracer.capture_method
 def get_memory(memory_id: str) -> dict[str, Any]:
     principal = current_principal(app)
-    memory = get_service().get_memory(principal, path_identifier("memory_id", memory_id))
+    result = get_service().get_memory(principal, path_identifier("memory_id", memory_id))
     metrics.add_metric(name="MemoriesRead", unit=MetricUnit.Count, value=1)
-    return success(memory=memory)
+    return success(result)
 
 
 @app.get("/v1/health")
@@ -75,7 +74,9 @@ def health() -> dict[str, Any]:
     return success(get_service().health())
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+@logger.inject_lambda_context(
+    correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True
+)
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

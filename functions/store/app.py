@@ -7,7 +7,6 @@ from typing import Any
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from hindsight.api.http import body_command, build_resolver, current_principal, success
 from hindsight.api.observability import MetricUnit, logger, metrics, tracer
 from hindsight.bootstrap import get_service
@@ -55,7 +54,9 @@ def store_batch() -> dict[str, Any]:
     return success(results=[_outcome(o) for o in outcomes])
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+@logger.inject_lambda_context(
+    correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True
+)
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

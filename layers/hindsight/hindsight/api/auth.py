@@ -35,8 +35,7 @@ from hindsight.settings import Settings
 logger = logging.getLogger(__name__)
 
 NO_KEYS_MESSAGE = (
-    "no API keys are configured; set HINDSIGHT_API_KEYS_FILE or run locally with "
-    "--allow-anonymous"
+    "no API keys are configured; set HINDSIGHT_API_KEYS_FILE or run locally with --allow-anonymous"
 )
 MISSING_KEY_MESSAGE = (
     "an API key is required; send it as 'Authorization: Bearer <key>' or 'x-api-key: <key>'"
@@ -143,8 +142,7 @@ def load_key_ring(settings: Settings) -> KeyRing:
             stat = path.stat()
         except OSError as exc:
             raise ApiKeyConfigError(
-                f"HINDSIGHT_API_KEYS_FILE={settings.api_keys_file} cannot be read; "
-                "check the path"
+                f"HINDSIGHT_API_KEYS_FILE={settings.api_keys_file} cannot be read; check the path"
             ) from exc
         cache_key = ("file", str(path), stat.st_mtime_ns, stat.st_size)
         with _cache_lock:

@@ -26,7 +26,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from hindsight.api.auth import authenticate
-from hindsight.api.observability import logger
+from hindsight.api.observability import MetricUnit, logger, metrics
 from hindsight.bootstrap import get_settings
 from hindsight.core.commands import Identifier
 from hindsight.core.errors import (
@@ -87,8 +87,6 @@ def _location(loc: tuple[Any, ...] | list[Any]) -> str:
     for part in loc:
         if isinstance(part, int):
             text += f"[{part}]"
-        elif part in {"body", "query", "path"} and not text:
-            continue  # Powertools prefixes where the value came from
         else:
             text += f".{part}" if text else str(part)
     return text
@@ -140,11 +138,18 @@ def _reason(error: Mapping[str, Any]) -> str:
     return message
 
 
-def readable_errors(errors: list[Any] | tuple[Any, ...]) -> str:
-    """``"content: field required; top_k: must be ≤ 20"``: one phrase per problem."""
+def readable_errors(errors: list[Any] | tuple[Any, ...], *, source_prefixed: bool = False) -> str:
+    """``"content: field required; top_k: must be ≤ 20"``: one phrase per problem.
+
+    ``source_prefixed``: locations start with where the value came from ("body",
+    "query", "path"), as in Powertools' own validation errors; that part is dropped.
+    """
     phrases: list[str] = []
     for error in errors:
-        where = _location(tuple(error.get("loc", ())))
+        loc = tuple(error.get("loc", ()))
+        if source_prefixed and len(loc) > 1 and loc[0] in {"body", "query", "path", "header"}:
+            loc = loc[1:]
+        where = _location(loc)
         reason = _reason(error)
         phrase = f"{where}: {reason}" if where else reason
         if phrase not in phrases:
@@ -235,6 +240,11 @@ def current_principal(app: APIGatewayRestResolver) -> Principal:
     return principal
 
 
+def _count_error(status: int) -> None:
+    name = "ServerErrors" if int(status) >= 500 else "ClientErrors"
+    metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+
+
 # --- the resolver --------------------------------------------------------------------
 def build_resolver() -> APIGatewayRestResolver:
     """A REST (v1 proxy) resolver with Hindsight's error responses registered."""
@@ -247,21 +257,26 @@ def build_resolver() -> APIGatewayRestResolver:
             logger.warning("request failed", status=status, error=type(error).__name__)
         else:
             logger.info("request refused", status=status, error=type(error).__name__)
+        _count_error(status)
         return error_response(status, error.message)
 
     @app.exception_handler(ValidationError)
     def _pydantic_error(error: ValidationError) -> Response[dict[str, Any]]:
+        _count_error(HTTPStatus.UNPROCESSABLE_ENTITY)
         return error_response(HTTPStatus.UNPROCESSABLE_ENTITY, readable_errors(error.errors()))
 
     @app.exception_handler(RequestValidationError)
     def _powertools_validation_error(error: RequestValidationError) -> Response[dict[str, Any]]:
+        _count_error(HTTPStatus.UNPROCESSABLE_ENTITY)
         return error_response(
-            HTTPStatus.UNPROCESSABLE_ENTITY, readable_errors(list(error.errors()))
+            HTTPStatus.UNPROCESSABLE_ENTITY,
+            readable_errors(list(error.errors()), source_prefixed=True),
         )
 
     @app.not_found
     def _unknown_route(_: RouteNotFoundError) -> Response[dict[str, Any]]:
         event = app.current_event
+        _count_error(HTTPStatus.NOT_FOUND)
         return error_response(
             HTTPStatus.NOT_FOUND,
             f"no route {event.http_method} {event.path}; the API lives under /v1 "
@@ -270,11 +285,13 @@ def build_resolver() -> APIGatewayRestResolver:
 
     @app.exception_handler(ServiceError)
     def _service_error(error: ServiceError) -> Response[dict[str, Any]]:
+        _count_error(error.status_code)
         return error_response(error.status_code, str(error.msg))
 
     @app.exception_handler(Exception)
     def _unexpected(error: Exception) -> Response[dict[str, Any]]:
         logger.exception("unexpected error", error=type(error).__name__)
+        _count_error(HTTPStatus.INTERNAL_SERVER_ERROR)
         return error_response(HTTPStatus.INTERNAL_SERVER_ERROR, GENERIC_ERROR_MESSAGE)
 
     return app

@@ -47,9 +47,7 @@ logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 1_048_576
 DRAIN_LIMIT_BYTES = 16 * MAX_BODY_BYTES  # refused bodies up to this size are read and dropped
 TEMPLATE_ENV = "HINDSIGHT_TEMPLATE"
-KEYLESS_WARNING = (
-    "no API keys configured: serving keyless on {host} — do not expose this port"
-)
+KEYLESS_WARNING = "no API keys configured: serving keyless on {host} — do not expose this port"
 
 Handler = Callable[[dict[str, Any], Any], Any]
 
@@ -83,7 +81,7 @@ _TemplateLoader.add_multi_constructor("!", _cfn_tag)
 
 def load_template(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_TemplateLoader)  # noqa: S506
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_TemplateLoader)
     except (OSError, yaml.YAMLError) as exc:
         raise GatewayConfigError(f"cannot read the SAM template {path}: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("Resources"), dict):
@@ -229,9 +227,7 @@ class LocalLambdaContext:
     def __init__(self, spec: FunctionSpec) -> None:
         self.function_name = spec.logical_id
         self.function_version = "$LATEST"
-        self.invoked_function_arn = (
-            f"arn:aws:lambda:local:000000000000:function:{spec.logical_id}"
-        )
+        self.invoked_function_arn = f"arn:aws:lambda:local:000000000000:function:{spec.logical_id}"
         self.memory_limit_in_mb = spec.memory_mb
         self.aws_request_id = str(uuid.uuid4())
         self.log_group_name = f"/aws/lambda/{spec.logical_id}"
@@ -395,9 +391,7 @@ class _Dispatcher:
                 result = handler(event, context)
         except Exception:
             logger.exception("function %s failed", route.function.logical_id)
-            return _json_response(
-                502, "the function failed; see the gateway's log for the error"
-            )
+            return _json_response(502, "the function failed; see the gateway's log for the error")
         return _proxy_result(result, route.function.logical_id)
 
 
@@ -422,7 +416,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     dispatcher: _Dispatcher  # set on the subclass made per gateway
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         logger.info("%s %s", self.address_string(), format % args)
 
     def _send(self, response: GatewayResponse, close: bool = False) -> None:
