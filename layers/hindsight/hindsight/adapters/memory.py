@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import builtins
 import json
 import math
 import threading
@@ -224,7 +225,7 @@ class InMemoryRecordStore:
             found = self._memories.get((tenant_id, memory_id))
             return None if found is None else found.model_copy(deep=True)
 
-    def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> list[Memory]:
+    def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> builtins.list[Memory]:
         with self._lock:
             found = (self._memories.get((tenant_id, mid)) for mid in memory_ids)
             return [m.model_copy(deep=True) for m in found if m is not None]
@@ -273,9 +274,9 @@ class InMemoryRecordStore:
             for key in doomed:
                 del self._memories[key]
                 self._vectors.pop(key, None)
-            for store in (self._markers, self._cursors):
-                for key in [k for k in store if k[0] == tenant_id and k[1] == user_id]:
-                    del store[key]
+            for owned in (self._markers, self._cursors):
+                for owned_key in [k for k in owned if k[0] == tenant_id and k[1] == user_id]:
+                    del owned[owned_key]
             return len(doomed)
 
     def get_cursor(self, tenant_id: str, user_id: str, name: str) -> datetime | None:
@@ -296,7 +297,7 @@ class InMemoryRecordStore:
                 if tenant_id is None or key[0] == tenant_id
             ]
 
-    def users_with_episodes_since(self, since: datetime) -> list[tuple[str, str]]:
+    def users_with_episodes_since(self, since: datetime) -> builtins.list[tuple[str, str]]:
         with self._lock:
             return sorted(
                 {

@@ -32,14 +32,12 @@ from hindsight.adapters.embedded.vector_index import VectorIndex
 from hindsight.adapters.memory import epoch_us, model_mismatch
 from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
 from hindsight.core.models import (
-    EpisodicMemory,
     FactStatus,
     IndexDocument,
     Memory,
     MemoryKind,
     SearchFilter,
     SearchHit,
-    SemanticMemory,
     StoredVector,
 )
 from hindsight.core.ports import RecordStore
@@ -113,31 +111,6 @@ def fts_query(owner: str, terms: Sequence[str]) -> str:
     """An FTS5 MATCH expression safe for any input: every term quoted, ORed together."""
     quoted = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
     return f'owner : "{owner}" AND terms : ({quoted})'
-
-
-def index_document_for(memory: Memory, vector: StoredVector) -> IndexDocument:
-    """The index document of a stored memory (used to rebuild the index from the store)."""
-    episodic = isinstance(memory, EpisodicMemory)
-    starts = [r.start for r in memory.event_time] if episodic else []
-    ends = [r.end for r in memory.event_time] if episodic else []
-    return IndexDocument(
-        memory_id=memory.memory_id,
-        tenant_id=memory.tenant_id,
-        user_id=memory.user_id,
-        kind=memory.kind,
-        scope=memory.scope,
-        text=memory.content,
-        vector=vector,
-        occurred_at=memory.occurred_at,
-        created_at=memory.created_at,
-        category=memory.category,
-        emotion=memory.emotion if episodic else None,
-        status=memory.status if isinstance(memory, SemanticMemory) else None,
-        expires_at=memory.expires_at,
-        event_start=min(starts) if starts else None,
-        event_end=max(ends) if ends else None,
-        session_id=memory.session_id if episodic else None,
-    )
 
 
 class EmbeddedSearchIndex:
@@ -308,15 +281,20 @@ class EmbeddedSearchIndex:
     def rebuild_from(
         self,
         records: RecordStore,
-        to_document: Callable[[Memory, StoredVector], IndexDocument] = index_document_for,
+        to_document: Callable[[Memory, StoredVector], IndexDocument] | None = None,
         force: bool = False,
     ) -> int:
         """Bring the index in line with the store; returns how many documents were written.
 
         Indexes every memory that has a vector and is missing here, and drops documents
-        whose memory is gone. With ``force`` (or when the counts still disagree) every
-        document is rewritten.
+        whose memory is gone. With ``force`` every document is rewritten. Documents are
+        made by ``to_document`` (default: the store use case's ``index_document``, so a
+        rebuilt document equals a freshly stored one).
         """
+        if to_document is None:
+            from hindsight.core.usecases.common import index_document
+
+            to_document = index_document
         stored = {
             (memory.tenant_id, memory.memory_id): (memory, vector)
             for memory, vector in records.iter_all()

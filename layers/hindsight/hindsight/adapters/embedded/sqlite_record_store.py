@@ -20,6 +20,7 @@ process writing the same file.
 
 from __future__ import annotations
 
+import builtins
 import logging
 import sqlite3
 import threading
@@ -51,7 +52,7 @@ from hindsight.core.models import (
 
 logger = logging.getLogger(__name__)
 
-_MEMORY = TypeAdapter(Memory)
+_MEMORY: TypeAdapter[Memory] = TypeAdapter(Memory)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _CHUNK = 500  # ids per IN (...) list, well under SQLite's parameter limit
 _IDLE_CONNECTIONS = 8
@@ -374,7 +375,7 @@ class SqliteRecordStore:
             ).fetchone()
         return None if row is None else _MEMORY.validate_json(row[0])
 
-    def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> list[Memory]:
+    def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> builtins.list[Memory]:
         found: dict[str, Memory] = {}
         unique = list(dict.fromkeys(memory_ids))
         with self._read() as conn:
@@ -485,7 +486,7 @@ class SqliteRecordStore:
             for body, model, data in rows
         ]
 
-    def users_with_episodes_since(self, since: datetime) -> list[tuple[str, str]]:
+    def users_with_episodes_since(self, since: datetime) -> builtins.list[tuple[str, str]]:
         with self._read() as conn:
             rows = conn.execute(
                 "SELECT DISTINCT tenant_id, user_id FROM memories "
