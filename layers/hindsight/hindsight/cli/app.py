@@ -88,7 +88,6 @@ class CliState:
 JsonFlag = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")
 ]
-Many = Annotated[list[str] | None, typer.Option()]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
