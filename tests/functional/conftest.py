@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.api.auth import key_sha256
 from hindsight.bootstrap import build_memory_service, configure
 from hindsight.core.ports import Reflector
@@ -59,21 +60,6 @@ KEYS = {
 
 
 def _reflector() -> Reflector:
-    try:
-        from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
-    except ImportError:  # TEMP: until the rule-based reflector lands
-        from tests.fakes import ScriptedReflector
-
-        return (
-            ScriptedReflector()
-            .when("花生", "用户对花生过敏", category="constraint", topic="allergy")
-            .when(
-                "peanut",
-                "The user is allergic to peanuts",
-                category="constraint",
-                topic="allergy-en",
-            )
-        )
     return RuleBasedReflector()
 
 

@@ -76,7 +76,9 @@ def test_reflect_then_approve_puts_the_fact_first(service: MemoryService) -> Non
     assert approved.status == 200, approved.body
     assert approved.body["status"] == "success"
     assert approved.body["memory"]["status"] == "approved"
-    found = call("POST", "/v1/retrieve", body={"user_id": "u1", "query": "花生过敏 peanuts"})
+    found = call(
+        "POST", "/v1/retrieve", body={"user_id": "u1", "query": "is the user allergic to anything?"}
+    )
     assert found.body["results"][0]["memory_id"] == fact_id
     assert found.body["results"][0]["kind"] == "semantic"
 

@@ -37,7 +37,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import yaml
 
-from hindsight.api.auth import keys_configured
+from hindsight.api.auth import load_key_ring
 from hindsight.bootstrap import configure, get_service
 from hindsight.core.errors import HindsightError
 from hindsight.settings import Settings
@@ -603,7 +603,7 @@ def prepare_settings(
     """
     env = os.environ if environ is None else environ
     settings = Settings.from_env(env, data_dir=data_dir, allow_anonymous=allow_anonymous)
-    if keys_configured(settings):
+    if len(load_key_ring(settings)) > 0:
         return settings, False
     if not is_loopback(host):
         raise GatewayConfigError(
