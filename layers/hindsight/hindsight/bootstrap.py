@@ -153,6 +153,12 @@ def get_service() -> MemoryService:
         return _service
 
 
+def configured_service() -> MemoryService | None:
+    """The service already set up in this process, if any (without building one)."""
+    with _lock:
+        return _service
+
+
 def configure(settings: Settings | None = None, service: MemoryService | None = None) -> None:
     """Set (or with no arguments, clear) the process-wide settings and service.
 

@@ -173,8 +173,7 @@ def _handles_errors(command: F) -> F:
 
 def _settings_and_service(data_dir: Path | None) -> tuple[Settings, MemoryService]:
     """The configured service if there is one, else one built from the environment."""
-    # bootstrap has no public "is a service configured?" accessor yet.
-    configured: MemoryService | None = getattr(bootstrap, "_service", None)
+    configured = bootstrap.configured_service()
     if configured is not None:
         return bootstrap.get_settings(), configured
     settings = Settings.from_env(data_dir=data_dir)

@@ -126,6 +126,9 @@ def retrieve_memories(
     service: MemoryService, principal: Principal, command: RetrieveCommand
 ) -> RetrieveResult:
     clock, policy = service.clock, service.policy
+    # the first call loads the embedding model (seconds); that is start-up, not search,
+    # so it happens before the time budget starts
+    neutral = neutral_vector(service.embedder)
     deadline = clock.monotonic() + policy.retrieve_budget_seconds
     fingerprint = _fingerprint(command)
     offset = 0
@@ -189,7 +192,7 @@ def retrieve_memories(
         ]
 
     floor = (
-        float(np.dot(neutral_vector(service.embedder), query_vector.values))
+        float(np.dot(neutral, query_vector.values))
         if query_vector is not None
         else 0.0
     )
