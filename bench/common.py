@@ -1,0 +1,419 @@
+"""Shared pieces of the benchmark scripts: machine facts, statistics, generated texts.
+
+The generated memories and queries are bilingual (Chinese and English), seeded, and
+built from templates with varied slot values so that no two memories are the same.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import random
+import socket
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS_DIR = REPO / "bench" / "results"
+
+# --- machine -----------------------------------------------------------------------------
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def load_average() -> list[float]:
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except OSError:
+        return []
+
+
+def git_commit() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out.stdout.strip()
+
+
+def machine_info() -> dict[str, Any]:
+    """What the numbers were measured on (load average included: the box may be shared)."""
+    total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+    return {
+        "nproc": os.cpu_count(),
+        "cpu_model": cpu_model(),
+        "memory_mb": round(total_mb),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "load_average_at_start": load_average(),
+        "git_commit": git_commit(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS", "(unset)"),
+    }
+
+
+def machine_header(info: dict[str, Any]) -> str:
+    return (
+        f"machine: {info['nproc']} CPU ({info['cpu_model']}), {info['memory_mb']} MB RAM, "
+        f"Python {info['python']}, commit {info['git_commit']}, "
+        f"load average {info['load_average_at_start']}"
+    )
+
+
+# --- statistics and output ---------------------------------------------------------------
+
+
+def percentile(sorted_values: Sequence[float], fraction: float) -> float:
+    """Linear-interpolated percentile of already sorted values."""
+    if not sorted_values:
+        return math.nan
+    position = (len(sorted_values) - 1) * fraction
+    low = math.floor(position)
+    high = min(low + 1, len(sorted_values) - 1)
+    weight = position - low
+    return sorted_values[low] * (1 - weight) + sorted_values[high] * weight
+
+
+def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
+    """p50/p95/p99/mean/max in milliseconds."""
+    ms = sorted(s * 1000.0 for s in seconds)
+    return {
+        "count": len(ms),
+        "p50_ms": round(percentile(ms, 0.50), 3),
+        "p95_ms": round(percentile(ms, 0.95), 3),
+        "p99_ms": round(percentile(ms, 0.99), 3),
+        "mean_ms": round(sum(ms) / len(ms), 3) if ms else math.nan,
+        "max_ms": round(ms[-1], 3) if ms else math.nan,
+    }
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            return f"{value:,.1f}" if abs(value) >= 100 else f"{value:.2f}"
+        return str(value)
+
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join("---" for _ in headers) + "|",
+    ]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def directory_size(path: Path) -> int:
+    """Bytes of every file under ``path``."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def proc_status_mb(pid: int) -> dict[str, float]:
+    """VmHWM (peak resident) and VmRSS of a process, in MB, from /proc/<pid>/status."""
+    values: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in {"VmHWM", "VmRSS", "VmPeak", "VmSize"}:
+            values[key] = round(int(rest.split()[0]) / 1024.0, 1)
+    return values
+
+
+def python_executable() -> str:
+    return sys.executable
+
+
+# --- generated memories ------------------------------------------------------------------
+
+ZH_FOODS = ["花生", "海鲜", "牛奶", "鸡蛋", "芒果", "虾", "小麦", "香菜", "榴莲", "坚果", "大豆"]
+ZH_CITIES = ["上海", "北京", "深圳", "杭州", "成都", "广州", "西安", "南京", "武汉", "厦门", "重庆"]
+ZH_DRINKS = ["美式咖啡", "拿铁", "乌龙茶", "绿茶", "豆浆", "燕麦奶", "柠檬水", "普洱", "椰子水"]
+ZH_NAMES = ["小李", "王芳", "张伟", "陈静", "刘洋", "赵敏", "周杰", "吴磊", "郑爽", "孙悦", "何平"]
+ZH_RELATIONS = ["妈妈", "爸爸", "女儿", "儿子", "同事", "老板", "室友", "表哥", "妻子", "丈夫"]
+ZH_HOBBIES = ["爬山", "游泳", "下围棋", "弹吉他", "跑步", "摄影", "做饭", "骑行", "瑜伽", "钓鱼"]
+ZH_TIMES = ["明天", "后天", "下周一", "下周三", "周末", "下个月", "今晚", "下周五", "月底"]
+ZH_MOODS = ["很开心", "有点累", "很焦虑", "挺放松", "很沮丧", "特别兴奋", "有些烦躁"]
+ZH_REASONS = [
+    "项目终于上线了",
+    "加班到很晚",
+    "孩子生病了",
+    "升职加薪了",
+    "航班延误了三个小时",
+    "和朋友吵架了",
+    "考试通过了",
+    "搬家还没收拾完",
+]
+ZH_TASKS = ["交季度报告", "续签护照", "预约牙医", "给车做保养", "缴物业费", "准备面试", "退货"]
+ZH_COMPANIES = ["字节跳动", "一家初创公司", "银行", "医院", "设计工作室", "律师事务所", "学校"]
+ZH_JOBS = ["产品经理", "后端工程师", "会计", "护士", "设计师", "律师", "老师", "数据分析师"]
+ZH_PETS = ["豆豆", "旺财", "咪咪", "球球", "可乐", "雪碧", "团子"]
+ZH_PLACES = ["在家里", "在公司", "在地铁上", "在咖啡馆", "在机场", "在医院", "在健身房", "在车上"]
+ZH_MOMENTS = ["早上", "中午", "下午", "傍晚", "晚上", "深夜", "周末", "假期里"]
+
+EN_FOODS = ["peanuts", "shellfish", "dairy", "eggs", "gluten", "soy", "sesame", "tree nuts"]
+EN_CITIES = ["Berlin", "Tokyo", "Seattle", "Lisbon", "Toronto", "Singapore", "Austin", "Dublin"]
+EN_DRINKS = ["oat milk latte", "black coffee", "green tea", "sparkling water", "chai", "espresso"]
+EN_NAMES = ["Alice", "Ben", "Carla", "David", "Emma", "Farid", "Grace", "Hugo", "Ivy", "Jonas"]
+EN_RELATIONS = ["sister", "brother", "mother", "father", "manager", "roommate", "daughter", "son"]
+EN_HOBBIES = ["hiking", "rock climbing", "chess", "painting", "cycling", "baking", "surfing"]
+EN_TIMES = ["tomorrow", "next Monday", "next week", "this weekend", "next month", "on Friday"]
+EN_MOODS = ["stressed", "relieved", "excited", "exhausted", "frustrated", "happy", "anxious"]
+EN_REASONS = [
+    "the launch went well",
+    "the flight was cancelled",
+    "the deadline moved up",
+    "my kid has the flu",
+    "I finally finished the thesis",
+    "the landlord raised the rent",
+    "the interview went great",
+]
+EN_TASKS = ["renew my passport", "file the expense report", "call the plumber", "book a dentist"]
+EN_JOBS = ["data engineer", "nurse", "teacher", "product designer", "accountant", "lawyer"]
+EN_PETS = ["Biscuit", "Luna", "Milo", "Pepper", "Nala", "Ziggy"]
+EN_PLACES = [
+    "at home",
+    "at the office",
+    "on the train",
+    "at a cafe",
+    "at the airport",
+    "at the gym",
+]
+EN_MOMENTS = ["in the morning", "at lunch", "in the evening", "late at night", "on the weekend"]
+
+
+def _zh_memory(rng: random.Random) -> tuple[str, str]:
+    """One Chinese memory and its category; 5 to ~60 characters."""
+    c = rng.choice
+    kind = rng.randrange(14)
+    if kind == 0:
+        return f"我对{c(ZH_FOODS)}过敏", "constraint"
+    if kind == 1:
+        return f"我对{c(ZH_FOODS)}过敏，吃了会起疹子，点菜时请避开", "constraint"
+    if kind == 2:
+        return f"喜欢喝{c(ZH_DRINKS)}", "preference"
+    if kind == 3:
+        return f"我每天早上都要喝一杯{c(ZH_DRINKS)}，不加糖，少冰", "preference"
+    if kind == 4:
+        return (
+            f"{c(ZH_TIMES)}要去{c(ZH_CITIES)}出差，帮我订靠窗的座位和离会场近的酒店，"
+            f"预算每晚{rng.randrange(3, 12) * 100}元以内",
+            "task",
+        )
+    if kind == 5:
+        return f"提醒我{c(ZH_TIMES)}给{c(ZH_RELATIONS)}{c(ZH_NAMES)}打电话", "task"
+    if kind == 6:
+        return f"今天心情{c(ZH_MOODS)}，因为{c(ZH_REASONS)}", "mood"
+    if kind == 7:
+        return f"我在{c(ZH_COMPANIES)}做{c(ZH_JOBS)}，已经{rng.randrange(1, 15)}年了", "fact"
+    if kind == 8:
+        return f"我家的狗叫{c(ZH_PETS)}，今年{rng.randrange(1, 14)}岁，怕打雷", "fact"
+    if kind == 9:
+        return f"最近迷上了{c(ZH_HOBBIES)}，每周{rng.randrange(1, 6)}次", "preference"
+    if kind == 10:
+        return f"{c(ZH_TIMES)}之前必须{c(ZH_TASKS)}，别让我忘了", "task"
+    if kind == 11:
+        return (
+            f"{c(ZH_RELATIONS)}{c(ZH_NAMES)}{c(ZH_TIMES)}过生日，想送她一本关于"
+            f"{c(ZH_HOBBIES)}的书，再订一家{c(ZH_CITIES)}菜馆",
+            "task",
+        )
+    if kind == 12:
+        return f"会议改到{c(ZH_TIMES)}下午{rng.randrange(1, 6)}点", "task"
+    return (
+        f"用户说{c(ZH_MOMENTS)}{c(ZH_PLACES)}不方便接电话，有事先发消息，"
+        f"紧急情况打给{c(ZH_RELATIONS)}{c(ZH_NAMES)}",
+        "preference",
+    )
+
+
+def _en_memory(rng: random.Random) -> tuple[str, str]:
+    """One English memory and its category; 5 to ~60 words."""
+    c = rng.choice
+    kind = rng.randrange(13)
+    if kind == 0:
+        return f"User is allergic to {c(EN_FOODS)}", "constraint"
+    if kind == 1:
+        return (
+            f"I am seriously allergic to {c(EN_FOODS)}, so please check every restaurant menu "
+            f"and warn me before ordering anything that might contain it",
+            "constraint",
+        )
+    if kind == 2:
+        return f"I prefer {c(EN_DRINKS)} in the morning", "preference"
+    if kind == 3:
+        return (
+            f"Flying to {c(EN_CITIES)} {c(EN_TIMES)} for a conference; book an aisle seat and a "
+            f"hotel under {rng.randrange(8, 30) * 10} dollars a night close to the venue",
+            "task",
+        )
+    if kind == 4:
+        return f"Remind me to call my {c(EN_RELATIONS)} {c(EN_NAMES)} {c(EN_TIMES)}", "task"
+    if kind == 5:
+        return f"Feeling {c(EN_MOODS)} today because {c(EN_REASONS)}", "mood"
+    if kind == 6:
+        return f"I work as a {c(EN_JOBS)} and have done so for {rng.randrange(1, 20)} years", "fact"
+    if kind == 7:
+        return f"My dog {c(EN_PETS)} is {rng.randrange(1, 14)} and hates thunderstorms", "fact"
+    if kind == 8:
+        return (
+            f"Lately I have been getting into {c(EN_HOBBIES)}, about {rng.randrange(1, 6)} times "
+            f"a week",
+            "preference",
+        )
+    if kind == 9:
+        return f"I need to {c(EN_TASKS)} before {c(EN_TIMES)}", "task"
+    if kind == 10:
+        return (
+            f"My {c(EN_RELATIONS)} {c(EN_NAMES)} has a birthday {c(EN_TIMES)}; I want to get "
+            f"a book about {c(EN_HOBBIES)} and reserve a table somewhere quiet in "
+            f"{c(EN_CITIES)}, nothing with {c(EN_FOODS)} on the menu, for "
+            f"{rng.randrange(2, 9)} people at {rng.randrange(6, 10)} pm",
+            "task",
+        )
+    if kind == 11:
+        return f"Meeting moved to {c(EN_TIMES)} at {rng.randrange(1, 6)} pm", "task"
+    return (
+        f"Do not call me {c(EN_MOMENTS)} when I am {c(EN_PLACES)}; send a message instead, "
+        f"and for emergencies contact my {c(EN_RELATIONS)} {c(EN_NAMES)}",
+        "preference",
+    )
+
+
+def generate_memories(count: int, seed: int, zh_share: float = 0.5) -> list[tuple[str, str]]:
+    """``count`` distinct (content, category) pairs, about half Chinese."""
+    rng = random.Random(seed)
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    attempts = 0
+    while len(out) < count:
+        attempts += 1
+        if attempts > count * 200:
+            raise RuntimeError(f"could not generate {count} distinct memories")
+        for _retry in range(8):  # short templates run out of slot values first
+            text, category = _zh_memory(rng) if rng.random() < zh_share else _en_memory(rng)
+            if text not in seen:
+                break
+        else:
+            # add a distinguishing detail rather than give up on the template
+            text = variant(text, rng.randrange(10_000))
+            if text in seen:
+                continue
+        seen.add(text)
+        out.append((text, category))
+    return out
+
+
+def _is_chinese(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def variant(text: str, number: int) -> str:
+    """``text`` plus a short circumstance (place, time of day, a count): same meaning."""
+    if _is_chinese(text):
+        place = ZH_PLACES[number % len(ZH_PLACES)]
+        moment = ZH_MOMENTS[(number // len(ZH_PLACES)) % len(ZH_MOMENTS)]
+        rest = number // (len(ZH_PLACES) * len(ZH_MOMENTS))
+        suffix = f"（{moment}{place}说的" + (f"，第{rest + 1}次提到）" if rest else "）")
+        return text + suffix
+    place = EN_PLACES[number % len(EN_PLACES)]
+    moment = EN_MOMENTS[(number // len(EN_PLACES)) % len(EN_MOMENTS)]
+    rest = number // (len(EN_PLACES) * len(EN_MOMENTS))
+    suffix = f" (said {moment} {place}" + (f", mention {rest + 1})" if rest else ")")
+    return text + suffix
+
+
+# --- generated queries -------------------------------------------------------------------
+
+# paraphrases: no keyword in common with the memories they should find
+PARAPHRASE_QUERIES = [
+    "饮食禁忌",
+    "用户不能吃什么",
+    "出行安排",
+    "这周有什么待办事项",
+    "最近情绪怎么样",
+    "用户的职业是什么",
+    "宠物的情况",
+    "业余爱好",
+    "早餐习惯",
+    "家人的生日",
+    "what can't the user eat",
+    "upcoming travel plans",
+    "what is on my to-do list",
+    "how has the user been feeling lately",
+    "what does the user do for a living",
+    "tell me about the pet",
+    "weekend hobbies",
+    "morning routine",
+    "when is the family celebration",
+    "how should I contact the user",
+]
+
+
+def generate_queries(count: int, seed: int) -> list[str]:
+    """Bilingual queries: about half reuse memory keywords, the rest are paraphrases."""
+    rng = random.Random(seed)
+    c = rng.choice
+    keyword_makers = [
+        lambda: f"{c(ZH_FOODS)}过敏",
+        lambda: f"去{c(ZH_CITIES)}出差",
+        lambda: f"喝{c(ZH_DRINKS)}",
+        lambda: f"给{c(ZH_NAMES)}打电话",
+        lambda: f"{c(ZH_TIMES)}的会议",
+        lambda: f"{c(ZH_HOBBIES)}",
+        lambda: f"allergic to {c(EN_FOODS)}",
+        lambda: f"trip to {c(EN_CITIES)}",
+        lambda: f"call {c(EN_NAMES)}",
+        lambda: f"{c(EN_HOBBIES)} every week",
+        lambda: f"{c(EN_DRINKS)}",
+        lambda: f"meeting {c(EN_TIMES)}",
+    ]
+    queries = []
+    for _ in range(count):
+        if rng.random() < 0.5:
+            queries.append(c(keyword_makers)())
+        else:
+            queries.append(c(PARAPHRASE_QUERIES))
+    return queries
+
+
+# --- vectors -----------------------------------------------------------------------------
+
+
+def normalised(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def exact_top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> np.ndarray:
+    """Row indices of the ``k`` largest dot products, best first (brute force)."""
+    scores = matrix @ query
+    k = min(k, scores.shape[0])
+    top = np.argpartition(-scores, k - 1)[:k]
+    return top[np.argsort(-scores[top])]
