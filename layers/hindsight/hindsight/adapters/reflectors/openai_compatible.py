@@ -1,0 +1,101 @@
+"""Reflector on any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama...)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import httpx
+
+from hindsight.adapters.reflectors.llm import LlmReflector
+from hindsight.core.errors import UnavailableError
+
+logger = logging.getLogger(__name__)
+
+_STATUS_ADVICE = {
+    401: "the API key was rejected; check HINDSIGHT_OPENAI_API_KEY",
+    403: "the API key may not use this model",
+    404: "the endpoint or model was not found; check HINDSIGHT_OPENAI_BASE_URL and the model",
+    429: "rate limited or out of quota; retry later",
+}
+
+
+class OpenAICompatibleReflector(LlmReflector):
+    """POSTs to ``{base_url}/chat/completions`` asking for a JSON object."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        model: str,
+        http_client: httpx.Client | None = None,
+        timeout: float = 60.0,
+        max_tokens: int = 2_000,
+        temperature: float = 0.0,
+    ) -> None:
+        super().__init__(complete=self._chat, label=f"openai:{model}")
+        self._url = f"{base_url.rstrip('/')}/chat/completions"
+        self._api_key = api_key
+        self._model = model
+        self._client = http_client
+        self._timeout = timeout
+        self._max_tokens = max_tokens
+        self._temperature = temperature
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            self._client = httpx.Client(timeout=self._timeout)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+    def _post(self, body: dict[str, Any]) -> httpx.Response:
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        try:
+            return self._http().post(self._url, json=body, headers=headers, timeout=self._timeout)
+        except httpx.TimeoutException as exc:
+            raise UnavailableError(
+                f"OpenAI-compatible reflector unavailable: {self._url} did not answer within "
+                f"{self._timeout:g}s; retry later"
+            ) from exc
+        except httpx.HTTPError as exc:
+            raise UnavailableError(
+                f"OpenAI-compatible reflector unavailable: cannot reach {self._url} ({exc}); "
+                "check HINDSIGHT_OPENAI_BASE_URL"
+            ) from exc
+
+    def _chat(self, system: str, user: str) -> str:
+        body: dict[str, Any] = {
+            "model": self._model,
+            "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": user},
+            ],
+            "temperature": self._temperature,
+            "max_tokens": self._max_tokens,
+            "response_format": {"type": "json_object"},
+        }
+        response = self._post(body)
+        if response.status_code == 400 and "response_format" in response.text:
+            logger.info("endpoint rejects response_format; retrying without it")
+            body.pop("response_format")
+            response = self._post(body)
+        if response.status_code >= 400:
+            advice = _STATUS_ADVICE.get(response.status_code, "the endpoint returned an error")
+            raise UnavailableError(
+                f"OpenAI-compatible reflector unavailable ({self._model} at {self._url}): "
+                f"HTTP {response.status_code}, {advice}"
+            )
+        try:
+            payload = response.json()
+            content = payload["choices"][0]["message"].get("content")
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise UnavailableError(
+                f"OpenAI-compatible reflector unavailable: {self._url} did not answer in the "
+                "chat-completions format"
+            ) from exc
+        return content if isinstance(content, str) else ""
