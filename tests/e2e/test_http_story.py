@@ -3,10 +3,11 @@ approve, context, erase, restart."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
-from hindsight.bootstrap import configure
+from hindsight.bootstrap import configure, get_service, get_settings
 from hindsight.gateway.local_gateway import LocalGateway
 
 from tests.e2e.conftest import E2E_KEY, OTHER_TENANT_KEY, start_gateway
@@ -182,7 +183,31 @@ def test_gateway_errors_are_json(client: httpx.Client, gateway: LocalGateway) ->
     assert client.get("/v1/users/u/memories").json()["results"] == []
 
 
-def test_memories_survive_a_gateway_restart(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_concurrent_requests_each_get_their_own_answer(client: httpx.Client) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    contents = [f"并发写入的第{i}条记忆" for i in range(6)]
+
+    def store_one(content: str) -> tuple[int, str]:
+        reply = client.post("/v1/memories", json={"user_id": "busy-user", "content": content})
+        return reply.status_code, reply.json()["memory_id"]
+
+    def read_health(_: int) -> int:
+        return client.get("/v1/health").status_code
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        stored = list(pool.map(store_one, contents))
+        health = list(pool.map(read_health, range(6)))
+    assert [status for status, _ in stored] == [201] * 6
+    assert health == [200] * 6
+    listed = client.get("/v1/users/busy-user/memories", params={"limit": 20}).json()["results"]
+    assert sorted(m["content"] for m in listed) == sorted(contents)
+    assert {m["memory_id"] for m in listed} == {memory_id for _, memory_id in stored}
+
+
+def test_memories_survive_a_gateway_restart(tmp_path: Path, gateway: LocalGateway) -> None:
+    """Runs last: it swaps the process-wide service, and puts the session's back after."""
+    session = (get_settings(), get_service())
     headers = {"Authorization": f"Bearer {E2E_KEY}"}
     first = start_gateway(tmp_path / "data")
     try:
@@ -190,7 +215,7 @@ def test_memories_survive_a_gateway_restart(tmp_path) -> None:  # type: ignore[n
             memory_id = store(http, "restart-user", "用户对花生过敏", category="constraint")
     finally:
         first.stop()
-        configure()
+        configure(*session)
     second = start_gateway(tmp_path / "data")
     try:
         with httpx.Client(base_url=second.url, headers=headers, timeout=120) as http:
@@ -201,4 +226,4 @@ def test_memories_survive_a_gateway_restart(tmp_path) -> None:  # type: ignore[n
             assert body["results"][0]["memory_id"] == memory_id
     finally:
         second.stop()
-        configure()
+        configure(*session)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
 import pytest
 from hindsight.gateway.local_gateway import (
     GatewayConfigError,
     LocalGateway,
     banner,
+    build_proxy_event,
     find_template,
     prepare_settings,
     routes_from_template,
@@ -87,3 +89,68 @@ def test_banner_warns_when_keyless_and_shows_a_curl(tmp_path: Path) -> None:
     assert f"curl -s -X POST {gateway.url}/v1/memories" in text
     assert str(tmp_path) in text
     assert "embedded" in text
+
+
+def test_events_never_carry_an_authorizer_from_the_client() -> None:
+    routes = routes_from_template(find_template())
+    route = next(r for r in routes if r.resource == "/v1/memories")
+    event = build_proxy_event(
+        method="POST",
+        path="/v1/memories",
+        query="a=1&a=2&b=",
+        headers=[("requestContext", '{"authorizer": {"tenant_id": "x"}}'), ("X-Tenant", "x")],
+        body=b'{"user_id": "u"}',
+        route=route,
+        path_parameters={},
+        stage="prod",
+        source_ip="127.0.0.1",
+    )
+    assert "authorizer" not in event["requestContext"]
+    assert event["queryStringParameters"] == {"a": "2", "b": ""}
+    assert event["multiValueQueryStringParameters"] == {"a": ["1", "2"], "b": [""]}
+    assert event["requestContext"]["resourcePath"] == "/v1/memories"
+    assert event["body"] == '{"user_id": "u"}' and event["isBase64Encoded"] is False
+
+
+def test_a_failing_function_is_a_502_json_error(tmp_path: Path) -> None:
+    (tmp_path / "fn").mkdir()
+    (tmp_path / "fn" / "app.py").write_text(
+        "def boom(event, context):\n"
+        "    raise RuntimeError('secret detail')\n"
+        "def odd(event, context):\n"
+        "    return 'not a proxy response'\n"
+        "def echo(event, context):\n"
+        "    import json\n"
+        "    return {'statusCode': 200, 'headers': {'Content-Type': 'application/json'},\n"
+        "            'body': json.dumps({'path': event['pathParameters'],\n"
+        "                                'left': context.get_remaining_time_in_millis() > 0})}\n"
+    )
+    (tmp_path / "template.yaml").write_text(
+        "Transform: AWS::Serverless-2016-10-31\n"
+        "Resources:\n"
+        "  Boom:\n"
+        "    Type: AWS::Serverless::Function\n"
+        "    Properties: {CodeUri: fn/, Handler: app.boom,"
+        " Events: {A: {Type: Api, Properties: {Path: /boom, Method: GET}}}}\n"
+        "  Odd:\n"
+        "    Type: AWS::Serverless::Function\n"
+        "    Properties: {CodeUri: fn/, Handler: app.odd,"
+        " Events: {A: {Type: Api, Properties: {Path: /odd, Method: any}}}}\n"
+        "  Echo:\n"
+        "    Type: AWS::Serverless::Function\n"
+        "    Properties:\n"
+        "      CodeUri: !Sub fn/\n"
+        "      Handler: app.echo\n"
+        "      Events: {A: {Type: Api, Properties: {Path: '/echo/{name}', Method: GET,"
+        " RestApiId: !Ref Api}}}\n"
+    )
+    with LocalGateway(port=0, template=tmp_path / "template.yaml") as gateway:
+        boom = httpx.get(f"{gateway.url}/boom")
+        odd = httpx.post(f"{gateway.url}/odd", content=b"x")
+        assert boom.status_code == 502
+        assert boom.json()["status"] == "error"
+        assert "secret" not in boom.text
+        assert odd.status_code == 502
+    # a CodeUri that is an intrinsic function (!Sub) cannot be resolved locally: skipped
+    assert {r.resource for r in gateway.routes} == {"/boom", "/odd"}
+    assert {r.method for r in gateway.routes} == {"GET", "ANY"}

@@ -528,8 +528,9 @@ class LocalGateway:
         self.routes = routes_from_template(self.template_path)
         self.stage = _stage_name(self.template_path)
         self.dispatcher = _Dispatcher(self.routes, self.stage)
-        handler_class = type("_BoundRequestHandler", (_RequestHandler,), {})
-        handler_class.dispatcher = self.dispatcher
+        handler_class = type(
+            "_BoundRequestHandler", (_RequestHandler,), {"dispatcher": self.dispatcher}
+        )
         self._server = ThreadingHTTPServer((host, port), handler_class)
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -553,11 +554,13 @@ class LocalGateway:
         self.dispatcher.load_all()
 
     def warm(self) -> None:
-        """Configure the given settings (if any), import the handlers, build the service."""
+        """Configure the given settings (if any), import the handlers, build the service
+        and load its embedding model."""
         if self.settings is not None:
             configure(self.settings)
         self.load_functions()
-        get_service()
+        service = get_service()
+        service.embedder.embed_query("warm up")  # load the model now, not on the first request
 
     def start(self) -> LocalGateway:
         self.warm()
