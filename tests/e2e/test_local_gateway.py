@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from hindsight import bootstrap
+from hindsight.bootstrap import configure
 from hindsight.gateway.local_gateway import (
     GatewayConfigError,
     LocalGateway,
@@ -15,6 +18,7 @@ from hindsight.gateway.local_gateway import (
     prepare_settings,
     routes_from_template,
 )
+from hindsight.settings import Settings
 
 EXPECTED_ROUTES = {
     ("POST", "/v1/memories", "StoreFunction"),
@@ -144,7 +148,9 @@ def test_a_failing_function_is_a_502_json_error(tmp_path: Path) -> None:
         "      Events: {A: {Type: Api, Properties: {Path: '/echo/{name}', Method: GET,"
         " RestApiId: !Ref Api}}}\n"
     )
-    with LocalGateway(port=0, template=tmp_path / "template.yaml") as gateway:
+    settings = Settings(backend="memory", data_dir=tmp_path)
+    gateway = LocalGateway(port=0, template=tmp_path / "template.yaml", settings=settings)
+    with gateway:
         boom = httpx.get(f"{gateway.url}/boom")
         odd = httpx.post(f"{gateway.url}/odd", content=b"x")
         assert boom.status_code == 502
@@ -154,3 +160,11 @@ def test_a_failing_function_is_a_502_json_error(tmp_path: Path) -> None:
     # a CodeUri that is an intrinsic function (!Sub) cannot be resolved locally: skipped
     assert {r.resource for r in gateway.routes} == {"/boom", "/odd"}
     assert {r.method for r in gateway.routes} == {"GET", "ANY"}
+
+
+@pytest.fixture(autouse=True)
+def _restore_the_process_service() -> Iterator[None]:
+    """Gateways here configure their own service; put back whatever was there."""
+    saved = (bootstrap._settings, bootstrap._service)
+    yield
+    configure(*saved)
