@@ -186,6 +186,22 @@ _CLAUSE_SPLIT_EN = re.compile(
 _CLAUSE_SPLIT_ZH = re.compile(r"[。！？；;!?，,\n]|但是|不过|可是|而且|然后")
 
 
+_MAX_CLAUSE_CHARS = 300  # statements are short; this keeps every pattern linear in practice
+
+
+def _chunks(text: str, size: int = _MAX_CLAUSE_CHARS) -> list[str]:
+    """Cut a run-on text into pieces of at most ``size`` characters, at spaces if possible."""
+    pieces: list[str] = []
+    while len(text) > size:
+        cut = text.rfind(" ", 0, size)
+        cut = cut if cut > size // 2 else size
+        pieces.append(text[:cut])
+        text = text[cut:].lstrip()
+    if text:
+        pieces.append(text)
+    return pieces
+
+
 def _clauses(text: str) -> list[str]:
     parts: list[str] = []
     for sentence in re.split(r"(?<=[.!?。！？;；])\s*|\n", text):
@@ -193,7 +209,9 @@ def _clauses(text: str) -> list[str]:
         if not sentence:
             continue
         splitter = _CLAUSE_SPLIT_ZH if _is_zh(sentence) else _CLAUSE_SPLIT_EN
-        parts.extend(p.strip(" ,，、") for p in splitter.split(_expand(sentence)) if p)
+        for part in splitter.split(_expand(sentence)):
+            if part:
+                parts.extend(_chunks(part.strip(" ,，、")))
     return [p for p in parts if p]
 
 
@@ -580,13 +598,13 @@ def _slug_words(words: Sequence[str]) -> str:
 _SKIP_FLAGS_ZH = ("m", "t", "r", "p", "u", "d", "c", "y", "x", "q", "f")
 
 
-def _posseg(text: str) -> list[tuple[str, str]]:
+def _posseg(text: str, hmm: bool = True) -> list[tuple[str, str]]:
     """(word, part of speech) pairs from jieba, imported on first use and kept quiet."""
     import jieba
     import jieba.posseg
 
     jieba.setLogLevel(logging.WARNING)
-    return [(t.word, t.flag) for t in jieba.posseg.lcut(text)]
+    return [(t.word, t.flag) for t in jieba.posseg.lcut(text, HMM=hmm)]
 
 
 def _jieba_words(text: str) -> list[str]:
@@ -612,10 +630,10 @@ def _topic_key(phrase: str, use_glossary: bool = True) -> str:
         if hits:
             return min(hits)[2]
     if _is_zh(lowered):
-        words = [
+        zh_words = [
             w for w in _jieba_words(lowered) if w not in _STOP_ZH and not re.fullmatch(r"[\W_]+", w)
         ]
-        return _slug_words(words[:2])
+        return _slug_words(zh_words[:2])
     words: list[str] = []
     for token in re.findall(r"[a-z0-9]+", lowered):
         if token in _BREAK_EN and words:
@@ -1337,11 +1355,11 @@ def _names(ctx: _Context) -> list[_Candidate]:
             )
         )
     if not found:
-        match = _I_AM_NAME_EN.search(ctx.clause)
-        if match and not any(w.lower() in _NOT_A_NAME for w in match.group("name").split()):
+        intro = _I_AM_NAME_EN.search(ctx.clause)
+        if intro and not any(w.lower() in _NOT_A_NAME for w in intro.group("name").split()):
             found.append(
                 ctx.make(
-                    f"{ctx.subject.possessive()} name is {match.group('name')}.",
+                    f"{ctx.subject.possessive()} name is {intro.group('name')}.",
                     FactCategory.FACT,
                     Confidence.HIGH,
                     "name",
@@ -2059,9 +2077,9 @@ def _merge(candidates: Sequence[_Candidate]) -> list[ExtractedFact]:
         )
     newest_by_topic: dict[str, datetime] = {}
     for (topic, _), group in groups.items():
-        latest = group.latest.occurred_at
-        if topic not in newest_by_topic or latest > newest_by_topic[topic]:
-            newest_by_topic[topic] = latest
+        moment = group.latest.occurred_at
+        if topic not in newest_by_topic or moment > newest_by_topic[topic]:
+            newest_by_topic[topic] = moment
     facts: list[tuple[datetime, ExtractedFact]] = []
     for (topic, _), group in groups.items():
         latest = group.latest
@@ -2218,6 +2236,9 @@ _NOT_ENTITIES_ZH = {
 }
 
 
+_MAX_ENTITY_TEXT = 1_000
+
+
 def _entities(texts: Sequence[str], limit: int = 15) -> list[str]:
     found: list[str] = []
     for text in texts:
@@ -2236,7 +2257,7 @@ def _entities(texts: Sequence[str], limit: int = 15) -> list[str]:
             if words and not all(w.lower() in _NOT_ENTITIES for w in words):
                 found.append(" ".join(words))
         if _is_zh(text):
-            for word, flag in _posseg(text):
+            for word, flag in _posseg(text[:_MAX_ENTITY_TEXT], hmm=False):
                 if (
                     flag in _NOUN_FLAGS
                     and len(word) >= 2
