@@ -414,6 +414,7 @@ def _proxy_result(result: Any, function_name: str) -> GatewayResponse:
 class _RequestHandler(BaseHTTPRequestHandler):
     server_version = "HindsightLocalGateway/1"
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in separate writes
     dispatcher: _Dispatcher  # set on the subclass made per gateway
 
     def log_message(self, format: str, *args: Any) -> None:
