@@ -372,7 +372,11 @@ class VectorIndex:
         # oversample by how selective the filter is, then grow until k candidates pass
         fetch = min(graph.live, k * 4 * max(1, -(-partition.size // passing)))
         for _ in range(3):
-            labels = graph.search(query, fetch)
+            try:
+                labels = graph.search(query, fetch)
+            except RuntimeError as exc:  # hnswlib could not collect `fetch` live neighbours
+                logger.warning("ann search fell back to exact error=%s", exc)
+                return None
             rows = np.fromiter(
                 (partition.label_rows[int(label)] for label in labels), dtype=np.int64
             )
