@@ -89,8 +89,14 @@ class ScriptedReflector:
         self.rules: dict[str, tuple[str, str, str, str]] = {}
         self.calls: list[list[str]] = []
 
-    def when(self, trigger: str, content: str, category: str = "fact",
-             confidence: str = "medium", topic: str = "") -> ScriptedReflector:
+    def when(
+        self,
+        trigger: str,
+        content: str,
+        category: str = "fact",
+        confidence: str = "medium",
+        topic: str = "",
+    ) -> ScriptedReflector:
         self.rules[trigger] = (content, category, confidence, topic)
         return self
 

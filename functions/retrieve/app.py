@@ -7,6 +7,7 @@ from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from hindsight.api.http import (
     body_command,
     build_resolver,

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
+
 from hindsight.core.models import (
     EpisodicMemory,
     FactStatus,
@@ -16,7 +17,6 @@ from hindsight.core.models import (
     TimeRange,
 )
 from hindsight.core.text import content_hash
-
 from tests.fakes import HashingEmbedder
 
 T0 = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)

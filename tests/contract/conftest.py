@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
 from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
 from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex

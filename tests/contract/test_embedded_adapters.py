@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
 from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
 from hindsight.core.errors import (
@@ -15,7 +16,6 @@ from hindsight.core.errors import (
     UnavailableError,
 )
 from hindsight.core.models import ListQuery, SearchFilter, StoredVector
-
 from tests.contract.builders import (
     at,
     document,

@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 import pytest
+
 from hindsight.core.errors import (
     ConflictError,
     DuplicateMemoryError,
@@ -15,7 +16,6 @@ from hindsight.core.errors import (
 )
 from hindsight.core.models import FactStatus, ListQuery, MemoryKind
 from hindsight.core.ports import RecordStore
-
 from tests.contract.builders import at, episode, fact, rich_episode, text_vector
 
 WINDOW = 3_600.0

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+
 from hindsight.core.errors import EmbeddingModelMismatchError
 from hindsight.core.models import (
     FactStatus,
@@ -16,7 +17,6 @@ from hindsight.core.models import (
     StoredVector,
 )
 from hindsight.core.ports import SearchIndex
-
 from tests.contract.builders import at, document, random_vectors, text_vector, unit_vector
 
 MODES = ["vector", "keyword"]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.bootstrap import build_embedded_service, configure
 from hindsight.core.ports import Reflector

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
 from hindsight.bootstrap import configure, get_service, get_settings
 from hindsight.gateway.local_gateway import LocalGateway
-
 from tests.e2e.conftest import E2E_KEY, OTHER_TENANT_KEY, start_gateway
 
 

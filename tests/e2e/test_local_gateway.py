@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from hindsight import bootstrap
 from hindsight.bootstrap import configure
 from hindsight.gateway.local_gateway import (

@@ -17,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.api.auth import key_sha256
 from hindsight.bootstrap import build_memory_service, configure
 from hindsight.core.ports import Reflector
 from hindsight.core.service import MemoryService
 from hindsight.settings import Settings
-
 from tests.fakes import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[2]

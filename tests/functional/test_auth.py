@@ -9,7 +9,6 @@ from hindsight.bootstrap import build_memory_service, configure
 from hindsight.core.errors import UnauthorizedError
 from hindsight.core.service import MemoryService
 from hindsight.settings import Settings
-
 from tests.fakes import HashingEmbedder, ScriptedReflector
 from tests.functional.conftest import (
     ADMIN_KEY,

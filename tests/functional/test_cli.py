@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner, Result
+
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.bootstrap import build_memory_service, configure
 from hindsight.cli import app
 from hindsight.core.service import MemoryService
 from hindsight.settings import Settings
-from typer.testing import CliRunner, Result
-
 from tests.fakes import HashingEmbedder
 
 

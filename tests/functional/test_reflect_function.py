@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 from hindsight.core.models import FactStatus, SemanticMemory
 from hindsight.core.service import MemoryService
 from hindsight.core.usecases.common import embed_documents, index_document
-
 from tests.functional.conftest import ADMIN_KEY, GLOBEX_KEY, READONLY_KEY, assert_error, call
 
 

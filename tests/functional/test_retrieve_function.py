@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from hindsight.core.service import MemoryService
-
 from tests.functional.conftest import (
     ADMIN_KEY,
     CALENDAR_KEY,

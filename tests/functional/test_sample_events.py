@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hindsight.core.service import MemoryService
 
+from hindsight.core.service import MemoryService
 from tests.functional.conftest import EVENTS_DIR, ROUTES, call, invoke
 from tests.functional.test_reflect_function import seed_fact
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from hindsight.core.service import MemoryService
-
 from tests.functional.conftest import (
     ADMIN_KEY,
     CALENDAR_KEY,

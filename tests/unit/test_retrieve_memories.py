@@ -17,7 +17,9 @@ def store(service, principal, content, **fields):
 
 
 def retrieve(service, principal, query, **fields):
-    return service.retrieve(principal, RetrieveCommand(**{"user_id": "u1", "query": query, **fields}))
+    return service.retrieve(
+        principal, RetrieveCommand(**{"user_id": "u1", "query": query, **fields})
+    )
 
 
 def contents(result):
@@ -56,8 +58,12 @@ def test_expired_memories_are_never_returned(service, principal, clock):
 
 
 def test_older_memories_decay(service, principal, clock):
-    store(service, principal, "coffee order oat latte", occurred_at=clock.now() - timedelta(days=30))
-    store(service, principal, "coffee order flat white", occurred_at=clock.now() - timedelta(days=1))
+    store(
+        service, principal, "coffee order oat latte", occurred_at=clock.now() - timedelta(days=30)
+    )
+    store(
+        service, principal, "coffee order flat white", occurred_at=clock.now() - timedelta(days=1)
+    )
     result = retrieve(service, principal, "coffee order")
     assert contents(result)[0] == "coffee order flat white"
     old = result.results[1]
@@ -67,8 +73,12 @@ def test_older_memories_decay(service, principal, clock):
 
 
 def test_upcoming_event_does_not_decay(service, principal, clock):
-    store(service, principal, "I have a dentist appointment next month",
-          occurred_at=clock.now() - timedelta(days=10))
+    store(
+        service,
+        principal,
+        "I have a dentist appointment next month",
+        occurred_at=clock.now() - timedelta(days=10),
+    )
     result = retrieve(service, principal, "dentist appointment")
     assert result.results[0].why["decay"] == 1.0
 
@@ -83,8 +93,13 @@ def approved_fact(service, principal, reflector, trigger, content, **rule):
 
 def test_semantic_facts_rank_ahead_and_pending_ones_are_hidden(service, principal, reflector):
     store(service, principal, "I told you I am allergic to peanuts")
-    reflector.when("peanuts", "The user is allergic to peanuts", category="constraint",
-                   confidence="high", topic="allergy:peanut")
+    reflector.when(
+        "peanuts",
+        "The user is allergic to peanuts",
+        category="constraint",
+        confidence="high",
+        topic="allergy:peanut",
+    )
     reflected = service.reflect(principal, ReflectCommand(user_id="u1"))
     fact_id = reflected.created[0]["memory_id"]
     assert [r.kind for r in retrieve(service, principal, "allergic to peanuts").results] == [
@@ -114,16 +129,25 @@ def test_low_confidence_facts_are_down_weighted(service, principal, reflector):
 
 
 def test_filters(service, principal, clock):
-    store(service, principal, "mood note happy day", category="mood", emotion="happy",
-          session_id="s1")
+    store(
+        service, principal, "mood note happy day", category="mood", emotion="happy", session_id="s1"
+    )
     store(service, principal, "mood note sad day", category="mood", emotion="sad", session_id="s2")
-    store(service, principal, "work note deadline", category="work",
-          occurred_at=clock.now() - timedelta(days=20))
+    store(
+        service,
+        principal,
+        "work note deadline",
+        category="work",
+        occurred_at=clock.now() - timedelta(days=20),
+    )
     assert contents(retrieve(service, principal, "note", emotions=["sad"])) == ["mood note sad day"]
     assert set(contents(retrieve(service, principal, "note", categories=["mood"]))) == {
-        "mood note happy day", "mood note sad day"}
+        "mood note happy day",
+        "mood note sad day",
+    }
     assert contents(retrieve(service, principal, "note", session_id="s1")) == [
-        "mood note happy day"]
+        "mood note happy day"
+    ]
     recent = retrieve(service, principal, "note", since=clock.now() - timedelta(days=5))
     assert "work note deadline" not in contents(recent)
     older = retrieve(service, principal, "note", until=clock.now() - timedelta(days=5))
@@ -136,8 +160,12 @@ def test_scopes_are_enforced(service):
     store(service, admin, "calendar thing", scope="calendar")
     store(service, admin, "email thing", scope="email")
     store(service, admin, "global thing")
-    agent = Principal(tenant_id="acme", read_scopes=frozenset({"calendar"}),
-                      write_scopes=frozenset({"calendar"}), default_scope="calendar")
+    agent = Principal(
+        tenant_id="acme",
+        read_scopes=frozenset({"calendar"}),
+        write_scopes=frozenset({"calendar"}),
+        default_scope="calendar",
+    )
     seen = set(contents(retrieve(service, agent, "thing")))
     assert seen == {"calendar thing", "global thing"}
     with pytest.raises(ForbiddenError, match="email"):
@@ -221,6 +249,5 @@ def test_query_time_cue_boosts_matching_memories(service, principal, clock):
 def test_as_of_hides_memories_from_after_that_time(service, principal, clock):
     store(service, principal, "first note about tea", occurred_at=clock.now() - timedelta(days=10))
     store(service, principal, "second note about tea")
-    result = retrieve(service, principal, "note about tea",
-                      as_of=clock.now() - timedelta(days=5))
+    result = retrieve(service, principal, "note about tea", as_of=clock.now() - timedelta(days=5))
     assert contents(result) == ["first note about tea"]

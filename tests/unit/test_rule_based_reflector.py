@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+
 from hindsight.adapters.reflectors.rule_based import LABEL, RuleBasedReflector
 from hindsight.core.models import (
     Confidence,

@@ -107,8 +107,9 @@ def test_imported_history_keeps_its_time(service, principal, clock):
 
 
 def test_writing_a_scope_the_key_may_not_write_is_forbidden(service):
-    agent = Principal(tenant_id="acme", write_scopes=frozenset({"calendar"}),
-                      default_scope="calendar")
+    agent = Principal(
+        tenant_id="acme", write_scopes=frozenset({"calendar"}), default_scope="calendar"
+    )
     assert store(service, agent, content="ok").status == "success"
     with pytest.raises(ForbiddenError, match="email"):
         store(service, agent, content="not ok", scope="email")

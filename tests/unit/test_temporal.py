@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
+
 from hindsight.core.temporal import parse_query_time, resolve_time_expressions
 
 WEDNESDAY = datetime(2026, 6, 3, 15, 30, tzinfo=UTC)

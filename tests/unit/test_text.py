@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from hindsight.core.text import content_hash, stem, tokenize
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from hindsight.adapters.embedded.vector_index import VectorIndex
 from hindsight.core.errors import EmbeddingModelMismatchError
 from hindsight.core.models import IndexDocument, SearchFilter, StoredVector
-
 from tests.contract.builders import document, random_vectors, unit_vector
 
 DIM = 32

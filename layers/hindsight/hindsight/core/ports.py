@@ -98,7 +98,7 @@ class RecordStore(Protocol):
     ) -> Sequence[tuple[Memory, StoredVector | None]]:
         """Every memory with its vector (all tenants when None); used to rebuild indexes."""
 
-    def users_with_episodes_since(self, since: datetime) -> list[tuple[str, str]]:
+    def users_with_episodes_since(self, since: datetime) -> Sequence[tuple[str, str]]:
         """(tenant_id, user_id) pairs that have episodic memories created after ``since``."""
 
 

@@ -191,11 +191,7 @@ def retrieve_memories(
             m for m in memories if similarities.get(m.memory_id, -1.0) >= command.min_similarity
         ]
 
-    floor = (
-        float(np.dot(neutral, query_vector.values))
-        if query_vector is not None
-        else 0.0
-    )
+    floor = float(np.dot(neutral, query_vector.values)) if query_vector is not None else 0.0
     ranked = _rank(service, memories, similarities, keyword_hits, as_of, command, query_time, floor)
     ranked = ranked[: policy.max_results]
     page = ranked[offset : offset + command.top_k]
