@@ -99,6 +99,18 @@ def test_update_replaces_and_requires_existence(record_store: RecordStore) -> No
         record_store.update(original.model_copy(update={"tenant_id": "t2"}))
 
 
+def test_update_with_a_vector_replaces_the_vector(record_store: RecordStore) -> None:
+    original = fact("f1")
+    record_store.put(original, text_vector(original.content))
+    replacement = text_vector("something else entirely", model="other-model")
+    record_store.update(original, replacement)
+
+    stored = record_store.get_vectors("t1", ["f1"])["f1"]
+    assert stored.model == "other-model"
+    np.testing.assert_array_equal(stored.values, replacement.values)
+    assert record_store.get("t1", "f1") == original
+
+
 # --- tenant isolation -----------------------------------------------------------------
 def test_another_tenants_ids_are_invisible(record_store: RecordStore) -> None:
     record_store.put(episode("m1", tenant_id="t1"), text_vector("x"))

@@ -7,6 +7,7 @@ service for the life of the process (a Lambda container, the local server, the C
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from pathlib import Path
@@ -75,12 +76,16 @@ def build_embedded_service(
     from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
     from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
     from hindsight.adapters.system import SystemClock, UlidGenerator
+    from hindsight.core.text import tokenize
 
     data_dir = Path(settings.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     records = SqliteRecordStore(data_dir / "hindsight.db")
     index = EmbeddedSearchIndex(data_dir / "index", ann_threshold=settings.ann_threshold)
     index.rebuild_from(records)
+    # save the HNSW graphs and close the databases when the process ends
+    atexit.register(_close_quietly, index, records)
+    tokenize("预热")  # load jieba's dictionary now rather than on the first request
     return MemoryService(
         records=records,
         index=index,
@@ -90,6 +95,17 @@ def build_embedded_service(
         ids=UlidGenerator(),
         policy=policy_from(settings),
     )
+
+
+def _close_quietly(*resources: object) -> None:
+    for resource in resources:
+        close = getattr(resource, "close", None)
+        if close is None:
+            continue
+        try:
+            close()
+        except Exception:  # shutting down: report, never raise
+            logger.exception("close failed resource=%s", type(resource).__name__)
 
 
 def build_memory_service(

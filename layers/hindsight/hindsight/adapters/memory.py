@@ -213,12 +213,14 @@ class InMemoryRecordStore:
             if vector is not None:
                 self._vectors[key] = vector
 
-    def update(self, memory: Memory) -> None:
+    def update(self, memory: Memory, vector: StoredVector | None = None) -> None:
         key = (memory.tenant_id, memory.memory_id)
         with self._lock:
             if key not in self._memories:
                 raise NotFoundError(f"memory {memory.memory_id} does not exist")
             self._memories[key] = memory.model_copy(deep=True)
+            if vector is not None:
+                self._vectors[key] = vector
 
     def get(self, tenant_id: str, memory_id: str) -> Memory | None:
         with self._lock:

@@ -54,8 +54,11 @@ class RecordStore(Protocol):
         memory.
         """
 
-    def update(self, memory: Memory) -> None:
-        """Replace an existing memory (same id and tenant); NotFoundError if absent."""
+    def update(self, memory: Memory, vector: StoredVector | None = None) -> None:
+        """Replace an existing memory (same id and tenant); NotFoundError if absent.
+
+        With ``vector``, its stored vector is replaced too (re-embedding).
+        """
 
     def get(self, tenant_id: str, memory_id: str) -> Memory | None:
         """The memory, or None if absent or another tenant's (expired ones included)."""

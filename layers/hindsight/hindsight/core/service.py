@@ -8,6 +8,7 @@ one of these methods and shape the output.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,6 +118,14 @@ class MemoryService:
         from hindsight.core.usecases.forget import erase_user
 
         return erase_user(self, principal, user_id)
+
+    def reindex(
+        self, re_embed: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, Any]:
+        """Operator task (no principal): rebuild the index, optionally re-embedding."""
+        from hindsight.core.usecases.maintenance import reindex_memories
+
+        return reindex_memories(self, re_embed=re_embed, progress=progress)
 
     def health(self) -> dict[str, Any]:
         return {

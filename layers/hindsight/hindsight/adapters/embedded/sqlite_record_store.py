@@ -278,17 +278,7 @@ class SqliteRecordStore:
                 tuple(row.values()),
             )
             if vector is not None:
-                conn.execute(
-                    "INSERT OR REPLACE INTO vectors (tenant_id, memory_id, model, dim, data) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (
-                        memory.tenant_id,
-                        memory.memory_id,
-                        vector.model,
-                        vector.dim,
-                        np.asarray(vector.values, dtype="<f4").tobytes(),
-                    ),
-                )
+                _write_vector(conn, memory, vector)
 
     def _claim_marker(
         self,
@@ -316,7 +306,7 @@ class SqliteRecordStore:
             (memory.tenant_id, memory.user_id, dedup_key, memory.memory_id, row["occurred_at"]),
         )
 
-    def update(self, memory: Memory) -> None:
+    def update(self, memory: Memory, vector: StoredVector | None = None) -> None:
         row = _columns(memory)
         assignments = ", ".join(f"{name} = ?" for name in row if name not in {"tenant_id"})
         values = [value for name, value in row.items() if name != "tenant_id"]
@@ -327,6 +317,8 @@ class SqliteRecordStore:
             )
             if cursor.rowcount == 0:
                 raise NotFoundError(f"memory {memory.memory_id} does not exist")
+            if vector is not None:
+                _write_vector(conn, memory, vector)
 
     def delete(self, tenant_id: str, memory_id: str) -> bool:
         with self._write() as conn:
@@ -494,3 +486,17 @@ class SqliteRecordStore:
                 (MemoryKind.EPISODIC.value, epoch_us(since)),
             ).fetchall()
         return [(tenant, user) for tenant, user in rows]
+
+
+def _write_vector(conn: sqlite3.Connection, memory: Memory, vector: StoredVector) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO vectors (tenant_id, memory_id, model, dim, data) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (
+            memory.tenant_id,
+            memory.memory_id,
+            vector.model,
+            vector.dim,
+            np.asarray(vector.values, dtype="<f4").tobytes(),
+        ),
+    )
