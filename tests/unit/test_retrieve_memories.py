@@ -251,3 +251,21 @@ def test_as_of_hides_memories_from_after_that_time(service, principal, clock):
     store(service, principal, "second note about tea")
     result = retrieve(service, principal, "note about tea", as_of=clock.now() - timedelta(days=5))
     assert contents(result) == ["first note about tea"]
+
+
+def test_relevant_facts_rank_ahead_of_more_similar_episodes(service, principal, reflector):
+    for text in ["tea with milk", "coffee black"]:
+        store(service, principal, text)
+    approved_fact(
+        service,
+        principal,
+        reflector,
+        "milk",
+        "Likes tea with milk",
+        confidence="low",
+        topic="preference:tea",
+    )
+    result = retrieve(service, principal, "tea with milk")
+    assert result.results[0].why["relevance"] >= 0.5
+    assert result.results[0].kind == "semantic"
+    assert result.results[0].score < result.results[1].score  # ahead by tier, not by score

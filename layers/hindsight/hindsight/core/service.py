@@ -42,6 +42,7 @@ class Policy:
     max_results: int = 200  # how many fused results are ranked (and so can be paged)
     reflect_batch_size: int = 50  # episodes per reflector call
     semantic_boost: float = 1.25
+    semantic_first_min_relevance: float = 0.5  # facts at least this relevant rank first
     confidence_weights: dict[str, float] = field(
         default_factory=lambda: {"high": 1.0, "medium": 0.85, "low": 0.6}
     )

@@ -7,6 +7,10 @@ Score of a candidate =
   x confidence_weight  by the fact's confidence (high 1.0, medium 0.85, low 0.6)
   x time_boost         policy.time_cue_boost when the query names a time the memory matches
 
+Semantic facts whose relevance is at least ``policy.semantic_first_min_relevance`` are
+ranked ahead of every episode (facts are the distilled, reviewed layer); the rest are
+ordered by score.
+
 similarity' is the cosine similarity scaled from the query's similarity to an empty text
 (what "unrelated" looks like for the model) up to the best candidate, and keyword'
 the BM25 score divided by the best one, so both live in [0, 1]. Each result's ``why``
@@ -267,7 +271,15 @@ def _rank(
         score = relevance * factor
         why["score"] = round(score, 6)
         scored.append(_result(memory, score, why))
-    scored.sort(key=lambda r: (-r.score, -r.occurred_at.timestamp(), r.memory_id))
+
+    # relevant facts come before every episode; the rest is ordered by score
+    def tier(result: ScoredMemory) -> int:
+        first = result.kind == MemoryKind.SEMANTIC and (
+            result.why["relevance"] >= policy.semantic_first_min_relevance
+        )
+        return 0 if first else 1
+
+    scored.sort(key=lambda r: (tier(r), -r.score, -r.occurred_at.timestamp(), r.memory_id))
     return scored
 
 
