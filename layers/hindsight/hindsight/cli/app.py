@@ -251,6 +251,76 @@ def serve(
         typer.echo("stopped", err=True)
 
 
+# --- mcp -------------------------------------------------------------------------------------
+
+
+def _mcp_principal(settings: Settings, api_key: str | None, tenant: str | None) -> Principal:
+    """The key's principal, or the local anonymous one when no key is needed."""
+    from hindsight.api.auth import UNKNOWN_KEY_MESSAGE, anonymous_principal, load_key_ring
+
+    ring = load_key_ring(settings)
+    if api_key:
+        if len(ring) == 0:
+            fail(
+                "--api-key was given but no API keys are configured; set "
+                "HINDSIGHT_API_KEYS_FILE (or HINDSIGHT_API_KEYS), or leave the key out"
+            )
+        principal = ring.lookup(api_key)
+        if principal is None:
+            fail(UNKNOWN_KEY_MESSAGE)
+        return principal
+    if len(ring) > 0 and not settings.allow_anonymous:
+        fail(
+            "API keys are configured: pass --api-key or set HINDSIGHT_API_KEY "
+            "(or allow keyless local use with HINDSIGHT_ALLOW_ANONYMOUS=true)"
+        )
+    principal = anonymous_principal(settings)
+    if tenant is not None:
+        if not tenant.strip():
+            raise typer.BadParameter("must not be empty", param_hint="--tenant")
+        principal = principal.model_copy(update={"tenant_id": tenant})
+    return principal
+
+
+@app.command("mcp")
+def mcp_server(
+    ctx: typer.Context,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar="HINDSIGHT_API_KEY",
+            show_envvar=True,
+            help="Act as this API key (its tenant and scopes). Default: the local tenant "
+            "with every scope, when no keys are configured.",
+        ),
+    ] = None,
+) -> None:
+    """Serve the memory tools to an MCP client over stdio (Claude Desktop, Cursor, ...)."""
+    state = _state(ctx)
+    try:
+        from hindsight.mcp.server import run_stdio
+
+        configured = bootstrap.configured_service()
+        if configured is not None:
+            settings = bootstrap.get_settings()
+        else:
+            settings = Settings.from_env(data_dir=state.data_dir)
+            bootstrap.configure(settings)
+        principal = _mcp_principal(settings, api_key, state.tenant)
+    except HindsightError as exc:
+        fail(exc.message)
+    except ImportError as exc:
+        fail(f"the MCP server is not available (pip install mcp): {exc}")
+    logger.info(
+        "mcp stdio server starting tenant=%s key_id=%s", principal.tenant_id, principal.key_id
+    )
+    try:
+        run_stdio(principal, (lambda: configured) if configured is not None else None)
+    except KeyboardInterrupt:
+        typer.echo("stopped", err=True)
+
+
 # --- store / import --------------------------------------------------------------------------
 
 
