@@ -32,4 +32,5 @@ server = build_server(principal=request_principal, observer=_observe)
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    metrics.add_metric(name="McpRequests", unit=MetricUnit.Count, value=1)
     return handle_proxy_event(event, server)

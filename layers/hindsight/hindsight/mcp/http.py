@@ -17,7 +17,7 @@ import binascii
 import contextvars
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -134,7 +134,7 @@ async def _serve(
         await done.wait()
         return {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         nonlocal status
         if message["type"] == "http.response.start":
             status = int(message["status"])

@@ -479,11 +479,12 @@ def build_server(
 
         service = get_service
     resolved_service: ServiceProvider = service
+    listing = [spec.tool() for spec in TOOLS]  # schemas built once, not per request
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[spec.tool() for spec in TOOLS])
+        return types.ListToolsResult(tools=[tool.model_copy(deep=True) for tool in listing])
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
