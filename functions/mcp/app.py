@@ -23,7 +23,8 @@ def _observe(tool: str, status: str) -> None:
     logger.info("mcp tool called", tool=tool, outcome=status)
 
 
-server = build_server(principal=request_principal, observer=_observe)
+# one request per invocation: the tool runs on the request's own event loop
+server = build_server(principal=request_principal, observer=_observe, in_thread=False)
 
 
 @logger.inject_lambda_context(

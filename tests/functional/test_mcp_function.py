@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -353,3 +353,11 @@ def test_base64_bodies_are_decoded(service: MemoryService) -> None:
     event["body"] = base64.b64encode(json.dumps(message).encode()).decode()
     event["isBase64Encoded"] = True
     assert len(send(event).result["tools"]) == 5
+
+
+def test_retrieve_out_of_time_answers_partial_results(service: MemoryService) -> None:
+    stored, _ = tool("memory_store", user_id="u3", content="用户对花生过敏")
+    service.policy = replace(service.policy, retrieve_budget_seconds=0.0)
+    found, failed = tool("memory_retrieve", user_id="u3", query="花生过敏")
+    assert not failed and found["partial"] is True
+    assert [r["memory_id"] for r in found["results"]] == [stored["memory_id"]]  # keyword hits

@@ -467,12 +467,15 @@ def build_server(
     principal: PrincipalProvider,
     service: ServiceProvider | None = None,
     observer: ToolObserver | None = None,
+    in_thread: bool = True,
 ) -> Server[Any]:
     """The low-level MCP server with Hindsight's tools, for any transport.
 
     ``principal`` is asked on every call who is calling; ``service`` gives the memory
     service (default: the process-wide one from ``hindsight.bootstrap``); ``observer``
     hears (tool, status) after each call (the Lambda function counts metrics with it).
+    ``in_thread``: run the (blocking) service call in a worker thread, so a long-lived
+    loop (stdio) stays responsive; a one-request loop (HTTP in Lambda) skips the thread.
     """
     if service is None:
         from hindsight.bootstrap import get_service
@@ -495,9 +498,12 @@ def build_server(
                 message=f"unknown tool {params.name!r}; the tools are {', '.join(TOOL_NAMES)}",
             )
         caller = principal()  # resolved here: the request's context, not the worker thread's
-        result = await anyio.to_thread.run_sync(
-            call_tool_sync, params.name, params.arguments, lambda: caller, resolved_service
-        )
+        if in_thread:
+            result = await anyio.to_thread.run_sync(
+                call_tool_sync, params.name, params.arguments, lambda: caller, resolved_service
+            )
+        else:
+            result = call_tool_sync(params.name, params.arguments, lambda: caller, resolved_service)
         if observer is not None:
             status = (result.structured_content or {}).get("status", "error")
             observer(params.name, str(status))
