@@ -34,6 +34,7 @@ EXPECTED_ROUTES = {
     ("POST", "/v1/semantic/{memory_id}/reject", "ReflectFunction"),
     ("DELETE", "/v1/memories/{memory_id}", "ForgetFunction"),
     ("DELETE", "/v1/users/{user_id}", "ForgetFunction"),
+    ("POST", "/mcp", "McpFunction"),
 }
 
 

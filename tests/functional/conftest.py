@@ -128,6 +128,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/semantic/{memory_id}/reject"): "reflect",
     ("DELETE", "/v1/memories/{memory_id}"): "forget",
     ("DELETE", "/v1/users/{user_id}"): "forget",
+    ("POST", "/mcp"): "mcp",
 }
 
 

@@ -44,4 +44,11 @@ def test_sample_event(path: Path, service: MemoryService) -> None:
         params["memory_id"] = real
     reply = invoke(event)
     assert reply.status == EXPECTED_STATUS.get(path.stem, 200), reply.body
+    if event["resource"] == "/mcp":  # a JSON-RPC answer; the tool result inside it
+        result = reply.body["result"]
+        if "structuredContent" in result:  # tools/call
+            assert result["structuredContent"]["status"] == "success"
+        else:  # tools/list
+            assert {tool["name"] for tool in result["tools"]} >= {"memory_store", "memory_retrieve"}
+        return
     assert reply.body["status"] == "success"
