@@ -420,3 +420,16 @@ def test_help_lists_every_command(runner: CliRunner) -> None:
         "import",
     ):
         assert name in result.stdout
+
+
+def test_reindex_rebuilds_the_index_and_reports_counts(
+    runner: CliRunner, service: MemoryService
+) -> None:
+    from hindsight.adapters.memory import InMemorySearchIndex
+
+    store(runner, "u1", "I am allergic to peanuts")
+    service.index = InMemorySearchIndex()  # the index was lost
+    assert run_json(runner, "retrieve", "u1", "peanuts")["results"] == []
+    assert run_json(runner, "reindex")["indexed"] == 1
+    found = run_json(runner, "retrieve", "u1", "peanuts")["results"]
+    assert [r["content"] for r in found] == ["I am allergic to peanuts"]

@@ -913,3 +913,41 @@ def health(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 def main() -> None:
     """Entry point of the ``hindsight`` script."""
     app(prog_name="hindsight")
+
+
+@app.command()
+@_handles_errors
+def reindex(
+    ctx: typer.Context,
+    re_embed: Annotated[
+        bool,
+        typer.Option(
+            "--re-embed",
+            help="recompute every vector with the configured embedding model first "
+            "(after changing HINDSIGHT_EMBEDDER)",
+        ),
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Rebuild the search index from the record store (the source of truth)."""
+    state = _state(ctx, as_json)
+    service, _ = _open(state)
+    err_console = make_console(stderr=True)
+    progress = Progress(
+        TextColumn("reindexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err_console,
+        disable=state.json_output or not err_console.is_terminal,
+    )
+    with progress:
+        task = progress.add_task("reindex", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        result = service.reindex(re_embed=re_embed, progress=advance)
+    if state.json_output:
+        emit_json(result)
+        return
+    _memory_table(result)
