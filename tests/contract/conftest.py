@@ -17,7 +17,7 @@ from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
 from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
 from hindsight.core.ports import RecordStore, SearchIndex
 
-RECORD_STORES = ["memory", "sqlite"]
+RECORD_STORES = ["memory", "sqlite", "dynamodb"]
 SEARCH_INDEXES = ["memory", "sqlite"]
 
 
@@ -32,6 +32,13 @@ def record_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Rec
     store: RecordStore
     if request.param == "memory":
         store = InMemoryRecordStore()
+    elif request.param == "dynamodb":
+        from tests.integration.dynamodb_local import drop_table, fresh_store
+
+        dynamodb_store = fresh_store()  # fails with "start the local engines: make services"
+        yield dynamodb_store
+        drop_table(dynamodb_store)
+        return
     else:
         store = SqliteRecordStore(tmp_path / "records" / "hindsight.db")
     yield store
