@@ -11,9 +11,10 @@ import atexit
 import logging
 import threading
 from pathlib import Path
+from typing import Any
 
 from hindsight.core.errors import InvalidRequestError
-from hindsight.core.ports import Embedder, Reflector
+from hindsight.core.ports import Embedder, Reflector, SearchIndex
 from hindsight.core.service import MemoryService, Policy
 from hindsight.settings import Settings
 
@@ -22,6 +23,7 @@ logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _service: MemoryService | None = None
 _settings: Settings | None = None
+_stream_index: SearchIndex | None = None
 
 
 def policy_from(settings: Settings) -> Policy:
@@ -128,6 +130,79 @@ def build_memory_service(
     )
 
 
+def build_aws_service(
+    settings: Settings,
+    embedder: Embedder | None = None,
+    reflector: Reflector | None = None,
+    index: SearchIndex | None = None,
+    dynamodb_client: Any = None,
+) -> MemoryService:
+    """DynamoDB record store + OpenSearch index (``HINDSIGHT_BACKEND=aws``).
+
+    The index is wrapped in ``ReadYourWritesIndex``: a failed direct index write never
+    undoes the DynamoDB write (the stream indexer applies it), and this process finds
+    what it stored a moment ago. Missing resources are created unless
+    ``HINDSIGHT_CREATE_RESOURCES=false``. ``index`` replaces OpenSearch (tests).
+    """
+    from hindsight.adapters.aws.dynamodb_record_store import (
+        DynamoDBRecordStore,
+        create_table,
+        default_client,
+        table_exists,
+    )
+    from hindsight.adapters.aws.read_your_writes import ReadYourWritesIndex
+    from hindsight.adapters.system import SystemClock, UlidGenerator
+    from hindsight.core.errors import UnavailableError
+
+    embedder = embedder or build_embedder(settings)
+    client = dynamodb_client or default_client(settings.region or None)
+    records = DynamoDBRecordStore(settings.table, client=client)
+    if settings.create_resources:
+        try:
+            if not table_exists(client, settings.table):
+                logger.info("creating dynamodb table table=%s", settings.table)
+                create_table(client, settings.table)
+        except Exception as exc:  # botocore errors: no access, no endpoint
+            raise UnavailableError(
+                f"cannot check or create DynamoDB table {settings.table} ({exc}); check the "
+                "region, credentials and AWS_ENDPOINT_URL_DYNAMODB, or create the table and "
+                "set HINDSIGHT_CREATE_RESOURCES=false"
+            ) from exc
+    if index is None:
+        index = build_opensearch_index(settings, embedder.dimension)
+    return MemoryService(
+        records=records,
+        index=ReadYourWritesIndex(index),
+        embedder=embedder,
+        reflector=reflector or build_reflector(settings),
+        clock=SystemClock(),
+        ids=UlidGenerator(),
+        policy=policy_from(settings),
+    )
+
+
+def build_opensearch_index(settings: Settings, dimension: int) -> SearchIndex:
+    """The OpenSearch k-NN index named by the settings (created when missing)."""
+    if not settings.opensearch_url:
+        raise InvalidRequestError(
+            "HINDSIGHT_BACKEND=aws needs HINDSIGHT_OPENSEARCH_URL (e.g. "
+            "https://search-xyz.us-east-1.es.amazonaws.com, or http://127.0.0.1:9200 locally)"
+        )
+    from hindsight.adapters.aws.opensearch_index import (
+        OpenSearchSearchIndex,
+        build_opensearch_client,
+    )
+
+    client = build_opensearch_client(
+        settings.opensearch_url, settings.opensearch_auth, settings.region or None
+    )
+    index = OpenSearchSearchIndex(client, settings.opensearch_index, dimension)
+    ensure = getattr(index, "ensure_index", None)
+    if settings.create_resources and ensure is not None:
+        ensure()
+    return index
+
+
 def build_service(settings: Settings) -> MemoryService:
     backend = settings.backend.strip().lower()
     if backend == "embedded":
@@ -135,12 +210,10 @@ def build_service(settings: Settings) -> MemoryService:
     if backend == "memory":
         return build_memory_service(settings)
     if backend == "aws":
-        raise InvalidRequestError(
-            "HINDSIGHT_BACKEND=aws is not available in this version yet; "
-            "use 'embedded' (default) or 'memory'"
-        )
+        return build_aws_service(settings)
     raise InvalidRequestError(
-        f"HINDSIGHT_BACKEND={settings.backend!r} is not understood; use 'embedded' or 'memory'"
+        f"HINDSIGHT_BACKEND={settings.backend!r} is not understood; use 'embedded', "
+        "'memory' or 'aws'"
     )
 
 
@@ -167,6 +240,26 @@ def get_service() -> MemoryService:
                 _service.reflector.label,
             )
         return _service
+
+
+def get_stream_index() -> SearchIndex:
+    """The search index the stream indexer writes: OpenSearch itself, unwrapped, so that
+    failures reach the batch processor (and are retried) instead of being tolerated."""
+    global _stream_index
+    with _lock:
+        if _stream_index is None:
+            settings = _settings or Settings.from_env()
+            from hindsight.adapters.embedders.factory import build_embedder as build
+
+            _stream_index = build_opensearch_index(settings, build(settings.embedder).dimension)
+        return _stream_index
+
+
+def configure_stream_index(index: SearchIndex | None) -> None:
+    """Set (or clear) the stream indexer's index; tests and local runs use it."""
+    global _stream_index
+    with _lock:
+        _stream_index = index
 
 
 def configured_service() -> MemoryService | None:

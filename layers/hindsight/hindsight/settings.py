@@ -47,6 +47,14 @@ class Settings:
     allow_anonymous: bool = False
     anonymous_tenant: str = "local"
     ann_threshold: int = 20_000  # vectors per user above which the ANN index is used
+    # backend "aws": DynamoDB table, OpenSearch endpoint and index; region and credentials
+    # come from the standard AWS chain, endpoints also from AWS_ENDPOINT_URL(_DYNAMODB)
+    table: str = "hindsight"
+    opensearch_url: str = ""
+    opensearch_index: str = "hindsight-memories"
+    opensearch_auth: str = "none"  # none | basic | sigv4 (es) | sigv4-aoss (serverless)
+    region: str = ""
+    create_resources: bool = True  # create the table and index when they are missing
     log_level: str = "INFO"
 
     @classmethod

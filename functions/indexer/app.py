@@ -1,0 +1,88 @@
+"""Stream indexer: applies DynamoDB stream records to the search index (OpenSearch).
+
+INSERT and MODIFY of a memory item upsert its index document, rebuilt from the NEW
+image; REMOVE (a delete, or a TTL expiry made by the DynamoDB service) deletes it.
+Dedup markers, cursors and activity items are ignored. A record that fails is reported
+as a batch item failure, so Lambda retries from it (and the records after it, in
+order); after the retries the event source mapping sends it to the dead-letter queue.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import (
+    DynamoDBRecord,
+    DynamoDBRecordEventName,
+)
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from hindsight.adapters.aws.dynamodb_record_store import (
+    from_attribute_values,
+    is_memory_item,
+    memory_from_item,
+    vector_from_item,
+)
+from hindsight.api.observability import MetricUnit, logger, metrics, tracer
+from hindsight.bootstrap import get_stream_index
+from hindsight.core.usecases.common import index_document
+
+processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
+
+
+def _image(record: DynamoDBRecord, name: str) -> dict[str, Any]:
+    """A stream image as plain values (Lambda sends binary attributes base64-encoded)."""
+    raw = dict((record.dynamodb.raw_event if record.dynamodb else {}).get(name) or {})
+    for attribute, value in raw.items():
+        if isinstance(value.get("B"), str):
+            raw[attribute] = {"B": base64.b64decode(value["B"])}
+    return from_attribute_values(raw)
+
+
+def _is_ttl_expiry(record: DynamoDBRecord) -> bool:
+    identity = record.user_identity or {}
+    return identity.get("type") == "Service" and identity.get("principalId") == (
+        "dynamodb.amazonaws.com"
+    )
+
+
+@tracer.capture_method
+def record_handler(record: DynamoDBRecord) -> None:
+    index = get_stream_index()
+    if record.event_name in (DynamoDBRecordEventName.INSERT, DynamoDBRecordEventName.MODIFY):
+        item = _image(record, "NewImage")
+        if not is_memory_item(item):
+            return
+        memory = memory_from_item(item)
+        vector = vector_from_item(item)
+        if vector is None:
+            logger.warning("memory has no vector; not indexed", memory_id=memory.memory_id)
+            return
+        index.upsert([index_document(memory, vector)])
+        metrics.add_metric(name="IndexUpserts", unit=MetricUnit.Count, value=1)
+        return
+    if record.event_name == DynamoDBRecordEventName.REMOVE:
+        item = _image(record, "OldImage")
+        if not is_memory_item(item):
+            return
+        index.delete(str(item["tenant_id"]), [str(item["memory_id"])])
+        expired = _is_ttl_expiry(record)
+        metrics.add_metric(
+            name="IndexTtlDeletes" if expired else "IndexDeletes", unit=MetricUnit.Count, value=1
+        )
+        logger.debug("index document deleted", memory_id=item["memory_id"], ttl=expired)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics(capture_cold_start_metric=True)
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )

@@ -1,0 +1,167 @@
+"""Search index wrapper for the AWS backend: writes never lost, recent writes always found.
+
+Consistency on AWS (DynamoDB is the source of truth, OpenSearch is derived):
+
+1. The store use case writes DynamoDB, then calls ``index.upsert`` directly, so a memory
+   is normally searchable in OpenSearch within the request.
+2. The DynamoDB stream indexer (``functions/indexer``) applies every insert, update and
+   delete (TTL expiries included) to OpenSearch as well: it is the repair path that makes
+   the index eventually consistent even when the direct write failed.
+3. Hence, on AWS, a failed direct index write must NOT undo the DynamoDB write (the
+   embedded backend's undo stays as it is): ``ReadYourWritesIndex`` logs and swallows
+   ``UnavailableError`` on upsert and delete.
+4. Read-your-writes: documents upserted by this process in the last ``recent_seconds``
+   are also kept in a small in-process index and merged into every search, so a memory
+   stored a moment ago is found by the next retrieve in this process even before
+   OpenSearch has refreshed, or while OpenSearch is down for writes. Other processes
+   (other Lambda containers) see it once OpenSearch has it (direct write or stream).
+   Keyword scores of recent-only hits come from the small index (BM25 over fewer
+   documents), so their scale differs slightly; vector scores are exact cosines.
+5. A search while OpenSearch is down answers with a clear ``UnavailableError`` (HTTP 503)
+   that says the memories are safe and what to do; never a stack trace.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from hindsight.adapters.memory import InMemorySearchIndex
+from hindsight.core.errors import UnavailableError
+from hindsight.core.models import IndexDocument, SearchFilter, SearchHit, StoredVector
+from hindsight.core.ports import SearchIndex
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_RECENT_SECONDS = 120.0
+DEFAULT_MAX_RECENT = 2_000
+
+
+class ReadYourWritesIndex:
+    """A SearchIndex over ``inner`` that tolerates write failures and finds recent writes."""
+
+    def __init__(
+        self,
+        inner: SearchIndex,
+        recent_seconds: float = DEFAULT_RECENT_SECONDS,
+        max_recent: int = DEFAULT_MAX_RECENT,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.inner = inner
+        self.recent_seconds = recent_seconds
+        self.max_recent = max_recent
+        self._monotonic = monotonic
+        self._lock = threading.Lock()
+        self._recent = InMemorySearchIndex()
+        self._written: dict[tuple[str, str], float] = {}  # (tenant, id) -> when, oldest first
+        self.failed_writes = 0
+
+    # --- the recent-writes buffer ----------------------------------------------------
+    def _forget_old(self) -> None:
+        horizon = self._monotonic() - self.recent_seconds
+        stale: dict[str, list[str]] = {}
+        while self._written:
+            key, written_at = next(iter(self._written.items()))
+            if written_at > horizon and len(self._written) <= self.max_recent:
+                break
+            del self._written[key]
+            stale.setdefault(key[0], []).append(key[1])
+        for tenant_id, memory_ids in stale.items():
+            self._recent.delete(tenant_id, memory_ids)
+
+    def _remember(self, documents: Sequence[IndexDocument]) -> None:
+        with self._lock:
+            now = self._monotonic()
+            for document in documents:
+                key = (document.tenant_id, document.memory_id)
+                self._written.pop(key, None)
+                self._written[key] = now
+            try:
+                self._recent.upsert(documents)
+            except Exception:  # a model switch mid-process: start the buffer afresh
+                self._recent = InMemorySearchIndex()
+                self._written.clear()
+            self._forget_old()
+
+    # --- writes ----------------------------------------------------------------------
+    def upsert(self, documents: Sequence[IndexDocument]) -> None:
+        if not documents:
+            return
+        self._remember(documents)
+        try:
+            self.inner.upsert(documents)
+        except UnavailableError as exc:
+            self.failed_writes += 1
+            logger.warning(
+                "index upsert failed; the stream indexer will apply it documents=%d error=%s",
+                len(documents),
+                exc.message,
+            )
+
+    def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
+        with self._lock:
+            for memory_id in memory_ids:
+                self._written.pop((tenant_id, memory_id), None)
+            self._recent.delete(tenant_id, memory_ids)
+        try:
+            self.inner.delete(tenant_id, memory_ids)
+        except UnavailableError as exc:
+            self.failed_writes += 1
+            logger.warning(
+                "index delete failed; the stream indexer will apply it ids=%d error=%s",
+                len(memory_ids),
+                exc.message,
+            )
+
+    def delete_user(self, tenant_id: str, user_id: str) -> None:
+        with self._lock:
+            self._recent.delete_user(tenant_id, user_id)
+        try:
+            self.inner.delete_user(tenant_id, user_id)
+        except UnavailableError as exc:
+            self.failed_writes += 1
+            logger.warning(
+                "index delete_user failed; the stream indexer removes each document error=%s",
+                exc.message,
+            )
+
+    # --- reads -----------------------------------------------------------------------
+    def _search(
+        self,
+        run: Callable[[SearchIndex], list[SearchHit]],
+        k: int,
+    ) -> list[SearchHit]:
+        try:
+            hits = run(self.inner)
+        except UnavailableError as exc:
+            raise UnavailableError(
+                "the search index is unavailable, so retrieval cannot run now; stored "
+                f"memories are safe in DynamoDB and will be indexed; retry shortly ({exc.message})"
+            ) from exc
+        with self._lock:
+            self._forget_old()
+            recent = run(self._recent) if self._written else []
+        if not recent:
+            return hits
+        seen = {hit.memory_id for hit in hits}
+        merged = hits + [hit for hit in recent if hit.memory_id not in seen]
+        merged.sort(key=lambda hit: (-hit.score, hit.memory_id))
+        return merged[:k]
+
+    def vector_search(
+        self, search_filter: SearchFilter, vector: StoredVector, k: int
+    ) -> list[SearchHit]:
+        return self._search(lambda index: index.vector_search(search_filter, vector, k), k)
+
+    def keyword_search(self, search_filter: SearchFilter, text: str, k: int) -> list[SearchHit]:
+        return self._search(lambda index: index.keyword_search(search_filter, text, k), k)
+
+    def count(self, tenant_id: str | None = None) -> int:
+        return self.inner.count(tenant_id)
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
