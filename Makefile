@@ -11,7 +11,7 @@ DATA_DIR ?= .hindsight
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
 .PHONY: run install install-test test lint test-unit test-functional test-contract \
-        test-integration test-e2e test-infrastructure bench clean
+        test-integration test-e2e test-infrastructure bench clean services services-down
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,14 @@ test: install-test lint
 
 bench: install
 	$(BIN)/python bench/engine_latency.py
+
+# Local engines for the AWS-backend tests (OpenSearch with k-NN on 127.0.0.1:9200, moto on
+# 127.0.0.1:5055); pid files and logs under .services/
+services: install-test
+	$(BIN)/python -m tests.services start
+
+services-down:
+	$(BIN)/python -m tests.services stop
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache
