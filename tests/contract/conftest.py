@@ -18,7 +18,7 @@ from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
 from hindsight.core.ports import RecordStore, SearchIndex
 
 RECORD_STORES = ["memory", "sqlite", "dynamodb"]
-SEARCH_INDEXES = ["memory", "sqlite"]
+SEARCH_INDEXES = ["memory", "sqlite", "opensearch"]
 
 
 def _close(resource: Any) -> None:
@@ -52,11 +52,18 @@ def search_index_factory(
     """Builds indexes of one implementation; options such as ``ann_threshold`` apply
     where the implementation has them."""
     made: list[SearchIndex] = []
+    dropped: list[Any] = []
 
     def make(ann_threshold: int = 20_000) -> SearchIndex:
         index: SearchIndex
         if request.param == "memory":
             index = InMemorySearchIndex()
+        elif request.param == "opensearch":
+            from tests.services.opensearch_local import fresh_index
+
+            opensearch_index = fresh_index()  # fails with "start the local engines: make services"
+            dropped.append(opensearch_index)
+            return opensearch_index
         else:
             index = EmbeddedSearchIndex(tmp_path / f"index{len(made)}", ann_threshold)
         made.append(index)
@@ -65,6 +72,11 @@ def search_index_factory(
     yield make
     for index in made:
         _close(index)
+    if dropped:
+        from tests.services.opensearch_local import drop
+
+        for opensearch_index in dropped:
+            drop(opensearch_index)
 
 
 @pytest.fixture

@@ -260,6 +260,8 @@ def _wait_until_ready(started: dict[Service, subprocess.Popen[bytes]], began: fl
 def start() -> None:
     """Start every engine that is not answering yet and wait until all answer."""
     with _lock():
+        if not answers(OPENSEARCH):
+            opensearch_classpath()  # build first: the start timeout counts the node alone
         began = time.monotonic()
         started: dict[Service, subprocess.Popen[bytes]] = {}
         for service in SERVICES:

@@ -27,6 +27,7 @@ public final class Launcher {
         "org.opensearch.transport.Netty4Plugin",
         "org.opensearch.painless.PainlessPlugin",
         "org.opensearch.analysis.common.CommonAnalysisPlugin",
+        "org.opensearch.index.reindex.ReindexPlugin",
         "org.opensearch.knn.plugin.KNNPlugin",
     };
 
