@@ -295,14 +295,17 @@ class EmbeddedSearchIndex:
             from hindsight.core.usecases.common import index_document
 
             to_document = index_document
-        stored = {
-            (memory.tenant_id, memory.memory_id): (memory, vector)
-            for memory, vector in records.iter_all()
-            if vector is not None
-        }
         with self._lock:
             with self._translate():
                 indexed = set(self._conn.execute("SELECT tenant_id, memory_id FROM docs"))
+            vector_keys = getattr(records, "vector_keys", None)
+            if not force and vector_keys is not None and vector_keys() == indexed:
+                return 0  # in step: the usual start, without reading every memory
+            stored = {
+                (memory.tenant_id, memory.memory_id): (memory, vector)
+                for memory, vector in records.iter_all()
+                if vector is not None
+            }
             if force:
                 self._clear()
                 indexed = set()

@@ -478,6 +478,19 @@ class SqliteRecordStore:
             for body, model, data in rows
         ]
 
+    def vector_keys(self) -> set[tuple[str, str]]:
+        """(tenant_id, memory_id) of every memory that has a vector; cheap, no parsing.
+
+        Not part of the RecordStore port: the embedded index uses it to check on start
+        whether it is in step without reading every memory.
+        """
+        with self._read() as conn:
+            rows = conn.execute(
+                "SELECT v.tenant_id, v.memory_id FROM vectors v JOIN memories m "
+                "ON m.tenant_id = v.tenant_id AND m.memory_id = v.memory_id"
+            ).fetchall()
+        return {(tenant, memory_id) for tenant, memory_id in rows}
+
     def users_with_episodes_since(self, since: datetime) -> builtins.list[tuple[str, str]]:
         with self._read() as conn:
             rows = conn.execute(
