@@ -77,18 +77,31 @@ def test_every_contract_route_is_served(template: dict) -> None:
     assert routes >= CONTRACT_ROUTES, sorted(CONTRACT_ROUTES - routes)
 
 
+def handler_file(resource: dict, default_handler: str) -> tuple[Path, str]:
+    """The file and attribute a function's handler names (zip, or image command)."""
+    props = resource["Properties"]
+    if props.get("PackageType") == "Image":
+        # the image copies functions/<name>/ to <name>/ (infrastructure/lambda-image)
+        module_name, _, attribute = props["ImageConfig"]["Command"][0].rpartition(".")
+        return ROOT / "functions" / f"{module_name.replace('.', '/')}.py", attribute
+    handler = props.get("Handler", default_handler)
+    module_name, _, attribute = handler.rpartition(".")
+    return ROOT / props["CodeUri"] / f"{module_name.replace('.', '/')}.py", attribute
+
+
 def test_every_handler_resolves_to_a_lambda_handler(template: dict) -> None:
     default_handler = template["Globals"]["Function"].get("Handler", "app.lambda_handler")
     for name, resource in functions(template).items():
-        code_uri = ROOT / resource["Properties"]["CodeUri"]
-        handler = resource["Properties"].get("Handler", default_handler)
-        module_name, _, attribute = handler.rpartition(".")
-        path = code_uri / f"{module_name.replace('.', '/')}.py"
+        path, attribute = handler_file(resource, default_handler)
         assert path.is_file(), f"{name}: {path} does not exist"
         spec = importlib.util.spec_from_file_location(f"infra_check_{name}", path)
         assert spec and spec.loader
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        sys.modules[spec.name] = module  # as an import would (dataclasses look it up)
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            sys.modules.pop(spec.name, None)
         assert callable(getattr(module, attribute, None)), f"{name}: no {attribute} in {path}"
 
 
