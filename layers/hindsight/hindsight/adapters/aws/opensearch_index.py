@@ -161,7 +161,7 @@ def build_opensearch_client(
         options["http_auth"] = (username, password)
     elif auth_mode in ("sigv4-es", "sigv4-aoss"):
         import boto3
-        from opensearchpy import AWSV4SignerAuth, RequestsHttpConnection
+        from opensearchpy import RequestsAWSV4SignerAuth, RequestsHttpConnection
 
         session = boto3.Session()
         credentials = session.get_credentials()
@@ -172,7 +172,7 @@ def build_opensearch_client(
                 "standard AWS chain (AWS_REGION, AWS_PROFILE or a role)"
             )
         service = "es" if auth_mode == "sigv4-es" else "aoss"
-        options["http_auth"] = AWSV4SignerAuth(credentials, region, service)
+        options["http_auth"] = RequestsAWSV4SignerAuth(credentials, region, service)
         options["connection_class"] = RequestsHttpConnection
         options["http_compress"] = auth_mode == "sigv4-es"  # aoss signs the exact body bytes
     elif auth_mode != "none":
