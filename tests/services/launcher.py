@@ -191,7 +191,7 @@ def _opensearch_command() -> list[str]:
     (home / "tmp").mkdir(parents=True, exist_ok=True)
     return [
         _java(),
-        f"-Xms{HEAP}",
+        "-Xms256m",
         f"-Xmx{HEAP}",
         "-XX:+UseG1GC",
         "-XX:+ExitOnOutOfMemoryError",
