@@ -10,7 +10,7 @@ PORT ?= 8080
 DATA_DIR ?= .hindsight
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: run install install-test test lint test-unit test-functional test-contract \
+.PHONY: run install install-test sam test lint test-unit test-functional test-contract \
         test-integration test-e2e test-infrastructure bench clean services services-down
 
 $(BIN)/python:
@@ -28,6 +28,18 @@ $(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
 install: $(VENV)/.installed
 
 install-test: $(VENV)/.installed-test
+
+# The SAM CLI (sam validate --lint, sam build in tests/infrastructure) gets its own venv:
+# aws-sam-cli pins an aws-sam-translator that conflicts with cfn-lint in the test extra.
+SAM_VENV := .services/sam
+SAM_CLI_VERSION := 1.170.0
+$(SAM_VENV)/.installed:
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install --quiet --upgrade pip
+	$(SAM_VENV)/bin/pip install --quiet aws-sam-cli==$(SAM_CLI_VERSION)
+	touch $@
+
+sam: $(SAM_VENV)/.installed
 
 run: install
 	$(BIN)/hindsight serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
@@ -51,10 +63,10 @@ test-integration: install-test
 test-e2e: install-test
 	$(PYTEST) tests/e2e -q
 
-test-infrastructure: install-test
+test-infrastructure: install-test sam
 	$(PYTEST) tests/infrastructure -q
 
-test: install-test lint
+test: install-test sam lint
 	$(PYTEST) tests -q
 
 bench: install
