@@ -15,6 +15,7 @@ import pytest
 from hindsight.adapters.aws.opensearch_index import (
     OpenSearchSearchIndex,
     build_opensearch_client,
+    create_index_body,
     index_template_body,
 )
 from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
@@ -211,3 +212,9 @@ def test_client_auth_modes(monkeypatch: pytest.MonkeyPatch) -> None:
         build_opensearch_client("http://127.0.0.1:9200", "basic")
     with pytest.raises(ValueError, match="auth mode"):
         build_opensearch_client("http://127.0.0.1:9200", "kerberos")  # type: ignore[arg-type]
+
+
+def test_serverless_bodies_leave_shards_and_replicas_to_the_service() -> None:
+    settings = create_index_body(1024, shards=None, replicas=None)["settings"]["index"]
+    assert settings == {"knn": True}
+    assert create_index_body(8)["settings"]["index"]["number_of_shards"] == 1

@@ -161,8 +161,10 @@ def opensearch_classpath() -> str:
     cache = STATE / "opensearch-classpath.txt"
     sources = [POM, *POM.parent.joinpath("src").rglob("*.java")]
     newest = max(path.stat().st_mtime for path in sources)
-    if cache.exists() and cache.stat().st_mtime > newest and (BUILD / "classes").exists():
-        return cache.read_text().strip()
+    if cache.exists() and cache.stat().st_mtime > newest:
+        classpath = cache.read_text().strip()
+        if all(Path(entry).exists() for entry in classpath.split(os.pathsep)):
+            return classpath  # else ~/.m2 or the build output was cleaned: build again
     STATE.mkdir(parents=True, exist_ok=True)
     deps = STATE / "opensearch-dependencies.txt"
     goals = [

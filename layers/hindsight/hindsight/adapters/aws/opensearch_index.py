@@ -94,14 +94,20 @@ def _meta(model: str | None, dimension: int) -> dict[str, Any]:
     return {"schema": SCHEMA_VERSION, "model": model, "dimension": dimension}
 
 
-def _settings(shards: int, replicas: int) -> dict[str, Any]:
-    return {"index": {"knn": True, "number_of_shards": shards, "number_of_replicas": replicas}}
+def _settings(shards: int | None, replicas: int | None) -> dict[str, Any]:
+    """None leaves a setting out (OpenSearch Serverless manages shards and replicas)."""
+    index: dict[str, Any] = {"knn": True}
+    if shards is not None:
+        index["number_of_shards"] = shards
+    if replicas is not None:
+        index["number_of_replicas"] = replicas
+    return {"index": index}
 
 
 def create_index_body(
     dimension: int,
-    shards: int = 1,
-    replicas: int = 0,
+    shards: int | None = 1,
+    replicas: int | None = 0,
     engine: str = "lucene",
     model: str | None = None,
 ) -> dict[str, Any]:
@@ -115,8 +121,8 @@ def create_index_body(
 def index_template_body(
     dimension: int,
     index_patterns: Sequence[str] = (DEFAULT_INDEX_PATTERN,),
-    shards: int = 1,
-    replicas: int = 1,
+    shards: int | None = 1,
+    replicas: int | None = 1,
     engine: str = "lucene",
 ) -> dict[str, Any]:
     """The body of ``PUT /_index_template/<name>`` (what ``infrastructure/opensearch`` holds)."""
@@ -202,12 +208,14 @@ class OpenSearchSearchIndex:
         index_name: str,
         dimension: int,
         refresh: Refresh = False,
-        shards: int = 1,
-        replicas: int = 0,
+        shards: int | None = 1,
+        replicas: int | None = 0,
         engine: str = "lucene",
     ) -> None:
         """``refresh="wait_for"`` makes every write visible before it returns (tests,
-        read-your-writes); production leaves it False and relies on the refresh interval."""
+        read-your-writes); production leaves it False and relies on the refresh interval.
+        ``shards``/``replicas`` apply when this class creates the index (None: the
+        service's default, as OpenSearch Serverless requires)."""
         self.client = client
         self.index_name = index_name
         self.dimension = dimension
@@ -279,7 +287,7 @@ class OpenSearchSearchIndex:
         except os_errors.RequestError as exc:
             if exc.error != "resource_already_exists_exception":
                 raise
-        self._state = _IndexState(model, dimension, self._shards)
+        self._state = _IndexState(model, dimension, self._shards or 1)
         logger.info("opensearch index created index=%s dimension=%d", self.index_name, dimension)
 
     def drop_index(self) -> None:
@@ -294,7 +302,7 @@ class OpenSearchSearchIndex:
         mappings = body.get("mappings", {})
         meta = mappings.get("_meta", {}).get("hindsight", {})
         dimension = int(mappings["properties"]["vector"]["dimension"])
-        shards = int(body["settings"]["index"]["number_of_shards"])
+        shards = int(body["settings"]["index"].get("number_of_shards", 1))
         self._state = _IndexState(meta.get("model"), dimension, shards)
         return self._state
 
