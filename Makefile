@@ -48,6 +48,16 @@ lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# Run $(1) with the local engines up (OpenSearch + moto, see `make services`); stop them
+# afterwards unless they were already running before.
+define with_services
+	@started=0; $(BIN)/python -m tests.services status >/dev/null 2>&1 || started=1; \
+	$(BIN)/python -m tests.services start || exit $$?; \
+	status=0; $(1) || status=$$?; \
+	if [ $$started = 1 ]; then $(BIN)/python -m tests.services stop; fi; \
+	exit $$status
+endef
+
 test-unit: install-test
 	$(PYTEST) tests/unit -q
 
@@ -55,19 +65,19 @@ test-functional: install-test
 	$(PYTEST) tests/functional -q
 
 test-contract: install-test
-	$(PYTEST) tests/contract -q
+	$(call with_services,$(PYTEST) tests/contract -q)
 
 test-integration: install-test
-	$(PYTEST) tests/integration -q
+	$(call with_services,$(PYTEST) tests/integration -q)
 
 test-e2e: install-test
 	$(PYTEST) tests/e2e -q
 
 test-infrastructure: install-test sam
-	$(PYTEST) tests/infrastructure -q
+	$(call with_services,$(PYTEST) tests/infrastructure -q)
 
 test: install-test sam lint
-	$(PYTEST) tests -q
+	$(call with_services,$(PYTEST) tests -q)
 
 bench: install
 	$(BIN)/python bench/engine_latency.py
