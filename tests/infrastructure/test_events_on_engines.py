@@ -143,12 +143,6 @@ def test_indexer_stream_batch_sample(engines: tuple[Settings, MemoryService]) ->
     assert [m for m in kept if _indexed(index, m)] == kept
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="OpenSearchSearchIndex.delete uses delete_by_query, which cannot see a document "
-    "indexed in the same batch before a refresh: an INSERT then REMOVE of one memory in one "
-    "stream batch leaves the document behind (reported to the OpenSearch adapter's owner)",
-)
 def test_indexer_stream_batch_sample_removes_the_deleted_memory(
     engines: tuple[Settings, MemoryService],
 ) -> None:

@@ -400,7 +400,10 @@ class OpenSearchSearchIndex:
         ids = [f"{tenant_id}:{memory_id}" for memory_id in memory_ids]
         query = {"bool": {"filter": [{"ids": {"values": ids}}, _term("tenant_id", tenant_id)]}}
         with self._translate("deletion"):
-            # by query, not by id: the routing (user) of each id is not known here
+            # by query, not by id: the routing (user) of each id is not known here. A query
+            # sees only refreshed documents, so refresh first: a document indexed a moment
+            # ago (an INSERT and a REMOVE in one stream batch) must go too. Deletes are rare.
+            self.client.indices.refresh(index=self.index_name)
             self.client.delete_by_query(
                 index=self.index_name,
                 body={"query": query},
@@ -411,6 +414,7 @@ class OpenSearchSearchIndex:
     def delete_user(self, tenant_id: str, user_id: str) -> None:
         query = {"bool": {"filter": [_term("tenant_id", tenant_id), _term("user_id", user_id)]}}
         with self._translate("user deletion"):
+            self.client.indices.refresh(index=self.index_name)
             self.client.delete_by_query(
                 index=self.index_name,
                 body={"query": query},
