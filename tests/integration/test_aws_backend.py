@@ -1,9 +1,9 @@
-"""The whole service on the AWS backend: DynamoDB on moto, the search index in process.
+"""The whole service on the AWS backend: DynamoDB on moto and the real OpenSearch node.
 
-The OpenSearch adapter and node belong to another change; until they land, the index
-here is the in-process ``InMemorySearchIndex`` behind the same ``ReadYourWritesIndex``
-wrapper the AWS bootstrap uses, and the retrieval cases are compared with the embedded
-backend (SQLite + embedded index) on the same embedding model.
+The retrieval cases run on DynamoDB + OpenSearch (the local node of ``make services``)
+and are compared with the embedded backend (SQLite + embedded index) on the same
+embedding model. The failure cases wrap an in-process index whose writes or reads fail,
+behind the same ``ReadYourWritesIndex`` the AWS bootstrap uses.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from hindsight.core.service import MemoryService
 from hindsight.settings import Settings
 from tests.integration.aws_stream import LambdaContextStub, StreamReader, load_indexer
 from tests.integration.dynamodb_local import moto_client, require_moto
+from tests.services.opensearch_local import drop, fresh_index
 
 PRINCIPAL = Principal(tenant_id="t1")
 CASES = [
@@ -87,9 +88,8 @@ def test_retrieval_cases_give_the_embedded_backends_top_results(
     aws_table: tuple[Settings, object], embedder: object, tmp_path: Path
 ) -> None:
     settings, client = aws_table
-    aws = build_aws_service(
-        settings, embedder=embedder, index=InMemorySearchIndex(), dynamodb_client=client
-    )
+    opensearch = fresh_index(dimension=embedder.dimension)  # type: ignore[attr-defined]
+    aws = build_aws_service(settings, embedder=embedder, index=opensearch, dynamodb_client=client)
     embedded = build_embedded_service(Settings(data_dir=tmp_path), embedder=embedder)
     assert client.describe_table(TableName=settings.table)["Table"]["TableName"]  # created
     for user, target, others, query in CASES:
@@ -100,6 +100,8 @@ def test_retrieval_cases_give_the_embedded_backends_top_results(
         on_aws = top_contents(aws, user, query)
         assert on_aws[0] == target
         assert on_aws == top_contents(embedded, user, query)
+    assert opensearch.count("t1") == 2 * (1 + len(CASES[0][2]))  # really in OpenSearch
+    drop(opensearch)
 
 
 class WritesFailIndex(InMemorySearchIndex):

@@ -214,7 +214,17 @@ def _moto_command() -> list[str]:
     moto = Path(sys.executable).parent / "moto_server"
     if not moto.exists():
         raise ServiceError(f"{moto} not found: pip install -e '.[test]' (moto[server])")
-    return [str(moto), "-H", "127.0.0.1", "-p", "5055"]
+    # one request at a time: moto undoes a failed transaction by restoring a copy of the
+    # whole table, which is unsafe when requests overlap (real DynamoDB is serializable)
+    return [
+        sys.executable,
+        "-m",
+        "tests.integration.moto_serialized",
+        "-H",
+        "127.0.0.1",
+        "-p",
+        "5055",
+    ]
 
 
 # --- lifecycle ----------------------------------------------------------------------------
