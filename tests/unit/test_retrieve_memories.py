@@ -269,3 +269,33 @@ def test_relevant_facts_rank_ahead_of_more_similar_episodes(service, principal, 
     assert result.results[0].why["relevance"] >= 0.5
     assert result.results[0].kind == "semantic"
     assert result.results[0].score < result.results[1].score  # ahead by tier, not by score
+
+
+def test_recency_floor_keeps_old_relevant_memories_in_play(service, principal, clock):
+    store(
+        service,
+        principal,
+        "passport renewal appointment",
+        occurred_at=clock.now() - timedelta(days=300),
+    )
+    result = retrieve(service, principal, "passport renewal")
+    why = result.results[0].why
+    floor = service.policy.decay_floor
+    assert why["decay"] == pytest.approx(0.95**300, abs=1e-4)
+    assert why["recency"] == pytest.approx(floor + (1 - floor) * 0.95**300, abs=1e-4)
+    assert result.results[0].score >= floor * why["relevance"] - 1e-6
+
+
+def test_session_pooling_lifts_turns_of_the_session_that_matched(service, principal):
+    store(service, principal, "we planned the trip to Kyoto", session_id="trip")
+    store(service, principal, "booked the ryokan for three nights", session_id="trip")
+    store(service, principal, "booked the dentist for three nights", session_id="other")
+    result = retrieve(service, principal, "Kyoto trip", time_decay=1.0)
+    by_content = {r.content: r.why for r in result.results}
+    ryokan = by_content["booked the ryokan for three nights"]
+    dentist = by_content["booked the dentist for three nights"]
+    assert ryokan["session_relevance"] > dentist["session_relevance"]
+    assert ryokan["relevance"] > dentist["relevance"]
+    pooling = service.policy.session_pooling
+    expected = (1 - pooling) * ryokan["own_relevance"] + pooling * ryokan["session_relevance"]
+    assert ryokan["relevance"] == pytest.approx(expected, abs=1e-3)

@@ -172,15 +172,16 @@ def retrieve_memories(
         for h in service.index.keyword_search(search_filter, command.query, policy.candidate_pool)
     }
     query_vector = None
-    vector_ids: set[str] = set()
+    vector_hits: dict[str, float] = {}  # cosine similarity, as the index computed it
     if clock.monotonic() < deadline:
         query_vector = embed_query(service.embedder, command.query)
-        vector_ids = {
-            h.memory_id
+        vector_hits = {
+            h.memory_id: h.score
             for h in service.index.vector_search(search_filter, query_vector, policy.candidate_pool)
         }
     else:
         partial = True
+    vector_ids = set(vector_hits)
 
     candidate_ids = list(dict.fromkeys([*keyword_hits, *vector_ids]))
     if clock.monotonic() >= deadline:
@@ -190,13 +191,17 @@ def retrieve_memories(
         for m in service.records.get_many(principal.tenant_id, candidate_ids)
         if _allowed(m, search_filter, as_of)
     ]
-    similarities: dict[str, float] = {}
-    if query_vector is not None and memories and clock.monotonic() < deadline:
-        stored = service.records.get_vectors(principal.tenant_id, [m.memory_id for m in memories])
+    similarities = {
+        m.memory_id: vector_hits[m.memory_id] for m in memories if m.memory_id in vector_hits
+    }
+    keyword_only = [m.memory_id for m in memories if m.memory_id not in vector_hits]
+    if query_vector is not None and keyword_only and clock.monotonic() < deadline:
+        # keyword hits the vector search did not return: their similarity, from the store
+        stored = service.records.get_vectors(principal.tenant_id, keyword_only)
         for memory_id, vector in stored.items():
             if vector.model == query_vector.model and vector.dim == query_vector.dim:
                 similarities[memory_id] = float(np.dot(vector.values, query_vector.values))
-    elif query_vector is not None and memories:
+    elif query_vector is not None and keyword_only:
         partial = True
 
     if command.min_similarity is not None:
@@ -207,7 +212,10 @@ def retrieve_memories(
     floor = float(np.dot(neutral, query_vector.values)) if query_vector is not None else 0.0
     ranked = _rank(service, memories, similarities, keyword_hits, as_of, command, query_time, floor)
     ranked = ranked[: policy.max_results]
-    page = ranked[offset : offset + command.top_k]
+    page = [
+        _result(memory, score, why)
+        for _, score, memory, why in ranked[offset : offset + command.top_k]
+    ]
     has_more = offset + command.top_k < len(ranked)
     next_cursor = _encode_cursor(offset + command.top_k, as_of, fingerprint) if has_more else None
     logger.info(
@@ -235,7 +243,8 @@ def _rank(
     command: RetrieveCommand,
     query_time: TimeRange | None,
     floor: float,
-) -> list[ScoredMemory]:
+) -> list[tuple[int, float, Memory, dict[str, Any]]]:
+    """(tier, score, memory, why) best first; result models are built for the page only."""
     policy = service.policy
     if not memories:
         return []
@@ -259,7 +268,7 @@ def _rank(
         parts[memory.memory_id] = (similarity, sim_part, keyword, relevance)
     session_best = _session_best(memories, {k: v[3] for k, v in parts.items()})
 
-    scored: list[ScoredMemory] = []
+    scored: list[tuple[int, float, Memory, dict[str, Any]]] = []
     for memory in memories:
         similarity, sim_part, keyword, own = parts[memory.memory_id]
         keyword_part = keyword / best_keyword if best_keyword > 0 else 0.0
@@ -293,16 +302,13 @@ def _rank(
             factor *= boost
         score = relevance * factor
         why["score"] = round(score, 6)
-        scored.append(_result(memory, score, why))
-
-    # relevant facts come before every episode; the rest is ordered by score
-    def tier(result: ScoredMemory) -> int:
-        first = result.kind == MemoryKind.SEMANTIC and (
-            result.why["relevance"] >= policy.semantic_first_min_relevance
+        # relevant facts come before every episode; the rest is ordered by score
+        first = memory.kind == MemoryKind.SEMANTIC and (
+            relevance >= policy.semantic_first_min_relevance
         )
-        return 0 if first else 1
+        scored.append((0 if first else 1, score, memory, why))
 
-    scored.sort(key=lambda r: (tier(r), -r.score, -r.occurred_at.timestamp(), r.memory_id))
+    scored.sort(key=lambda r: (r[0], -r[1], -r[2].occurred_at.timestamp(), r[2].memory_id))
     return scored
 
 
