@@ -81,6 +81,7 @@ def store(service: MemoryService, user: str, content: str) -> str:
 
 def top_contents(service: MemoryService, user: str, query: str, k: int = 3) -> list[str]:
     result = service.retrieve(PRINCIPAL, RetrieveCommand(user_id=user, query=query, top_k=k))
+    assert not result.partial, "retrieve ran out of its time budget (engines overloaded?)"
     return [r.content for r in result.results]
 
 
