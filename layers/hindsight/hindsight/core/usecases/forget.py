@@ -14,6 +14,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+# facts citing a deleted episode are found by listing the user's facts; large pages keep
+# that to a few requests on stores that filter by kind after reading (DynamoDB)
+FACT_PAGE = 500
+
 
 def forget_memory(service: MemoryService, principal: Principal, memory_id: str) -> dict[str, Any]:
     """Delete a memory. Facts that came only from a deleted episode go with it; facts
@@ -33,7 +37,7 @@ def forget_memory(service: MemoryService, principal: Principal, memory_id: str) 
                 tenant_id,
                 memory.user_id,
                 ListQuery(kinds=frozenset({MemoryKind.SEMANTIC}), include_expired=True),
-                50,
+                FACT_PAGE,
                 cursor,
             )
             derived += [f for f in page.items if memory_id in f.source_memory_ids]

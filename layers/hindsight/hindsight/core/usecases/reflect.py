@@ -47,7 +47,7 @@ logger = logging.getLogger(__name__)
 
 REFLECTION_CURSOR = "reflection"
 REPEAT_SIMILARITY = 0.93  # cosine above which two facts say the same thing
-PAGE = 50
+PAGE = 500  # large pages: fewer requests on stores that filter after reading
 
 
 def _list_all(service: MemoryService, tenant_id: str, user_id: str, query: ListQuery) -> list[Any]:
