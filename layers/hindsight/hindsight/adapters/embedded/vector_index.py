@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
-HNSW_EF_SEARCH = 64
+HNSW_EF_SEARCH = 128  # recall 0.996 at k=10 on 100k clustered vectors (bench/ann_choice.py)
 _NEVER = np.iinfo(np.int64).max
 _NONE = -1  # code of a missing string field
 _CODED = ("kind", "scope", "category", "emotion", "status", "session")
