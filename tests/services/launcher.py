@@ -63,7 +63,7 @@ OPENSEARCH = Service(
     "/_cluster/health?wait_for_status=yellow&timeout=1s",
     "hindsight.services.Launcher",
 )
-MOTO = Service("moto", MOTO_URL, "/moto-api/", "moto_server")
+MOTO = Service("moto", MOTO_URL, "/moto-api/", "tests.integration.moto_serialized")
 SERVICES = (OPENSEARCH, MOTO)
 
 
