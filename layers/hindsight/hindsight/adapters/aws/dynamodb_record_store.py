@@ -213,14 +213,16 @@ class _Expression:
         self.values: dict[str, Any] = {}
 
     def name(self, attribute: str) -> str:
-        placeholder = f"#{attribute}"
-        self.names[placeholder] = attribute
-        return placeholder
+        """The ``#name`` token standing for an attribute name in an expression."""
+        token = f"#{attribute}"
+        self.names[token] = attribute
+        return token
 
     def value(self, value: Any) -> str:
-        placeholder = f":v{len(self.values)}"
-        self.values[placeholder] = _SERIALIZER.serialize(value)
-        return placeholder
+        """The ``:vN`` token standing for a value in an expression."""
+        token = f":v{len(self.values)}"
+        self.values[token] = _SERIALIZER.serialize(value)
+        return token
 
     def one_of(self, attribute: str, values: frozenset[Any]) -> str:
         options = ", ".join(self.value(str(v)) for v in sorted(values))
