@@ -1,4 +1,4 @@
-"""In-process vector index, partitioned per (tenant, user), with filters as numpy masks.
+"""In-process vector and keyword index, partitioned per (tenant, user), filters as numpy masks.
 
 Each partition keeps its vectors in one float32 matrix (grown by doubling, removals by
 swap-with-last) and the filter fields in parallel numpy columns, so a ``SearchFilter``
@@ -7,6 +7,9 @@ than ``ann_threshold`` vectors pass the filter; above that an HNSW graph (hnswli
 by ``bench/ann_choice.py``) is searched with oversampling and post-filtered, falling back
 to exact search when the filter is too selective to fill ``k``. Returned scores are always
 exact cosine similarities (vectors are L2-normalised).
+
+Each partition also holds BM25 postings of its documents' terms (``keyword_postings``), so
+keyword search shares the partition's filter columns and costs microseconds per term.
 
 Graphs can be saved and loaded so a restart does not rebuild them; the vectors themselves
 come from the caller (the record store is the source of truth) and ``load`` rebuilds any
@@ -27,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from hindsight.adapters.embedded.keyword_postings import Postings
 from hindsight.adapters.memory import epoch_us, model_mismatch
 from hindsight.core.errors import EmbeddingModelMismatchError
 from hindsight.core.models import (
@@ -36,6 +40,7 @@ from hindsight.core.models import (
     SearchHit,
     StoredVector,
 )
+from hindsight.core.text import tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -112,11 +117,13 @@ class _Partition:
     graph: _Graph | None = None
     label_rows: dict[int, int] = field(default_factory=dict)
     next_label: int = 0
+    postings: Postings = field(default_factory=Postings)
 
     def __post_init__(self) -> None:
         self.matrix = np.zeros((0, self.dim), dtype=np.float32)
         self.columns = {name: np.zeros(0, dtype=np.int32) for name in _CODED}
         self.columns["labels"] = np.zeros(0, dtype=np.int64)
+        self.columns["doc"] = np.zeros(0, dtype=np.int64)
         self.columns["occurred"] = np.zeros(0, dtype=np.int64)
         self.columns["expires"] = np.zeros(0, dtype=np.int64)
 
@@ -130,7 +137,9 @@ class _Partition:
             grown[: self.size] = column[: self.size]
             self.columns[name] = grown
 
-    def put(self, memory_id: str, values: np.ndarray, fields: dict[str, int]) -> None:
+    def put(
+        self, memory_id: str, values: np.ndarray, fields: dict[str, int], terms: Sequence[str]
+    ) -> None:
         row = self.rows.get(memory_id)
         if row is None:
             if self.size == self.matrix.shape[0]:
@@ -139,13 +148,16 @@ class _Partition:
             self.size += 1
             self.ids.append(memory_id)
             self.rows[memory_id] = row
-        elif self.graph is not None:
-            old_label = int(self.columns["labels"][row])
-            self.graph.remove(old_label)
-            del self.label_rows[old_label]
+        else:  # a replaced document: its old postings and graph node go
+            self.postings.remove(int(self.columns["doc"][row]))
+            if self.graph is not None:
+                old_label = int(self.columns["labels"][row])
+                self.graph.remove(old_label)
+                del self.label_rows[old_label]
         self.matrix[row] = values
         for name, value in fields.items():
             self.columns[name][row] = value
+        self.columns["doc"][row] = self.postings.add(row, terms)
         label = self.next_label
         self.next_label += 1
         self.columns["labels"][row] = label
@@ -159,6 +171,7 @@ class _Partition:
             return False
         label = int(self.columns["labels"][row])
         self.label_rows.pop(label, None)
+        self.postings.remove(int(self.columns["doc"][row]))
         if self.graph is not None:
             self.graph.remove(label)
             if self.graph.deleted > max(self.graph.live, 1_000):
@@ -172,6 +185,7 @@ class _Partition:
             for column in self.columns.values():
                 column[row] = column[last]
             self.label_rows[int(self.columns["labels"][row])] = row
+            self.postings.move(int(self.columns["doc"][row]), row)
         self.ids.pop()
         self.size -= 1
         return True
@@ -235,14 +249,24 @@ class VectorIndex:
             "expires": _NEVER if document.expires_at is None else epoch_us(document.expires_at),
         }
 
-    def upsert(self, documents: Sequence[IndexDocument]) -> None:
-        """Add or replace documents; EmbeddingModelMismatchError if a vector's model differs."""
+    def upsert(
+        self,
+        documents: Sequence[IndexDocument],
+        terms: Sequence[Sequence[str]] | None = None,
+    ) -> None:
+        """Add or replace documents; EmbeddingModelMismatchError if a vector's model differs.
+
+        ``terms`` are the documents' keyword terms (``core.text.tokenize`` of their text),
+        computed here when not given.
+        """
+        if terms is None:
+            terms = [tokenize(document.text) for document in documents]
         with self._lock:
             fixed = self._model
             for document in documents:
                 self._check(document.vector, fixed)
                 fixed = fixed or (document.vector.model, document.vector.dim)
-            for document in documents:
+            for document, document_terms in zip(documents, terms, strict=True):
                 key = (document.tenant_id, document.memory_id)
                 owner = (document.tenant_id, document.user_id)
                 previous = self._owners.get(key)
@@ -252,7 +276,7 @@ class VectorIndex:
                 if partition is None:
                     partition = self._partitions[owner] = _Partition(document.vector.dim)
                 values = np.asarray(document.vector.values, dtype=np.float32)
-                partition.put(document.memory_id, values, self._fields(document))
+                partition.put(document.memory_id, values, self._fields(document), document_terms)
                 self._owners[key] = owner
             self._model = fixed
 
@@ -353,6 +377,20 @@ class VectorIndex:
                 return self._top(partition, np.arange(partition.size), scores, k)
             rows = np.flatnonzero(mask)
             return self._top(partition, rows, partition.matrix[rows] @ query, k)
+
+    def keyword_search(self, search_filter: SearchFilter, text: str, k: int) -> list[SearchHit]:
+        """Top ``k`` by BM25 over the partition's documents passing the filter."""
+        terms = tokenize(text)
+        with self._lock:
+            partition = self._partitions.get((search_filter.tenant_id, search_filter.user_id))
+            if partition is None or k <= 0 or not terms:
+                return []
+            scores = partition.postings.scores(terms, partition.size)
+            matched = scores > 0.0
+            if not matched.any():
+                return []
+            rows = np.flatnonzero(matched & self._mask(partition, search_filter))
+            return self._top(partition, rows, scores[rows], k)
 
     def _approximate(
         self,
