@@ -12,7 +12,18 @@ from hindsight.adapters.embedded.vector_index import VectorIndex
 from hindsight.core.models import SearchFilter
 from tests.contract.builders import document
 
-WORDS = "peanut allergy hiking berlin coffee chess sushi piano garden tennis".split()
+WORDS = [
+    "peanut",
+    "allergy",
+    "hiking",
+    "berlin",
+    "coffee",
+    "chess",
+    "sushi",
+    "piano",
+    "garden",
+    "tennis",
+]
 
 
 def reference_bm25(docs: dict[int, list[str]], query: list[str]) -> dict[int, float]:

@@ -28,6 +28,7 @@ from hindsight.core.errors import (
     NotFoundError,
 )
 from hindsight.core.models import (
+    HitFacts,
     IndexDocument,
     ListQuery,
     Memory,
@@ -409,7 +410,12 @@ class InMemorySearchIndex:
             matrix = np.stack([e.document.vector.values for e in passing]).astype(np.float32)
             scores = matrix @ np.asarray(vector.values, dtype=np.float32)
         order = np.argsort(-scores, kind="stable")[:k]
-        return [SearchHit(passing[i].document.memory_id, float(scores[i])) for i in order]
+        return [
+            SearchHit(
+                passing[i].document.memory_id, float(scores[i]), hit_facts(passing[i].document)
+            )
+            for i in order
+        ]
 
     def keyword_search(self, search_filter: SearchFilter, text: str, k: int) -> list[SearchHit]:
         query_terms = set(tokenize(text))
@@ -438,7 +444,9 @@ class InMemorySearchIndex:
                     if tf:
                         score += weight * tf * (BM25_K1 + 1.0) / (tf + norm)
                 if score > 0.0:
-                    hits.append(SearchHit(entry.document.memory_id, score))
+                    hits.append(
+                        SearchHit(entry.document.memory_id, score, hit_facts(entry.document))
+                    )
         hits.sort(key=lambda hit: (-hit.score, hit.memory_id))
         return hits[:k]
 
@@ -447,3 +455,9 @@ class InMemorySearchIndex:
             if tenant_id is None:
                 return len(self._entries)
             return sum(1 for key in self._entries if key[0] == tenant_id)
+
+
+def hit_facts(document: IndexDocument) -> HitFacts:
+    return HitFacts(
+        kind=document.kind, occurred_at=document.occurred_at, session_id=document.session_id
+    )

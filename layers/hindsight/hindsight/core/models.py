@@ -209,10 +209,24 @@ class SearchFilter:
     session_id: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class HitFacts:
+    """What an index holds of a hit besides its score: enough to bound the hit's final rank.
+
+    With these for every candidate, retrieve reads from the record store only the
+    candidates that can still reach the requested page (see ``usecases/retrieve.py``).
+    """
+
+    kind: MemoryKind
+    occurred_at: datetime
+    session_id: str | None = None
+
+
 @dataclass(frozen=True)
 class SearchHit:
     memory_id: str
     score: float  # cosine similarity for vector search, BM25-like score for keyword search
+    facts: HitFacts | None = None  # None: the index does not know them
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import numpy as np
@@ -34,6 +35,7 @@ import numpy as np
 from hindsight.adapters.memory import epoch_us, model_mismatch
 from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
 from hindsight.core.models import (
+    HitFacts,
     IndexDocument,
     MemoryKind,
     SearchFilter,
@@ -442,7 +444,7 @@ class OpenSearchSearchIndex:
             values = np.asarray(vector.values, dtype=np.float32)
             body = {
                 "size": k,
-                "_source": False,
+                "_source": {"includes": list(_HIT_FIELDS)},
                 "query": {
                     "knn": {
                         "vector": {
@@ -463,7 +465,7 @@ class OpenSearchSearchIndex:
             return []
         body = {
             "size": k,
-            "_source": False,
+            "_source": {"includes": list(_HIT_FIELDS)},
             "track_scores": True,
             "sort": [{"_score": "desc"}, {"memory_id": "asc"}],
             "query": {
@@ -504,7 +506,9 @@ class OpenSearchSearchIndex:
         for hit in response["hits"]["hits"]:
             doc_id: str = hit["_id"]
             memory_id = doc_id[len(prefix) :] if doc_id.startswith(prefix) else doc_id
-            hits.append(SearchHit(memory_id, float(convert(hit["_score"]))))
+            hits.append(
+                SearchHit(memory_id, float(convert(hit["_score"])), _facts(hit.get("_source")))
+            )
         return hits
 
     def count(self, tenant_id: str | None = None) -> int:
@@ -521,6 +525,24 @@ def _term(field: str, value: str) -> dict[str, Any]:
 
 def _us(moment: Any) -> int | None:
     return None if moment is None else epoch_us(moment)
+
+
+_HIT_FIELDS = ("kind", "occurred_at", "session_id")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _facts(source: dict[str, Any] | None) -> HitFacts | None:
+    """Facts of a hit from its (partial) _source; None if a field is missing."""
+    if not source or "kind" not in source or "occurred_at" not in source:
+        return None
+    try:
+        return HitFacts(
+            kind=MemoryKind(source["kind"]),
+            occurred_at=_EPOCH + timedelta(microseconds=int(source["occurred_at"])),
+            session_id=source.get("session_id"),
+        )
+    except (ValueError, TypeError):
+        return None
 
 
 def to_source(document: IndexDocument) -> dict[str, Any]:

@@ -25,6 +25,7 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,7 @@ from hindsight.adapters.embedded.keyword_postings import Postings
 from hindsight.adapters.memory import epoch_us, model_mismatch
 from hindsight.core.errors import EmbeddingModelMismatchError
 from hindsight.core.models import (
+    HitFacts,
     IndexDocument,
     MemoryKind,
     SearchFilter,
@@ -48,6 +50,7 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
 HNSW_EF_SEARCH = 128  # recall 0.996 at k=10 on 100k clustered vectors (bench/ann_choice.py)
 _NEVER = np.iinfo(np.int64).max
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NONE = -1  # code of a missing string field
 _CODED = ("kind", "scope", "category", "emotion", "status", "session")
 _SEMANTIC = 1
@@ -215,6 +218,7 @@ class VectorIndex:
         self._partitions: dict[tuple[str, str], _Partition] = {}
         self._owners: dict[tuple[str, str], tuple[str, str]] = {}  # (tenant, id) -> partition
         self._codes: dict[str, int] = {}
+        self._values: list[str] = []  # code -> value
         self._model: tuple[str, int] | None = None
 
     # --- model -------------------------------------------------------------------------
@@ -234,6 +238,7 @@ class VectorIndex:
         code = self._codes.get(value)
         if code is None:
             code = self._codes[value] = len(self._codes)
+            self._values.append(value)
         return code
 
     def _fields(self, document: IndexDocument) -> dict[str, int]:
@@ -303,6 +308,7 @@ class VectorIndex:
             self._partitions.clear()
             self._owners.clear()
             self._codes.clear()
+            self._values.clear()
             self._model = None
 
     def _forget_model_if_empty(self) -> None:
@@ -429,15 +435,32 @@ class VectorIndex:
     ) -> list[SearchHit]:
         return self._top(partition, rows, partition.matrix[rows] @ query, k)
 
-    @staticmethod
     def _top(
-        partition: _Partition, rows: np.ndarray, scores: np.ndarray, k: int
+        self, partition: _Partition, rows: np.ndarray, scores: np.ndarray, k: int
     ) -> list[SearchHit]:
         chosen = np.arange(len(scores))
         if len(scores) > k:
             chosen = np.argpartition(-scores, k - 1)[:k]
         chosen = chosen[np.lexsort((rows[chosen], -scores[chosen]))]
-        return [SearchHit(partition.ids[int(rows[i])], float(scores[i])) for i in chosen]
+        top_rows = rows[chosen]
+        kinds = partition.columns["kind"][top_rows].tolist()
+        occurred = partition.columns["occurred"][top_rows].tolist()
+        sessions = partition.columns["session"][top_rows].tolist()
+        values = self._values
+        return [
+            SearchHit(
+                partition.ids[row],
+                score,
+                HitFacts(
+                    kind=MemoryKind.SEMANTIC if kind == _SEMANTIC else MemoryKind.EPISODIC,
+                    occurred_at=_EPOCH + timedelta(microseconds=when),
+                    session_id=None if session == _NONE else values[session],
+                ),
+            )
+            for row, score, kind, when, session in zip(
+                top_rows.tolist(), scores[chosen].tolist(), kinds, occurred, sessions, strict=True
+            )
+        ]
 
     # --- persistence -------------------------------------------------------------------
     def _persist(self, owner: tuple[str, str], partition: _Partition) -> None:

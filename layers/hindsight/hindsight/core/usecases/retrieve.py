@@ -33,6 +33,8 @@ import base64
 import hashlib
 import json
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +45,7 @@ from hindsight.core.errors import InvalidRequestError
 from hindsight.core.models import (
     EpisodicMemory,
     FactStatus,
+    HitFacts,
     Memory,
     MemoryKind,
     Principal,
@@ -55,7 +58,7 @@ from hindsight.core.temporal import parse_query_time
 from hindsight.core.usecases.common import embed_query, neutral_vector, readable_scopes
 
 if TYPE_CHECKING:
-    from hindsight.core.service import MemoryService
+    from hindsight.core.service import MemoryService, Policy
 
 logger = logging.getLogger(__name__)
 
@@ -167,34 +170,48 @@ def retrieve_memories(
     query_time = parse_query_time(command.query, as_of)
     partial = False
 
-    keyword_hits = {
-        h.memory_id: h.score
-        for h in service.index.keyword_search(search_filter, command.query, policy.candidate_pool)
-    }
+    keyword_list = service.index.keyword_search(search_filter, command.query, policy.candidate_pool)
+    keyword_hits = {h.memory_id: h.score for h in keyword_list}
+    facts: dict[str, HitFacts | None] = {h.memory_id: h.facts for h in keyword_list}
     query_vector = None
     vector_hits: dict[str, float] = {}  # cosine similarity, as the index computed it
     if clock.monotonic() < deadline:
         query_vector = embed_query(service.embedder, command.query)
-        vector_hits = {
-            h.memory_id: h.score
-            for h in service.index.vector_search(search_filter, query_vector, policy.candidate_pool)
-        }
+        for hit in service.index.vector_search(search_filter, query_vector, policy.candidate_pool):
+            vector_hits[hit.memory_id] = hit.score
+            facts[hit.memory_id] = facts.get(hit.memory_id) or hit.facts
     else:
         partial = True
-    vector_ids = set(vector_hits)
 
-    candidate_ids = list(dict.fromkeys([*keyword_hits, *vector_ids]))
+    candidate_ids = list(dict.fromkeys([*keyword_hits, *vector_hits]))
     if clock.monotonic() >= deadline:
         partial = True
-    memories = [
-        m
-        for m in service.records.get_many(principal.tenant_id, candidate_ids)
-        if _allowed(m, search_filter, as_of)
-    ]
+    fetched: dict[str, Memory | None] = {}  # None: gone from the store, or filtered out
+
+    def fetch(memory_ids: list[str]) -> None:
+        """Read memories and re-check on the source of truth what the index filtered."""
+        found = {m.memory_id: m for m in service.records.get_many(principal.tenant_id, memory_ids)}
+        for memory_id in memory_ids:
+            memory = found.get(memory_id)
+            allowed = memory is not None and _allowed(memory, search_filter, as_of)
+            fetched[memory_id] = memory if allowed else None
+
+    if all(facts.get(memory_id) is not None for memory_id in candidate_ids):
+        # the index described every hit: records are read only for candidates that can
+        # still reach the page (see _rank)
+        candidates = [_Candidate.of_hit(i, facts[i]) for i in candidate_ids]  # type: ignore[arg-type]
+    else:
+        fetch(candidate_ids)
+        candidates = [
+            _Candidate.of_memory(memory)
+            for memory in (fetched[i] for i in candidate_ids)
+            if memory is not None
+        ]
+
     similarities = {
-        m.memory_id: vector_hits[m.memory_id] for m in memories if m.memory_id in vector_hits
+        c.memory_id: vector_hits[c.memory_id] for c in candidates if c.memory_id in vector_hits
     }
-    keyword_only = [m.memory_id for m in memories if m.memory_id not in vector_hits]
+    keyword_only = [c.memory_id for c in candidates if c.memory_id not in vector_hits]
     if query_vector is not None and keyword_only and clock.monotonic() < deadline:
         # keyword hits the vector search did not return: their similarity, from the store
         stored = service.records.get_vectors(principal.tenant_id, keyword_only)
@@ -205,23 +222,31 @@ def retrieve_memories(
         partial = True
 
     if command.min_similarity is not None:
-        memories = [
-            m for m in memories if similarities.get(m.memory_id, -1.0) >= command.min_similarity
+        candidates = [
+            c for c in candidates if similarities.get(c.memory_id, -1.0) >= command.min_similarity
         ]
 
     floor = float(np.dot(neutral, query_vector.values)) if query_vector is not None else 0.0
-    ranked = _rank(service, memories, similarities, keyword_hits, as_of, command, query_time, floor)
-    ranked = ranked[: policy.max_results]
+    wanted = min(offset + command.top_k, policy.max_results)
+    ranked, total = _rank(
+        service,
+        candidates,
+        _Scoring(similarities, keyword_hits, as_of, command, query_time, floor),
+        fetched,
+        fetch,
+        wanted,
+    )
     page = [
-        _result(memory, score, why)
-        for _, score, memory, why in ranked[offset : offset + command.top_k]
+        _result(memory, score, parts.why(memory, policy, command.time_decay))
+        for _, score, memory, parts in ranked[offset:wanted]
     ]
-    has_more = offset + command.top_k < len(ranked)
+    has_more = offset + command.top_k < min(total, policy.max_results)
     next_cursor = _encode_cursor(offset + command.top_k, as_of, fingerprint) if has_more else None
     logger.info(
-        "retrieve tenant=%s candidates=%d results=%d partial=%s",
+        "retrieve tenant=%s candidates=%d read=%d results=%d partial=%s",
         principal.tenant_id,
         len(candidate_ids),
+        len(fetched),
         len(page),
         partial,
     )
@@ -234,98 +259,223 @@ def retrieve_memories(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """A hit as ranking sees it before (or without) reading its record."""
+
+    memory_id: str
+    kind: MemoryKind
+    occurred_at: datetime
+    session: str | None  # the pooling key: an episode's session
+
+    @classmethod
+    def of_hit(cls, memory_id: str, facts: HitFacts) -> _Candidate:
+        session = facts.session_id if facts.kind == MemoryKind.EPISODIC else None
+        return cls(memory_id, facts.kind, facts.occurred_at, session or None)
+
+    @classmethod
+    def of_memory(cls, memory: Memory) -> _Candidate:
+        return cls(memory.memory_id, memory.kind, memory.occurred_at, _session_key(memory))
+
+
+@dataclass(frozen=True, slots=True)
+class _Scoring:
+    """The per-query inputs of scoring."""
+
+    similarities: dict[str, float]
+    keyword_hits: dict[str, float]
+    as_of: datetime
+    command: RetrieveCommand
+    query_time: TimeRange | None
+    floor: float
+
+
 def _rank(
     service: MemoryService,
-    memories: list[Memory],
-    similarities: dict[str, float],
-    keyword_hits: dict[str, float],
-    as_of: datetime,
-    command: RetrieveCommand,
-    query_time: TimeRange | None,
-    floor: float,
-) -> list[tuple[int, float, Memory, dict[str, Any]]]:
-    """(tier, score, memory, why) best first; result models are built for the page only."""
+    candidates: list[_Candidate],
+    scoring: _Scoring,
+    fetched: dict[str, Memory | None],
+    fetch: Callable[[list[str]], None],
+    wanted: int,
+) -> tuple[list[tuple[int, float, Memory, _Parts]], int]:
+    """The best ``wanted`` candidates as (tier, score, memory, parts), and how many rank.
+
+    Relevance (similarity, keyword, session pooling) and the tier need only what the
+    index returned; the other factors (recency from event times, a fact's confidence,
+    time cues matched by event times) need the record. Every factor has an upper bound
+    (recency <= 1, the largest confidence weight, the time-cue boost), so candidates are
+    read best bound first, and reading stops once no unread candidate's bound can beat
+    the ``wanted``-th exact score: the result equals scoring every candidate. Candidates
+    never read are counted as ranking (the index already filtered them).
+    """
     policy = service.policy
-    if not memories:
-        return []
-    sims = [similarities[m.memory_id] for m in memories if m.memory_id in similarities]
+    if not candidates or wanted <= 0:
+        return [], len(candidates)
+    similarities, keyword_hits = scoring.similarities, scoring.keyword_hits
+    sims = [similarities[c.memory_id] for c in candidates if c.memory_id in similarities]
     # similarity is scaled from the query's similarity to an empty text (or the weakest
     # candidate, if lower) up to the best candidate
-    low, high = (min([*sims, floor]), max(sims)) if sims else (0.0, 1.0)
+    low, high = (min([*sims, scoring.floor]), max(sims)) if sims else (0.0, 1.0)
     spread = high - low if high - low > 1e-6 else 1.0
-    best_keyword = max((keyword_hits.get(m.memory_id, 0.0) for m in memories), default=0.0)
+    best_keyword = max((keyword_hits.get(c.memory_id, 0.0) for c in candidates), default=0.0)
     vector_weight = policy.vector_weight if sims else 0.0
     if best_keyword <= 0.0 and sims:
         vector_weight = 1.0
 
-    parts: dict[str, tuple[float | None, float, float, float]] = {}
-    for memory in memories:
-        similarity = similarities.get(memory.memory_id)
+    own: dict[str, float] = {}
+    session_best: dict[str, float] = {}
+    for c in candidates:
+        similarity = similarities.get(c.memory_id)
         sim_part = (similarity - low) / spread if similarity is not None else 0.0
-        keyword = keyword_hits.get(memory.memory_id, 0.0)
-        keyword_part = keyword / best_keyword if best_keyword > 0 else 0.0
-        relevance = vector_weight * sim_part + (1.0 - vector_weight) * keyword_part
-        parts[memory.memory_id] = (similarity, sim_part, keyword, relevance)
-    session_best = _session_best(memories, {k: v[3] for k, v in parts.items()})
+        keyword_part = keyword_hits.get(c.memory_id, 0.0) / best_keyword if best_keyword else 0.0
+        own[c.memory_id] = vector_weight * sim_part + (1.0 - vector_weight) * keyword_part
+        if c.session is not None:
+            session_best[c.session] = max(session_best.get(c.session, 0.0), own[c.memory_id])
+    pooling = policy.session_pooling
 
-    scored: list[tuple[int, float, Memory, dict[str, Any]]] = []
-    for memory in memories:
-        similarity, sim_part, keyword, own = parts[memory.memory_id]
-        keyword_part = keyword / best_keyword if best_keyword > 0 else 0.0
-        relevance = own
+    def relevance(c: _Candidate) -> float:
+        if pooling > 0.0 and c.session is not None:
+            return (1.0 - pooling) * own[c.memory_id] + pooling * session_best[c.session]
+        return own[c.memory_id]
+
+    def tier(c: _Candidate, rel: float) -> int:
+        # relevant facts come before every episode; the rest is ordered by score
+        return (
+            0 if c.kind == MemoryKind.SEMANTIC and rel >= policy.semantic_first_min_relevance else 1
+        )
+
+    time_bound = max(1.0, policy.time_cue_boost) if scoring.query_time is not None else 1.0
+    episode_bound = max(1.0, policy.decay_floor) * time_bound
+    fact_bound = (
+        policy.semantic_boost * max([1.0, *policy.confidence_weights.values()]) * time_bound
+    )
+    ordered = []
+    for c in candidates:
+        rel = relevance(c)
+        bound = rel * (fact_bound if c.kind == MemoryKind.SEMANTIC else episode_bound)
+        ordered.append((tier(c, rel), -bound, c.memory_id, c, rel))
+    ordered.sort(key=lambda o: o[:3])
+
+    scored: list[tuple[int, float, Memory, _Parts]] = []
+    position = 0  # ordered[:position] have been scored (or found gone)
+    # records already read (an index without facts) are all scored: nothing to save
+    everything_read = all(c.memory_id in fetched for c in candidates)
+    batch = ordered if everything_read else ordered[: wanted + 10]
+    while batch:
+        unread = [o[3].memory_id for o in batch if o[3].memory_id not in fetched]
+        if unread:
+            fetch(unread)
+        for _, _, _, c, rel in batch:
+            memory = fetched.get(c.memory_id)
+            if memory is not None:
+                pooled = (
+                    session_best[c.session] if pooling > 0.0 and c.session is not None else None
+                )
+                parts = _Parts(
+                    similarity=similarities.get(c.memory_id),
+                    low=low,
+                    spread=spread,
+                    keyword=keyword_hits.get(c.memory_id, 0.0),
+                    best_keyword=best_keyword,
+                    own=own[c.memory_id],
+                    pooled=pooled,
+                    relevance=rel,
+                )
+                scored.append(_score(policy, memory, parts, scoring))
+        position += len(batch)
+        rest = ordered[position:]
+        if not rest:
+            break
+        scored.sort(key=_order)
+        if len(scored) < wanted:
+            batch = rest[: wanted - len(scored) + 10]
+            continue
+        last_tier, last_score = scored[wanted - 1][0], scored[wanted - 1][1]
+        # ordered is sorted by (tier, -bound): the candidates that can still beat the
+        # wanted-th come first; the margin absorbs rounding of the bound
+        count = 0
+        for o in rest:
+            if o[0] > last_tier or (o[0] == last_tier and -o[1] * (1 + 1e-9) + 1e-12 < last_score):
+                break
+            count += 1
+        batch = rest[:count]
+    scored.sort(key=_order)
+    unread_total = len(ordered) - position
+    return scored[:wanted], len(scored) + unread_total
+
+
+def _order(row: tuple[int, float, Memory, _Parts]) -> tuple[int, float, float, str]:
+    return (row[0], -row[1], -row[2].occurred_at.timestamp(), row[2].memory_id)
+
+
+def _score(
+    policy: Policy, memory: Memory, parts: _Parts, scoring: _Scoring
+) -> tuple[int, float, Memory, _Parts]:
+    """The exact (tier, score) of a read memory; ``parts`` gain age, time boost and score."""
+    relevance = parts.relevance
+    if isinstance(memory, EpisodicMemory):
+        parts.age = _age_days(memory, scoring.as_of)
+        decay = scoring.command.time_decay**parts.age
+        factor = policy.decay_floor + (1.0 - policy.decay_floor) * decay
+    else:
+        factor = policy.semantic_boost * policy.confidence_weights.get(memory.confidence.value, 1.0)
+    if scoring.query_time is not None:
+        parts.time_boost = policy.time_cue_boost if _time_match(memory, scoring.query_time) else 1.0
+        factor *= parts.time_boost
+    parts.score = relevance * factor
+    first = memory.kind == MemoryKind.SEMANTIC and relevance >= policy.semantic_first_min_relevance
+    return (0 if first else 1, parts.score, memory, parts)
+
+
+@dataclass(slots=True)
+class _Parts:
+    """The numbers behind one candidate's score, turned into ``why`` for returned results."""
+
+    similarity: float | None
+    low: float
+    spread: float
+    keyword: float
+    best_keyword: float
+    own: float
+    pooled: float | None
+    relevance: float
+    age: float | None = None
+    time_boost: float | None = None
+    score: float = 0.0
+
+    def why(self, memory: Memory, policy: Policy, time_decay: float) -> dict[str, Any]:
+        sim_part = (
+            (self.similarity - self.low) / self.spread if self.similarity is not None else 0.0
+        )
+        keyword_part = self.keyword / self.best_keyword if self.best_keyword > 0 else 0.0
         why: dict[str, Any] = {
-            "similarity": round(similarity, 4) if similarity is not None else None,
+            "similarity": round(self.similarity, 4) if self.similarity is not None else None,
             "similarity_scaled": round(sim_part, 4),
             "keyword": round(keyword_part, 4),
-            "keyword_bm25": round(keyword, 4),
+            "keyword_bm25": round(self.keyword, 4),
         }
-        session = _session_key(memory)
-        if policy.session_pooling > 0.0 and session is not None:
-            pooled = session_best[session]
-            relevance = (1.0 - policy.session_pooling) * own + policy.session_pooling * pooled
-            why.update(own_relevance=round(own, 4), session_relevance=round(pooled, 4))
-        why["relevance"] = round(relevance, 4)
-        factor = 1.0
-        if isinstance(memory, EpisodicMemory):
-            age = _age_days(memory, as_of)
-            decay = command.time_decay**age
+        if self.pooled is not None:
+            why.update(own_relevance=round(self.own, 4), session_relevance=round(self.pooled, 4))
+        why["relevance"] = round(self.relevance, 4)
+        if self.age is not None:
+            decay = time_decay**self.age
             recency = policy.decay_floor + (1.0 - policy.decay_floor) * decay
-            why.update(age_days=round(age, 2), decay=round(decay, 4), recency=round(recency, 4))
-            factor *= recency
-        else:
+            why.update(
+                age_days=round(self.age, 2), decay=round(decay, 4), recency=round(recency, 4)
+            )
+        elif isinstance(memory, SemanticMemory):
             weight = policy.confidence_weights.get(memory.confidence.value, 1.0)
             why.update(kind_boost=policy.semantic_boost, confidence_weight=weight)
-            factor *= policy.semantic_boost * weight
-        if query_time is not None:
-            boost = policy.time_cue_boost if _time_match(memory, query_time) else 1.0
-            why["time_boost"] = boost
-            factor *= boost
-        score = relevance * factor
-        why["score"] = round(score, 6)
-        # relevant facts come before every episode; the rest is ordered by score
-        first = memory.kind == MemoryKind.SEMANTIC and (
-            relevance >= policy.semantic_first_min_relevance
-        )
-        scored.append((0 if first else 1, score, memory, why))
-
-    scored.sort(key=lambda r: (r[0], -r[1], -r[2].occurred_at.timestamp(), r[2].memory_id))
-    return scored
+        if self.time_boost is not None:
+            why["time_boost"] = self.time_boost
+        why["score"] = round(self.score, 6)
+        return why
 
 
 def _session_key(memory: Memory) -> str | None:
     if isinstance(memory, EpisodicMemory) and memory.session_id:
         return memory.session_id
     return None
-
-
-def _session_best(memories: list[Memory], relevance: dict[str, float]) -> dict[str, float]:
-    """The best relevance among the candidates of each session."""
-    best: dict[str, float] = {}
-    for memory in memories:
-        session = _session_key(memory)
-        if session is not None:
-            best[session] = max(best.get(session, 0.0), relevance[memory.memory_id])
-    return best
 
 
 def _result(memory: Memory, score: float, why: dict[str, Any]) -> ScoredMemory:
