@@ -458,6 +458,4 @@ class InMemorySearchIndex:
 
 
 def hit_facts(document: IndexDocument) -> HitFacts:
-    return HitFacts(
-        kind=document.kind, occurred_at=document.occurred_at, session_id=document.session_id
-    )
+    return HitFacts(kind=document.kind, session_id=document.session_id)

@@ -218,7 +218,6 @@ class HitFacts:
     """
 
     kind: MemoryKind
-    occurred_at: datetime
     session_id: str | None = None
 
 

@@ -27,7 +27,6 @@ import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import numpy as np
@@ -527,21 +526,16 @@ def _us(moment: Any) -> int | None:
     return None if moment is None else epoch_us(moment)
 
 
-_HIT_FIELDS = ("kind", "occurred_at", "session_id")
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_HIT_FIELDS = ("kind", "session_id")
 
 
 def _facts(source: dict[str, Any] | None) -> HitFacts | None:
     """Facts of a hit from its (partial) _source; None if a field is missing."""
-    if not source or "kind" not in source or "occurred_at" not in source:
+    if not source or "kind" not in source:
         return None
     try:
-        return HitFacts(
-            kind=MemoryKind(source["kind"]),
-            occurred_at=_EPOCH + timedelta(microseconds=int(source["occurred_at"])),
-            session_id=source.get("session_id"),
-        )
-    except (ValueError, TypeError):
+        return HitFacts(kind=MemoryKind(source["kind"]), session_id=source.get("session_id"))
+    except ValueError:
         return None
 
 

@@ -25,7 +25,6 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +49,6 @@ HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
 HNSW_EF_SEARCH = 128  # recall 0.996 at k=10 on 100k clustered vectors (bench/ann_choice.py)
 _NEVER = np.iinfo(np.int64).max
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _NONE = -1  # code of a missing string field
 _CODED = ("kind", "scope", "category", "emotion", "status", "session")
 _SEMANTIC = 1
@@ -444,7 +442,6 @@ class VectorIndex:
         chosen = chosen[np.lexsort((rows[chosen], -scores[chosen]))]
         top_rows = rows[chosen]
         kinds = partition.columns["kind"][top_rows].tolist()
-        occurred = partition.columns["occurred"][top_rows].tolist()
         sessions = partition.columns["session"][top_rows].tolist()
         values = self._values
         return [
@@ -453,12 +450,11 @@ class VectorIndex:
                 score,
                 HitFacts(
                     kind=MemoryKind.SEMANTIC if kind == _SEMANTIC else MemoryKind.EPISODIC,
-                    occurred_at=_EPOCH + timedelta(microseconds=when),
                     session_id=None if session == _NONE else values[session],
                 ),
             )
-            for row, score, kind, when, session in zip(
-                top_rows.tolist(), scores[chosen].tolist(), kinds, occurred, sessions, strict=True
+            for row, score, kind, session in zip(
+                top_rows.tolist(), scores[chosen].tolist(), kinds, sessions, strict=True
             )
         ]
 

@@ -265,17 +265,16 @@ class _Candidate:
 
     memory_id: str
     kind: MemoryKind
-    occurred_at: datetime
     session: str | None  # the pooling key: an episode's session
 
     @classmethod
     def of_hit(cls, memory_id: str, facts: HitFacts) -> _Candidate:
         session = facts.session_id if facts.kind == MemoryKind.EPISODIC else None
-        return cls(memory_id, facts.kind, facts.occurred_at, session or None)
+        return cls(memory_id, facts.kind, session or None)
 
     @classmethod
     def of_memory(cls, memory: Memory) -> _Candidate:
-        return cls(memory.memory_id, memory.kind, memory.occurred_at, _session_key(memory))
+        return cls(memory.memory_id, memory.kind, _session_key(memory))
 
 
 @dataclass(frozen=True, slots=True)
