@@ -116,7 +116,7 @@ class _Partition:
     matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
     columns: dict[str, np.ndarray] = field(default_factory=dict)
     graph: _Graph | None = None
-    label_rows: dict[int, int] = field(default_factory=dict)
+    row_of_label: np.ndarray = field(default_factory=lambda: np.full(16, -1, dtype=np.int64))
     next_label: int = 0
     postings: Postings = field(default_factory=Postings)
 
@@ -154,7 +154,7 @@ class _Partition:
             if self.graph is not None:
                 old_label = int(self.columns["labels"][row])
                 self.graph.remove(old_label)
-                del self.label_rows[old_label]
+                self.row_of_label[old_label] = -1
         self.matrix[row] = values
         for name, value in fields.items():
             self.columns[name][row] = value
@@ -162,7 +162,11 @@ class _Partition:
         label = self.next_label
         self.next_label += 1
         self.columns["labels"][row] = label
-        self.label_rows[label] = row
+        if label >= len(self.row_of_label):
+            grown = np.full(2 * len(self.row_of_label), -1, dtype=np.int64)
+            grown[: len(self.row_of_label)] = self.row_of_label
+            self.row_of_label = grown
+        self.row_of_label[label] = row
         if self.graph is not None:
             self.graph.add(np.asarray([label]), values[None, :])
 
@@ -171,7 +175,7 @@ class _Partition:
         if row is None:
             return False
         label = int(self.columns["labels"][row])
-        self.label_rows.pop(label, None)
+        self.row_of_label[label] = -1
         self.postings.remove(int(self.columns["doc"][row]))
         if self.graph is not None:
             self.graph.remove(label)
@@ -185,7 +189,7 @@ class _Partition:
             self.matrix[row] = self.matrix[last]
             for column in self.columns.values():
                 column[row] = column[last]
-            self.label_rows[int(self.columns["labels"][row])] = row
+            self.row_of_label[int(self.columns["labels"][row])] = row
             self.postings.move(int(self.columns["doc"][row]), row)
         self.ids.pop()
         self.size -= 1
@@ -419,9 +423,7 @@ class VectorIndex:
             except RuntimeError as exc:  # hnswlib could not collect `fetch` live neighbours
                 logger.warning("ann search fell back to exact error=%s", exc)
                 return None
-            rows = np.fromiter(
-                (partition.label_rows[int(label)] for label in labels), dtype=np.int64
-            )
+            rows = partition.row_of_label[labels]
             rows = rows[mask[rows]] if len(rows) else rows
             if len(rows) >= k or fetch >= graph.live:
                 return rows
@@ -523,11 +525,10 @@ class VectorIndex:
                 saved = dict(zip(meta["ids"], meta["labels"], strict=True))
                 for row, memory_id in enumerate(partition.ids[: partition.size]):
                     partition.columns["labels"][row] = saved[memory_id]
-                partition.label_rows = {
-                    int(saved[memory_id]): row
-                    for row, memory_id in enumerate(partition.ids[: partition.size])
-                }
                 partition.next_label = int(meta["next_label"])
+                labels = partition.columns["labels"][: partition.size]
+                partition.row_of_label = np.full(max(16, partition.next_label), -1, dtype=np.int64)
+                partition.row_of_label[labels] = np.arange(partition.size)
                 partition.graph = graph
                 outcome["restored"] += 1
         logger.info("ann graphs loaded restored=%d stale=%d", outcome["restored"], outcome["stale"])
