@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import subprocess
 import sys
 import typing
 from collections.abc import Callable, Iterator
@@ -951,3 +952,44 @@ def reindex(
         emit_json(result)
         return
     _memory_table(result)
+
+
+bench_app = typer.Typer(
+    help="Run a benchmark of a source checkout (bench/*.py): prints numbers, writes "
+    "bench/results/. Options after the name go to the script (see --help there).",
+    no_args_is_help=True,
+)
+app.add_typer(bench_app, name="bench")
+# every option, --help included, goes to the script
+_PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+
+
+def _bench_script(name: str) -> Path:
+    """bench/<name>.py of the checkout this package or the working directory belongs to."""
+    here = Path(__file__).resolve()
+    for root in (Path.cwd(), *here.parents):
+        script = root / "bench" / f"{name}.py"
+        if script.is_file():
+            return script
+    raise typer.BadParameter(
+        f"bench/{name}.py not found: the benchmarks ship with the source checkout, not the "
+        "package; run this from the repository (git clone, then `make install`)"
+    )
+
+
+def _run_bench(name: str, args: list[str]) -> None:
+    script = _bench_script(name)
+    completed = subprocess.run([sys.executable, str(script), *args], check=False)
+    raise typer.Exit(completed.returncode)
+
+
+@bench_app.command("scale", context_settings=_PASS_THROUGH)
+def bench_scale(ctx: typer.Context) -> None:
+    """Latency, throughput, memory and disk at 10k, 100k and 1M memories (bench/scale.py)."""
+    _run_bench("scale", list(ctx.args))
+
+
+@bench_app.command("locomo", context_settings=_PASS_THROUGH)
+def bench_locomo(ctx: typer.Context) -> None:
+    """LoCoMo evidence recall against dense and BM25 baselines (bench/locomo.py)."""
+    _run_bench("locomo", list(ctx.args))
