@@ -182,3 +182,36 @@ def test_index_failure_undoes_the_write(service, principal):
     # and the dedup markers went with the records: the same content can be stored later
     service.index = service.index.inner
     assert store(service, principal, content="a").status == "success"
+
+
+def test_a_turn_is_searched_with_the_turn_before_it_in_its_session(service, principal, clock):
+    from hindsight.core.commands import BatchItem, RetrieveCommand
+
+    service.store_batch(
+        principal,
+        StoreBatchCommand(
+            user_id="u1",
+            items=[
+                BatchItem(content="Do you keep any pets at home?", session_id="s1"),
+                BatchItem(content="Yes, a grey cat called Pixel.", session_id="s1"),
+                BatchItem(content="Lovely weather today.", session_id="s2"),
+            ],
+        ),
+    )
+    clock.advance(minutes=1)
+    store(service, principal, content="She sleeps all day.", session_id="s1")
+    store(service, principal, content="Also for work only.", session_id="s1", scope="work")
+
+    memories = {m.content: m for m, _ in service.records.iter_all() if m.kind == "episodic"}
+    assert memories["Do you keep any pets at home?"].context is None  # first of s1
+    assert memories["Yes, a grey cat called Pixel."].context == "Do you keep any pets at home?"
+    assert memories["Lovely weather today."].context is None  # another session
+    # a single store finds the newest stored turn of its session
+    assert memories["She sleeps all day."].context == "Yes, a grey cat called Pixel."
+    assert memories["Also for work only."].context is None  # sessions do not cross scopes
+
+    # the reply is found by the question's words, and its content is returned unchanged
+    result = service.retrieve(principal, RetrieveCommand(user_id="u1", query="pets"))
+    by_content = {r.content: r for r in result.results}
+    assert by_content["Yes, a grey cat called Pixel."].why["keyword"] > 0
+    assert "context" not in by_content["Yes, a grey cat called Pixel."].model_dump()

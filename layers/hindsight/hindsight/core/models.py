@@ -117,6 +117,11 @@ class EpisodicMemory(_MemoryBase):
         description="time expressions in the content resolved against occurred_at",
     )
     content_hash: str = ""
+    context: str | None = Field(
+        default=None,
+        description="the turn before this one in its session, set by store: searched "
+        "together with the content, never returned as content",
+    )
 
 
 class SemanticMemory(_MemoryBase):

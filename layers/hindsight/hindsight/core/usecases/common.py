@@ -60,9 +60,15 @@ def load_readable(service_records, principal: Principal, memory_id: str) -> Memo
 
 
 def index_text(memory: Memory) -> str:
-    """The text a memory is searched by (content plus what the agent did and its outcome)."""
+    """The text a memory is searched by.
+
+    Its content, plus what the agent did and its outcome; an episode's session context
+    (the turn before it, see ``store.with_session_context``) goes first.
+    """
     parts = [memory.content]
     if isinstance(memory, EpisodicMemory):
+        if memory.context:
+            parts.insert(0, memory.context)
         parts += [p for p in (memory.agent_action, memory.outcome) if p]
     return "\n".join(parts)
 
