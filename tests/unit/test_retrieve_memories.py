@@ -299,3 +299,14 @@ def test_session_pooling_lifts_turns_of_the_session_that_matched(service, princi
     pooling = service.policy.session_pooling
     expected = (1 - pooling) * ryokan["own_relevance"] + pooling * ryokan["session_relevance"]
     assert ryokan["relevance"] == pytest.approx(expected, abs=1e-3)
+
+
+def test_turns_of_the_speaker_the_query_names_are_boosted(service, principal):
+    store(service, principal, "I painted a sunrise over the lake", speaker="Caroline")
+    store(service, principal, "I painted a sunrise over the sea", speaker="Melanie")
+    result = retrieve(service, principal, "What did Melanie paint?")
+    assert [r.speaker for r in result.results][:2] == ["Melanie", "Caroline"]
+    assert result.results[0].why["speaker_boost"] == service.policy.speaker_boost > 1.0
+    assert "speaker_boost" not in result.results[1].why
+    result = retrieve(service, principal, "What did Caroline paint?")
+    assert result.results[0].speaker == "Caroline"

@@ -99,6 +99,7 @@ def services() -> tuple[MemoryService, MemoryService, CountingRecords]:
                 user_id="u1",
                 content=f"{words} {n}{rng.choice(TIMES)}",
                 session_id=f"s{rng.randrange(40)}" if rng.random() < 0.8 else None,
+                speaker=rng.choice(["Alice", "Bob Stone", None]),
                 occurred_at=clock.now() - timedelta(days=rng.uniform(0, 400)),
             ),
         )
@@ -138,8 +139,10 @@ def page(service: MemoryService, command: RetrieveCommand) -> tuple[list, bool, 
 def test_lazy_reading_ranks_exactly_like_reading_every_candidate(services, seed) -> None:  # type: ignore[no-untyped-def]
     lazy, eager, _records = services
     rng = random.Random(seed)
-    query = " ".join(rng.sample(WORDS, rng.randint(1, 3))) + rng.choice(
-        ["", " last week", " 上个月", " recently"]
+    query = (
+        rng.choice(["", "what did Alice say about ", "Bob Stone on "])
+        + " ".join(rng.sample(WORDS, rng.randint(1, 3)))
+        + rng.choice(["", " last week", " 上个月", " recently"])
     )
     command = RetrieveCommand(
         user_id="u1",

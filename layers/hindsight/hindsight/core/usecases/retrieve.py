@@ -25,6 +25,12 @@ Both defaults (``Policy.decay_floor`` 0.9, ``Policy.session_pooling`` 0.5) were 
 the LoCoMo benchmark (bench/locomo.py). Each result's ``why``
 holds every part. Results are computed up to ``policy.max_results`` and paged with an
 opaque cursor that freezes ``as_of`` so pages agree with each other.
+
+Records are read lazily: relevance and the tier need only the index's hits (score, kind,
+session); the other factors are bounded (recency <= 1, the largest confidence weight, the
+time-cue boost), so the record store is asked only for candidates whose bound can still
+reach the requested page. At 100k memories of one user that cut the records read per
+query from ~160 to ~55 with the same ranking (tests/unit/test_retrieve_reads_few_records.py).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -55,6 +62,7 @@ from hindsight.core.models import (
     utc,
 )
 from hindsight.core.temporal import parse_query_time
+from hindsight.core.text import tokenize
 from hindsight.core.usecases.common import embed_query, neutral_vector, readable_scopes
 
 if TYPE_CHECKING:
@@ -231,7 +239,15 @@ def retrieve_memories(
     ranked, total = _rank(
         service,
         candidates,
-        _Scoring(similarities, keyword_hits, as_of, command, query_time, floor),
+        _Scoring(
+            similarities,
+            keyword_hits,
+            as_of,
+            command,
+            query_time,
+            floor,
+            frozenset(tokenize(command.query)),
+        ),
         fetched,
         fetch,
         wanted,
@@ -287,6 +303,7 @@ class _Scoring:
     command: RetrieveCommand
     query_time: TimeRange | None
     floor: float
+    query_terms: frozenset[str]
 
 
 def _rank(
@@ -344,7 +361,7 @@ def _rank(
         )
 
     time_bound = max(1.0, policy.time_cue_boost) if scoring.query_time is not None else 1.0
-    episode_bound = max(1.0, policy.decay_floor) * time_bound
+    episode_bound = max(1.0, policy.decay_floor) * time_bound * max(1.0, policy.speaker_boost)
     fact_bound = (
         policy.semantic_boost * max([1.0, *policy.confidence_weights.values()]) * time_bound
     )
@@ -416,6 +433,9 @@ def _score(
         parts.age = _age_days(memory, scoring.as_of)
         decay = scoring.command.time_decay**parts.age
         factor = policy.decay_floor + (1.0 - policy.decay_floor) * decay
+        if policy.speaker_boost != 1.0 and _names_speaker(memory, scoring.query_terms):
+            parts.speaker_boost = policy.speaker_boost
+            factor *= policy.speaker_boost
     else:
         factor = policy.semantic_boost * policy.confidence_weights.get(memory.confidence.value, 1.0)
     if scoring.query_time is not None:
@@ -440,6 +460,7 @@ class _Parts:
     relevance: float
     age: float | None = None
     time_boost: float | None = None
+    speaker_boost: float | None = None
     score: float = 0.0
 
     def why(self, memory: Memory, policy: Policy, time_decay: float) -> dict[str, Any]:
@@ -465,10 +486,25 @@ class _Parts:
         elif isinstance(memory, SemanticMemory):
             weight = policy.confidence_weights.get(memory.confidence.value, 1.0)
             why.update(kind_boost=policy.semantic_boost, confidence_weight=weight)
+        if self.speaker_boost is not None:
+            why["speaker_boost"] = self.speaker_boost
         if self.time_boost is not None:
             why["time_boost"] = self.time_boost
         why["score"] = round(self.score, 6)
         return why
+
+
+def _names_speaker(memory: EpisodicMemory, query_terms: frozenset[str]) -> bool:
+    """Whether every word of the episode's speaker occurs in the query."""
+    if not memory.speaker:
+        return False
+    words = _speaker_terms(memory.speaker)
+    return bool(words) and words <= query_terms
+
+
+@lru_cache(maxsize=4_096)
+def _speaker_terms(speaker: str) -> frozenset[str]:
+    return frozenset(tokenize(speaker))
 
 
 def _session_key(memory: Memory) -> str | None:
