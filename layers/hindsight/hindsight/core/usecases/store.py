@@ -77,7 +77,7 @@ def _build_memory(
 
 
 def with_session_context(
-    service: MemoryService, principal: Principal, memories: Sequence[EpisodicMemory]
+    service: MemoryService, memories: Sequence[EpisodicMemory]
 ) -> list[EpisodicMemory]:
     """Give each episode of a session the turn before it as search context.
 
@@ -124,7 +124,7 @@ def store_memories(
 ) -> list[StoreOutcome]:
     """Store each command as an episodic memory; one outcome per command, in order."""
     memories = [_build_memory(service, principal, command) for command in commands]
-    memories = with_session_context(service, principal, memories)
+    memories = with_session_context(service, memories)
     vectors = embed_documents(service.embedder, [index_text(m) for m in memories])
 
     outcomes: list[StoreOutcome] = []
