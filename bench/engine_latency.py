@@ -246,6 +246,25 @@ def build_pool(embedder: Embedder, size: int, seed: int) -> Pool:
     return Pool(texts, [c for _, c in generated], normalised(vectors), elapsed)
 
 
+def write_through_ports(
+    service: MemoryService, batch: Sequence[tuple[EpisodicMemory, StoredVector]]
+) -> tuple[float, float]:
+    """The store use case's writes without embedding: ``records.put`` with the dedup key,
+    then one ``index.upsert``; returns (put seconds, upsert seconds)."""
+    started = time.perf_counter()
+    for memory, vector in batch:
+        service.records.put(
+            memory,
+            vector,
+            dedup_key=f"{memory.user_id}|{memory.scope}|{memory.content_hash}",
+            dedup_window_seconds=service.policy.dedup_window_seconds,
+        )
+    put_s = time.perf_counter() - started
+    started = time.perf_counter()
+    service.index.upsert([index_document(m, v) for m, v in batch])
+    return put_s, time.perf_counter() - started
+
+
 def bulk_load(
     service: MemoryService,
     pool: Pool,
@@ -259,7 +278,6 @@ def bulk_load(
     pyrng = random.Random(seed)
     now = datetime.now(UTC)
     model = service.embedder.model_name
-    window = service.policy.dedup_window_seconds
     all_vectors = np.empty((size, pool.vectors.shape[1]), dtype=np.float32)
     ids: list[str] = []
     seen: set[str] = set()
@@ -303,19 +321,9 @@ def bulk_load(
             ids.append(memory.memory_id)
         build_s += time.perf_counter() - started
 
-        started = time.perf_counter()
-        for memory, vector in memories:
-            service.records.put(
-                memory,
-                vector,
-                dedup_key=f"{USER}|{GLOBAL_SCOPE}|{memory.content_hash}",
-                dedup_window_seconds=window,
-            )
-        put_s += time.perf_counter() - started
-
-        started = time.perf_counter()
-        service.index.upsert([index_document(m, v) for m, v in memories])
-        upsert_s += time.perf_counter() - started
+        put_seconds, upsert_seconds = write_through_ports(service, memories)
+        put_s += put_seconds
+        upsert_s += upsert_seconds
         if (start // chunk) % 10 == 0:
             print(f"  loaded {stop:,}/{size:,}", flush=True)
     timings = {

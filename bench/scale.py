@@ -80,6 +80,7 @@ from engine_latency import (
     close_service,
     embed_in_batches,
     open_service,
+    write_through_ports,
 )
 
 from hindsight.adapters.embedders.factory import build_embedder
@@ -95,7 +96,6 @@ from hindsight.core.models import (
 from hindsight.core.service import MemoryService
 from hindsight.core.temporal import resolve_time_expressions
 from hindsight.core.text import content_hash
-from hindsight.core.usecases.common import index_document
 from hindsight.settings import Settings
 
 TENANT = "local"
@@ -152,7 +152,6 @@ def load_range(
     pyrng = random.Random(args.seed + start)
     now = datetime.now(UTC)
     model = service.embedder.model_name
-    window = service.policy.dedup_window_seconds
     generate_s = put_s = upsert_s = 0.0
     for chunk_start in range(start, stop, args.chunk):
         chunk_stop = min(chunk_start + args.chunk, stop)
@@ -187,18 +186,9 @@ def load_range(
             batch.append((memory, StoredVector(model=model, values=noisy[offset])))
         generate_s += time.perf_counter() - started
 
-        started = time.perf_counter()
-        for memory, vector in batch:
-            service.records.put(
-                memory,
-                vector,
-                dedup_key=f"{memory.user_id}|{GLOBAL_SCOPE}|{memory.content_hash}",
-                dedup_window_seconds=window,
-            )
-        put_s += time.perf_counter() - started
-        started = time.perf_counter()
-        service.index.upsert([index_document(m, v) for m, v in batch])
-        upsert_s += time.perf_counter() - started
+        put_seconds, upsert_seconds = write_through_ports(service, batch)
+        put_s += put_seconds
+        upsert_s += upsert_seconds
         done = chunk_stop - start
         if done % (args.chunk * 50) == 0 or chunk_stop == stop:
             print(f"  loaded {chunk_stop:,} (+{done:,} of {stop - start:,})", flush=True)

@@ -24,8 +24,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-BM25_K1 = 1.2
-BM25_B = 0.75
+from hindsight.adapters.memory import BM25_B, BM25_K1
+
+__all__ = ["BM25_B", "BM25_K1", "Postings"]
 _TF_BITS = 16
 _TF_MASK = (1 << _TF_BITS) - 1
 

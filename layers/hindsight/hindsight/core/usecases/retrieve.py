@@ -246,7 +246,7 @@ def retrieve_memories(
             command,
             query_time,
             floor,
-            frozenset(tokenize(command.query)),
+            frozenset(tokenize(command.query)) if policy.speaker_boost != 1.0 else frozenset(),
         ),
         fetched,
         fetch,
