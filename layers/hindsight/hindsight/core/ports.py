@@ -9,6 +9,7 @@ OpenSearch / Bedrock) implement these. Every record store passes
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -190,3 +191,15 @@ class Clock(Protocol):
 class IdGenerator(Protocol):
     def new_id(self, prefix: str) -> str:
         """A new, unique, time-sortable id such as ``mem_01J...``."""
+
+
+@dataclass(frozen=True)
+class Ports:
+    """Every adapter one service is built from; the bootstrap hands each use case its own."""
+
+    records: RecordStore
+    index: SearchIndex
+    embedder: Embedder
+    reflector: Reflector
+    clock: Clock
+    ids: IdGenerator

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from hindsight.core.commands import (
@@ -26,7 +27,15 @@ from hindsight.core.commands import (
     StoreOutcome,
 )
 from hindsight.core.models import Principal
-from hindsight.core.ports import Clock, Embedder, IdGenerator, RecordStore, Reflector, SearchIndex
+from hindsight.core.ports import (
+    Clock,
+    Embedder,
+    IdGenerator,
+    Ports,
+    RecordStore,
+    Reflector,
+    SearchIndex,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -137,6 +146,33 @@ class MemoryService:
         from hindsight.core.usecases.maintenance import reindex_memories
 
         return reindex_memories(self, re_embed=re_embed, progress=progress)
+
+    @property
+    def ports(self) -> Ports:
+        """The adapters this service was built from: for operators, tests and benchmarks.
+
+        Entry points never reach through the facade; what they need is a method here.
+        """
+        return Ports(
+            records=self.records,
+            index=self.index,
+            embedder=self.embedder,
+            reflector=self.reflector,
+            clock=self.clock,
+            ids=self.ids,
+        )
+
+    def now(self) -> datetime:
+        """The service clock's current time (aware UTC)."""
+        return self.clock.now()
+
+    def warm_up(self) -> None:
+        """Load the embedding model now rather than on the first request."""
+        self.embedder.embed_query("warm up")
+
+    def users_with_episodes_since(self, since: datetime) -> list[tuple[str, str]]:
+        """(tenant_id, user_id) of every user with episodes created after ``since``."""
+        return list(self.records.users_with_episodes_since(since))
 
     def health(self) -> dict[str, Any]:
         return {
