@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from hindsight.api.auth import authenticate, key_sha256, parse_key_config
+from hindsight.api.errors import status_for
 from hindsight.bootstrap import build_memory_service, configure
 from hindsight.core.errors import UnauthorizedError
 from hindsight.core.service import MemoryService
@@ -76,7 +77,7 @@ def test_anonymous_mode_serves_the_anonymous_tenant() -> None:
     try:
         reply = call("POST", "/v1/memories", body=BODY, key=None)
         assert reply.status == 201, reply.body
-        assert service.records.get("local", reply.body["memory_id"]) is not None
+        assert service.ports.records.get("local", reply.body["memory_id"]) is not None
     finally:
         configure()
 
@@ -100,7 +101,7 @@ def test_key_file_in_yaml_and_wrong_keys(tmp_path) -> None:  # type: ignore[no-u
         try:
             authenticate(headers, None, settings)
         except UnauthorizedError as error:
-            assert error.http_status == 401
+            assert status_for(error) == 401
         else:
             raise AssertionError(f"{headers} was accepted")
 

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from hindsight.core.errors import HindsightError, UnauthorizedError
+from hindsight.core.errors import ConfigurationError, UnauthorizedError
 from hindsight.core.models import GLOBAL_SCOPE, Principal
 from hindsight.settings import Settings
 
@@ -43,10 +43,8 @@ MISSING_KEY_MESSAGE = (
 UNKNOWN_KEY_MESSAGE = "the API key is not valid; check the key or ask for a new one"
 
 
-class ApiKeyConfigError(HindsightError):
+class ApiKeyConfigError(ConfigurationError):
     """The server's API key configuration cannot be read (an operator problem)."""
-
-    http_status = 500
 
 
 class ApiKeyEntry(BaseModel):

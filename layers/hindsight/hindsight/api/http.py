@@ -2,9 +2,10 @@
 
 ``build_resolver()`` makes an ``APIGatewayRestResolver`` whose exception handlers turn
 every failure into ``{"status": "error", "message": ...}`` with the right HTTP code:
-``HindsightError`` subclasses carry their own ``http_status``; pydantic and Powertools
-validation errors become 422 with one readable phrase per bad field; unknown routes
-404; anything unexpected 500 with a generic message (the details go to the log).
+``HindsightError`` subclasses get theirs from the table in ``hindsight.api.errors``;
+pydantic and Powertools validation errors become 422 with one readable phrase per bad
+field; unknown routes 404; anything unexpected 500 with a generic message (the details
+go to the log).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from hindsight.api.auth import authenticate
+from hindsight.api.errors import status_for
 from hindsight.api.observability import MetricUnit, logger, metrics
 from hindsight.bootstrap import get_settings
 from hindsight.core.commands import Identifier
@@ -252,7 +254,7 @@ def build_resolver() -> APIGatewayRestResolver:
 
     @app.exception_handler(HindsightError)
     def _domain_error(error: HindsightError) -> Response[dict[str, Any]]:
-        status = int(getattr(error, "http_status", 500))
+        status = status_for(error)
         if status >= 500:
             logger.warning("request failed", status=status, error=type(error).__name__)
         else:

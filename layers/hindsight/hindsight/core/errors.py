@@ -1,6 +1,8 @@
 """Domain errors. Entry points translate these into HTTP / MCP responses.
 
-Every message says what the caller can do about it; none carries a stack trace.
+Every message says what the caller (or, for ``ConfigurationError``, the operator) can
+do about it; none carries a stack trace. The errors know nothing of HTTP: which status
+each one answers is decided at the edge, in ``hindsight.api.errors``.
 """
 
 from __future__ import annotations
@@ -9,75 +11,61 @@ from __future__ import annotations
 class HindsightError(Exception):
     """Base class of every error the core raises on purpose."""
 
-    http_status = 500
-
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
 
 
 class InvalidRequestError(HindsightError):
-    """The request is well-formed JSON but its values are unusable (HTTP 422)."""
-
-    http_status = 422
+    """The request is well-formed JSON but its values are unusable."""
 
 
 class MalformedRequestError(HindsightError):
-    """The request body is not parseable JSON or not an object (HTTP 400)."""
-
-    http_status = 400
+    """The request body is not parseable JSON or not an object."""
 
 
 class UnauthorizedError(HindsightError):
-    """No credentials, or credentials that map to no tenant (HTTP 401)."""
-
-    http_status = 401
+    """No credentials, or credentials that map to no tenant."""
 
 
 class ForbiddenError(HindsightError):
-    """The credentials are valid but may not touch this scope or record (HTTP 403)."""
-
-    http_status = 403
+    """The credentials are valid but may not touch this scope or record."""
 
 
 class NotFoundError(HindsightError):
-    """The id does not exist for this tenant (HTTP 404).
+    """The id does not exist for this tenant.
 
     Another tenant's ids are reported exactly like ids that do not exist, so that
     ids cannot be probed across tenants.
     """
 
-    http_status = 404
-
 
 class ConflictError(HindsightError):
-    """The request conflicts with the record's current state (HTTP 409)."""
-
-    http_status = 409
+    """The request conflicts with the record's current state."""
 
 
 class PayloadTooLargeError(HindsightError):
-    """The body or one of its fields exceeds a size limit (HTTP 413)."""
-
-    http_status = 413
+    """The body or one of its fields exceeds a size limit."""
 
 
 class RateLimitedError(HindsightError):
-    """Too many requests (HTTP 429)."""
-
-    http_status = 429
+    """Too many requests."""
 
 
 class UnavailableError(HindsightError):
-    """A backing service (store, index, model, LLM) is unavailable (HTTP 503)."""
+    """A backing service (store, index, model, LLM) is unavailable."""
 
-    http_status = 503
+
+class ConfigurationError(HindsightError):
+    """The process is misconfigured: a setting is missing or unusable.
+
+    The operator must fix it (the message names the setting and what to set); the
+    client did nothing wrong, so this is never reported as a client error.
+    """
 
 
 class DuplicateMemoryError(HindsightError):
     """Raised by a record store when a dedup marker already claims this content."""
-
-    http_status = 409
 
     def __init__(self, existing_memory_id: str) -> None:
         super().__init__(f"the same content was stored recently as {existing_memory_id}")
@@ -87,10 +75,6 @@ class DuplicateMemoryError(HindsightError):
 class EmbeddingModelMismatchError(HindsightError):
     """Stored vectors were made by another embedding model than the configured one."""
 
-    http_status = 409
-
 
 class ReflectorOutputError(HindsightError):
     """The reflector (LLM) returned output that failed validation twice."""
-
-    http_status = 503

@@ -25,6 +25,7 @@ from mcp.server import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from hindsight.api.auth import authenticate
+from hindsight.api.errors import status_for
 from hindsight.core.errors import HindsightError, UnavailableError
 from hindsight.core.models import Principal
 from hindsight.settings import Settings
@@ -174,8 +175,9 @@ def handle_proxy_event(
         authorizer = (event.get("requestContext") or {}).get("authorizer")
         principal = authenticate(event.get("headers"), authorizer, settings)
     except HindsightError as exc:
-        logger.info("mcp request refused status=%s", exc.http_status)
-        return error_proxy_response(exc.http_status, exc.message)
+        status = status_for(exc)
+        logger.info("mcp request refused status=%s", status)
+        return error_proxy_response(status, exc.message)
     body = _body(event)
     if len(body) > MAX_BODY_BYTES:
         return error_proxy_response(

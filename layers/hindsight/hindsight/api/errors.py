@@ -1,0 +1,69 @@
+"""Which HTTP status each domain error answers: the one table, kept at the edge.
+
+The core raises errors that describe what went wrong (``NotFoundError``,
+``ConfigurationError``...) and knows nothing of HTTP. Every entry point that speaks
+HTTP or reports a status (the Lambda resolvers, the MCP transports, the local
+gateway, the authorizer) asks ``status_for(error)``. Subclasses answer like their
+nearest listed ancestor, so an error defined next to an adapter or a handler only
+needs to derive from the right domain error.
+
+``ConfigurationError`` is 500, not 503: the process is misconfigured and stays so until
+an operator changes a setting, so a client's retry cannot succeed (503 invites one),
+and the client did nothing wrong (so not 4xx). The message names the setting to fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from http import HTTPStatus
+from types import MappingProxyType
+
+from hindsight.core.errors import (
+    ConfigurationError,
+    ConflictError,
+    DuplicateMemoryError,
+    EmbeddingModelMismatchError,
+    ForbiddenError,
+    HindsightError,
+    InvalidRequestError,
+    MalformedRequestError,
+    NotFoundError,
+    PayloadTooLargeError,
+    RateLimitedError,
+    ReflectorOutputError,
+    UnauthorizedError,
+    UnavailableError,
+)
+
+STATUS_BY_ERROR: Mapping[type[BaseException], HTTPStatus] = MappingProxyType(
+    {
+        MalformedRequestError: HTTPStatus.BAD_REQUEST,
+        UnauthorizedError: HTTPStatus.UNAUTHORIZED,
+        ForbiddenError: HTTPStatus.FORBIDDEN,
+        NotFoundError: HTTPStatus.NOT_FOUND,
+        ConflictError: HTTPStatus.CONFLICT,
+        DuplicateMemoryError: HTTPStatus.CONFLICT,
+        EmbeddingModelMismatchError: HTTPStatus.CONFLICT,
+        PayloadTooLargeError: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+        InvalidRequestError: HTTPStatus.UNPROCESSABLE_ENTITY,
+        RateLimitedError: HTTPStatus.TOO_MANY_REQUESTS,
+        ConfigurationError: HTTPStatus.INTERNAL_SERVER_ERROR,
+        UnavailableError: HTTPStatus.SERVICE_UNAVAILABLE,
+        ReflectorOutputError: HTTPStatus.SERVICE_UNAVAILABLE,
+        HindsightError: HTTPStatus.INTERNAL_SERVER_ERROR,
+    }
+)
+
+
+def status_for(error: BaseException) -> int:
+    """The HTTP status for an error: its nearest class in the table, else 500."""
+    for cls in type(error).__mro__:
+        status = STATUS_BY_ERROR.get(cls)
+        if status is not None:
+            return int(status)
+    return int(HTTPStatus.INTERNAL_SERVER_ERROR)
+
+
+def is_server_error(error: BaseException) -> bool:
+    """True when the failure is the service's (5xx), not the caller's (4xx)."""
+    return status_for(error) >= 500
