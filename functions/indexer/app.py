@@ -31,7 +31,7 @@ from hindsight.adapters.aws.dynamodb_record_store import (
 )
 from hindsight.api.observability import MetricUnit, logger, metrics, tracer
 from hindsight.bootstrap import get_stream_index
-from hindsight.core.usecases.common import index_document
+from hindsight.core.indexing import index_document
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 

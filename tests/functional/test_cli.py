@@ -428,19 +428,10 @@ def test_reindex_rebuilds_the_index_and_reports_counts(
     from hindsight.adapters.memory import InMemorySearchIndex
 
     store(runner, "u1", "I am allergic to peanuts")
-    service.index = InMemorySearchIndex()  # the index was lost
+    from hindsight.bootstrap import get_settings, rewire
+
+    configure(get_settings(), rewire(service, index=InMemorySearchIndex()))  # the index was lost
     assert run_json(runner, "retrieve", "u1", "peanuts")["results"] == []
     assert run_json(runner, "reindex")["indexed"] == 1
     found = run_json(runner, "retrieve", "u1", "peanuts")["results"]
     assert [r["content"] for r in found] == ["I am allergic to peanuts"]
-
-
-def test_bench_commands_run_the_checkout_scripts_with_their_options(
-    runner: CliRunner, capfd: pytest.CaptureFixture[str]
-) -> None:
-    result = run(runner, "bench", "scale", "--help")
-    assert result.exit_code == 0
-    assert "--sizes" in capfd.readouterr().out  # the script's own argparse help
-    result = run(runner, "bench", "locomo", "--definitely-not-an-option")
-    assert result.exit_code == 2  # argparse's usage error, passed through
-    assert "unrecognized arguments" in capfd.readouterr().err

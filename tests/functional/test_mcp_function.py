@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
-from hindsight.bootstrap import build_memory_service, configure
+from hindsight.bootstrap import build_memory_service, configure, get_settings, rewire
 from hindsight.core.service import MemoryService
-from hindsight.mcp.server import DUPLICATE_MESSAGE, UNAVAILABLE_MESSAGE
+from hindsight.mcp.results import UNAVAILABLE_MESSAGE
+from hindsight.mcp.tools import DUPLICATE_MESSAGE
 from hindsight.settings import Settings
 from tests.fakes import HashingEmbedder
 from tests.functional.conftest import (
@@ -106,7 +107,7 @@ def test_tools_call_without_initialize_stores_the_memory(service: MemoryService)
     assert reply.body is not None and reply.body["id"] == 1
     assert not failed
     assert content["status"] == "success"
-    stored = service.records.get("acme", content["memory_id"])
+    stored = service.ports.records.get("acme", content["memory_id"])
     assert stored is not None and stored.content == "用户对花生过敏"
     assert stored.category == "constraint" and stored.session_id == "test_session"
 
@@ -280,7 +281,9 @@ def test_another_agents_scope_does_not_leak(service: MemoryService) -> None:
         "memory_store", key=CALENDAR_KEY, user_id="u1", content="花生酱会议改到周五"
     )
     assert not failed
-    assert service.records.get("acme", mine["memory_id"]).scope == "calendar"  # the key's scope
+    assert (
+        service.ports.records.get("acme", mine["memory_id"]).scope == "calendar"
+    )  # the key's scope
 
     found, _ = tool("memory_retrieve", key=CALENDAR_KEY, user_id="u1", query="花生")
     ids = {r["memory_id"] for r in found["results"]}
@@ -357,7 +360,7 @@ def test_base64_bodies_are_decoded(service: MemoryService) -> None:
 
 def test_retrieve_out_of_time_answers_partial_results(service: MemoryService) -> None:
     stored, _ = tool("memory_store", user_id="u3", content="用户对花生过敏")
-    service.policy = replace(service.policy, retrieve_budget_seconds=0.0)
+    configure(get_settings(), rewire(service, replace(service.policy, retrieve_budget_seconds=0.0)))
     found, failed = tool("memory_retrieve", user_id="u3", query="花生过敏")
     assert not failed and found["partial"] is True
     assert [r["memory_id"] for r in found["results"]] == [stored["memory_id"]]  # keyword hits

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 from hindsight.core.models import FactStatus, SemanticMemory
 from hindsight.core.service import MemoryService
-from hindsight.core.usecases.common import embed_documents, index_document
+from hindsight.core.embedding import embed_documents
+from hindsight.core.indexing import index_document
 from tests.functional.conftest import ADMIN_KEY, GLOBEX_KEY, READONLY_KEY, assert_error, call
 
 
@@ -20,7 +21,7 @@ def seed_fact(service: MemoryService, content: str, tenant: str = "acme") -> str
     """A pending semantic memory written straight into the store and index."""
     now = datetime.now(UTC)
     fact = SemanticMemory(
-        memory_id=service.ids.new_id("sem"),
+        memory_id=service.ports.ids.new_id("sem"),
         tenant_id=tenant,
         user_id="u1",
         content=content,
@@ -31,9 +32,9 @@ def seed_fact(service: MemoryService, content: str, tenant: str = "acme") -> str
         status=FactStatus.PENDING,
         topic=content,
     )
-    vector = embed_documents(service.embedder, [content])[0]
-    service.records.put(fact, vector)
-    service.index.upsert([index_document(fact, vector)])
+    vector = embed_documents(service.ports.embedder, [content])[0]
+    service.ports.records.put(fact, vector)
+    service.ports.index.upsert([index_document(fact, vector)])
     return fact.memory_id
 
 
@@ -108,7 +109,7 @@ def test_review_of_unknown_or_foreign_or_episodic_ids(service: MemoryService) ->
     assert_error(
         call("POST", "/v1/semantic/{memory_id}/approve", path_params={"memory_id": theirs}), 404
     )
-    assert service.records.get("globex", theirs).status == FactStatus.PENDING  # type: ignore[union-attr]
+    assert service.ports.records.get("globex", theirs).status == FactStatus.PENDING  # type: ignore[union-attr]
     assert_error(
         call("POST", "/v1/semantic/{memory_id}/approve", path_params={"memory_id": episode}),
         409,

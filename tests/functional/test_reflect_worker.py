@@ -25,10 +25,10 @@ def sample() -> dict[str, Any]:
 
 
 def facts(service: MemoryService, tenant: str, user: str) -> list[Any]:
-    page = service.records.list(
+    page = service.ports.records.list(
         tenant,
         user,
-        ListQuery(kinds=frozenset({MemoryKind.SEMANTIC}), now=service.clock.now()),
+        ListQuery(kinds=frozenset({MemoryKind.SEMANTIC}), now=service.ports.clock.now()),
         50,
         None,
     )
@@ -43,7 +43,7 @@ def test_each_user_of_the_batch_is_reflected(service: MemoryService) -> None:
     assert answer == {"batchItemFailures": []}
     for user in ("u1", "u2"):
         assert facts(service, "acme", user), user
-        assert service.records.get_cursor("acme", user, REFLECTION_CURSOR) is not None
+        assert service.ports.records.get_cursor("acme", user, REFLECTION_CURSOR) is not None
     assert facts(service, "globex", "u1") == []
 
 

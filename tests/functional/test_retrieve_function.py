@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hindsight.bootstrap import configure, get_settings, rewire
 from hindsight.core.service import MemoryService
 from tests.functional.conftest import (
     ADMIN_KEY,
@@ -186,7 +187,7 @@ def test_unexpected_failure_is_a_generic_500(service: MemoryService) -> None:
         def count(self, tenant_id: str | None = None) -> int:
             raise KeyError("internal detail /var/secret")
 
-    service.index = BrokenIndex()  # type: ignore[assignment]
+    configure(get_settings(), rewire(service, index=BrokenIndex()))
     message = assert_error(call("GET", "/v1/health"), 500)
     assert "secret" not in message
     assert "internal error" in message

@@ -212,4 +212,4 @@ def test_schedule_sample_fans_out_and_worker_sample_reflects(
     from hindsight.core.usecases.reflect import REFLECTION_CURSOR
 
     for user in ("u1", "u2"):
-        assert service.records.get_cursor("acme", user, REFLECTION_CURSOR) is not None
+        assert service.ports.records.get_cursor("acme", user, REFLECTION_CURSOR) is not None

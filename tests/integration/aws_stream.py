@@ -3,43 +3,32 @@
 from __future__ import annotations
 
 import base64
-import importlib.util
-import uuid
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from hindsight.gateway.lambda_emulation import LocalLambdaContext, load_function_module
 from tests.integration.dynamodb_local import moto_client
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class LambdaContextStub:
-    """The attributes of a Lambda context that Powertools reads."""
-
-    function_name = "indexer-function"
-    function_version = "$LATEST"
-    memory_limit_in_mb = 512
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:indexer-function"
-    log_group_name = "/aws/lambda/indexer-function"
-    log_stream_name = "test"
-
-    def __init__(self) -> None:
-        self.aws_request_id = str(uuid.uuid4())
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 30_000
+# the context Lambda hands the indexer, and its code imported by path as Lambda would
+LambdaContextStub = partial(
+    LocalLambdaContext,
+    "indexer-function",
+    memory_mb=512,
+    timeout_seconds=30,
+    region="us-east-1",
+    account_id="123456789012",
+    log_stream_name="test",
+)
 
 
 def load_indexer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "indexer_app", ROOT / "functions" / "indexer" / "app.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_function_module(ROOT / "functions", "indexer", "indexer_app")
 
 
 class StreamReader:

@@ -136,9 +136,9 @@ def test_a_store_while_the_index_fails_is_kept_found_and_repaired_by_the_stream(
     memory_id = store(service, "u1", "The user is allergic to peanuts")
 
     # kept: DynamoDB is the source of truth, nothing is undone
-    assert service.records.get("t1", memory_id) is not None
-    assert isinstance(service.index, ReadYourWritesIndex)
-    assert service.index.failed_writes == 1
+    assert service.ports.records.get("t1", memory_id) is not None
+    assert isinstance(service.ports.index, ReadYourWritesIndex)
+    assert service.ports.index.failed_writes == 1
     # read-your-writes: this process finds it although the index never got it
     assert top_contents(service, "u1", "peanut allergy", 1) == ["The user is allergic to peanuts"]
     assert opensearch.count("t1") == 0

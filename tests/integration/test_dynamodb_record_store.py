@@ -14,7 +14,7 @@ from hindsight.adapters.aws.dynamodb_record_store import (
     memory_pk,
     user_pk,
 )
-from hindsight.adapters.memory import epoch_us
+from hindsight.adapters.paging import epoch_us
 from hindsight.core.errors import DuplicateMemoryError, UnavailableError
 from hindsight.core.models import ListQuery, MemoryKind
 from tests.contract.builders import at, episode, fact, text_vector

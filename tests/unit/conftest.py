@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
+from hindsight.bootstrap import assemble, local_ports
 from hindsight.core.models import Principal
-from hindsight.core.service import MemoryService, Policy
+from hindsight.core.policy import Policy
+from hindsight.core.service import MemoryService
 from tests.fakes import FixedClock, HashingEmbedder, ScriptedReflector, SequentialIds
 
 
@@ -22,15 +24,15 @@ def reflector() -> ScriptedReflector:
 
 @pytest.fixture
 def service(clock: FixedClock, reflector: ScriptedReflector) -> MemoryService:
-    return MemoryService(
-        records=InMemoryRecordStore(),
-        index=InMemorySearchIndex(),
-        embedder=HashingEmbedder(),
-        reflector=reflector,
+    ports = local_ports(
+        InMemoryRecordStore(),
+        InMemorySearchIndex(),
+        HashingEmbedder(),
+        reflector,
         clock=clock,
         ids=SequentialIds(),
-        policy=Policy(),
     )
+    return assemble(ports, Policy())
 
 
 @pytest.fixture

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from hindsight.bootstrap import rewire
 from hindsight.core.commands import ListMemoriesCommand, ReflectCommand, StoreMemoryCommand
 from hindsight.core.errors import ConflictError, NotFoundError
-from hindsight.core.service import Policy
+from hindsight.core.policy import Policy
 
 
 def store(service, principal, content, **fields):
@@ -102,7 +103,7 @@ def test_a_contradiction_supersedes_the_old_fact(service, principal, reflector, 
 
 
 def test_auto_approve_policy_approves_high_confidence_only(service, principal, reflector):
-    service.policy = Policy(auto_approve_high_confidence=True)
+    service = rewire(service, Policy(auto_approve_high_confidence=True))
     reflector.when("peanuts", "Allergic to peanuts", "constraint", "high", "allergy:peanut")
     reflector.when("tea", "Likes tea", "preference", "medium", "preference:tea")
     store(service, principal, "I am allergic to peanuts and I like tea")

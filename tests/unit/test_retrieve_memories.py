@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from hindsight.bootstrap import rewire
 from hindsight.core.commands import ReflectCommand, RetrieveCommand, StoreMemoryCommand
 from hindsight.core.errors import ForbiddenError, InvalidRequestError
 from hindsight.core.models import Principal
@@ -231,7 +232,7 @@ class SlowEmbedder:
 
 def test_time_budget_returns_partial_results(service, principal, clock):
     store(service, principal, "budget keyword match")
-    service.embedder = SlowEmbedder(service.embedder, clock, seconds=10)
+    service = rewire(service, embedder=SlowEmbedder(service.ports.embedder, clock, seconds=10))
     result = retrieve(service, principal, "budget keyword")
     assert result.partial is True
     assert contents(result) == ["budget keyword match"]

@@ -7,14 +7,16 @@ session: the bounded, lazy path) and through the same index with those facts str
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from datetime import timedelta
 
 import pytest
 
 from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
+from hindsight.bootstrap import assemble, local_ports, rewire
 from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
+from hindsight.core.embedding import embed_documents
+from hindsight.core.indexing import index_document
 from hindsight.core.models import (
     Confidence,
     FactStatus,
@@ -22,8 +24,8 @@ from hindsight.core.models import (
     SearchHit,
     SemanticMemory,
 )
-from hindsight.core.service import MemoryService, Policy
-from hindsight.core.usecases.common import embed_documents, index_document
+from hindsight.core.policy import Policy
+from hindsight.core.service import MemoryService
 from tests.fakes import FixedClock, HashingEmbedder, ScriptedReflector, SequentialIds
 
 WORDS = [
@@ -81,15 +83,12 @@ def services() -> tuple[MemoryService, MemoryService, CountingRecords]:
     clock = FixedClock()
     records = CountingRecords()
     index = InMemorySearchIndex()
-    lazy = MemoryService(
-        records=records,
-        index=index,
-        embedder=HashingEmbedder(),
-        reflector=ScriptedReflector(),
-        clock=clock,
-        ids=SequentialIds(),
+    lazy = assemble(
+        local_ports(
+            records, index, HashingEmbedder(), ScriptedReflector(), clock=clock, ids=SequentialIds()
+        ),
         # no recency floor: recency then moves scores a lot, so the bounds are put to work
-        policy=Policy(candidate_pool=60, decay_floor=0.0),
+        Policy(candidate_pool=60, decay_floor=0.0),
     )
     for n in range(400):
         words = " ".join(rng.sample(WORDS, rng.randint(1, 4)))
@@ -121,11 +120,11 @@ def services() -> tuple[MemoryService, MemoryService, CountingRecords]:
             )
         )
     for fact, vector in zip(
-        facts, embed_documents(lazy.embedder, [f.content for f in facts]), strict=True
+        facts, embed_documents(lazy.ports.embedder, [f.content for f in facts]), strict=True
     ):
         records.put(fact, vector)
         index.upsert([index_document(fact, vector)])
-    eager = dataclasses.replace(lazy, index=FactlessIndex(index))  # type: ignore[arg-type]
+    eager = rewire(lazy, index=FactlessIndex(index))
     return lazy, eager, records
 
 
@@ -171,7 +170,7 @@ def test_lazy_reading_reads_fewer_records(services) -> None:  # type: ignore[no-
     policy = Policy(candidate_pool=60)
     reads = {}
     for name, service in (("lazy", lazy), ("eager", eager)):
-        service = dataclasses.replace(service, policy=policy)
+        service = rewire(service, policy)
         records.read = 0
         for query in ["peanut allergy", "hiking berlin coffee", "花生 过敏", "chess sister"]:
             service.retrieve(PRINCIPAL, RetrieveCommand(user_id="u1", query=query, top_k=5))

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from pydantic import ValidationError
 
+from hindsight.bootstrap import rewire
 from hindsight.core.commands import (
     ListMemoriesCommand,
     StoreBatchCommand,
@@ -51,7 +52,7 @@ def test_store_returns_id_and_keeps_every_field(service, principal, clock):
 
 def test_time_expressions_are_resolved_against_occurred_at(service, principal, clock):
     outcome = store(service, principal, content="我下周要去北京出差")
-    memory = service.records.get("acme", outcome.memory_id)
+    memory = service.ports.records.get("acme", outcome.memory_id)
     assert memory.event_time, "下周 should resolve to a time range"
     start = memory.event_time[0].start
     assert start > clock.now()
@@ -85,7 +86,7 @@ def test_dedup_is_per_user_and_scope(service, principal):
 
 def test_ttl_seconds_sets_expiry(service, principal, clock):
     outcome = store(service, principal, content="meeting at 3pm", ttl_seconds=3600)
-    memory = service.records.get("acme", outcome.memory_id)
+    memory = service.ports.records.get("acme", outcome.memory_id)
     assert memory.expires_at == clock.now() + timedelta(hours=1)
 
 
@@ -103,7 +104,7 @@ def test_future_occurred_at_is_rejected(service, principal, clock):
 def test_imported_history_keeps_its_time(service, principal, clock):
     when = clock.now() - timedelta(days=400)
     outcome = store(service, principal, content="we met in Lisbon", occurred_at=when)
-    assert service.records.get("acme", outcome.memory_id).occurred_at == when
+    assert service.ports.records.get("acme", outcome.memory_id).occurred_at == when
 
 
 def test_writing_a_scope_the_key_may_not_write_is_forbidden(service):
@@ -173,14 +174,13 @@ class FailingIndex:
 
 
 def test_index_failure_undoes_the_write(service, principal):
-    service.index = FailingIndex(service.index)
+    failing = rewire(service, index=FailingIndex(service.ports.index))
     with pytest.raises(UnavailableError):
-        service.store_batch(
+        failing.store_batch(
             principal, StoreBatchCommand(user_id="u1", items=[{"content": "a"}, {"content": "b"}])
         )
     assert listed(service, principal) == []
     # and the dedup markers went with the records: the same content can be stored later
-    service.index = service.index.inner
     assert store(service, principal, content="a").status == "success"
 
 
@@ -202,7 +202,7 @@ def test_a_turn_is_searched_with_the_turn_before_it_in_its_session(service, prin
     store(service, principal, content="She sleeps all day.", session_id="s1")
     store(service, principal, content="Also for work only.", session_id="s1", scope="work")
 
-    memories = {m.content: m for m, _ in service.records.iter_all() if m.kind == "episodic"}
+    memories = {m.content: m for m, _ in service.ports.records.iter_all() if m.kind == "episodic"}
     assert memories["Do you keep any pets at home?"].context is None  # first of s1
     assert memories["Yes, a grey cat called Pixel."].context == "Do you keep any pets at home?"
     assert memories["Lovely weather today."].context is None  # another session

@@ -8,15 +8,25 @@ service for the life of the process (a Lambda container, the local server, the C
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import gc
 import logging
 import threading
 from pathlib import Path
 from typing import Any
 
-from hindsight.core.errors import InvalidRequestError
-from hindsight.core.ports import Embedder, Reflector, SearchIndex
-from hindsight.core.service import MemoryService, Policy
+from hindsight.core.errors import ConfigurationError
+from hindsight.core.policy import Policy
+from hindsight.core.ports import Embedder, MemoryWriter, Ports, RecordStore, Reflector, SearchIndex
+from hindsight.core.service import MemoryService, UseCases
+from hindsight.core.usecases.browse import BrowseMemories
+from hindsight.core.usecases.context import BuildContext
+from hindsight.core.usecases.forget import ForgetMemories
+from hindsight.core.usecases.maintenance import ReindexMemories
+from hindsight.core.usecases.reflect import ReflectOnMemories
+from hindsight.core.usecases.retrieve import RetrieveMemories
+from hindsight.core.usecases.review import ReviewFacts
+from hindsight.core.usecases.store import StoreMemories
 from hindsight.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -32,6 +42,70 @@ def policy_from(settings: Settings) -> Policy:
         dedup_window_seconds=settings.dedup_window_seconds,
         retrieve_budget_seconds=settings.retrieve_budget_seconds,
         auto_approve_high_confidence=settings.auto_approve_high_confidence,
+    )
+
+
+def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
+    """Wire every use case from exactly the ports and policy knobs it uses."""
+    policy = policy or Policy()
+    records, writer, clock = ports.records, ports.writer, ports.clock
+    retrieve = RetrieveMemories(records, ports.index, ports.embedder, clock, policy)
+    use_cases = UseCases(
+        store=StoreMemories(
+            records, writer, ports.embedder, clock, ports.ids, policy.dedup_window_seconds
+        ),
+        retrieve=retrieve,
+        reflect=ReflectOnMemories(
+            records,
+            writer,
+            ports.embedder,
+            ports.reflector,
+            clock,
+            ports.ids,
+            batch_size=policy.reflect_batch_size,
+            auto_approve_high_confidence=policy.auto_approve_high_confidence,
+        ),
+        review=ReviewFacts(records, writer, clock),
+        context=BuildContext(records, ports.reflector, clock, retrieve),
+        browse=BrowseMemories(records, clock),
+        forget=ForgetMemories(records, writer, clock),
+        reindex=ReindexMemories(records, ports.index, ports.embedder),
+    )
+    return MemoryService(use_cases=use_cases, ports=ports, policy=policy)
+
+
+def rewire(service: MemoryService, policy: Policy | None = None, **ports: Any) -> MemoryService:
+    """The same service with another policy or other adapters (benchmarks and tests
+    compare them). A new record store or index gets a writer of the same policy."""
+    changed = dataclasses.replace(service.ports, **ports)
+    if "writer" not in ports and {"records", "index"} & ports.keys():
+        writer = type(changed.writer)(changed.records, changed.index)  # type: ignore[call-arg]
+        changed = dataclasses.replace(changed, writer=writer)
+    return assemble(changed, policy or service.policy)
+
+
+def local_ports(
+    records: RecordStore,
+    index: SearchIndex,
+    embedder: Embedder,
+    reflector: Reflector,
+    clock: Any = None,
+    ids: Any = None,
+    writer: MemoryWriter | None = None,
+) -> Ports:
+    """Ports for a backend whose index nothing else repairs (embedded, in-memory): the
+    compensating write policy unless ``writer`` says otherwise; system clock and ULIDs."""
+    from hindsight.adapters.system import SystemClock, UlidGenerator
+    from hindsight.adapters.writers import CompensatingWriter
+
+    return Ports(
+        records=records,
+        index=index,
+        embedder=embedder,
+        reflector=reflector,
+        clock=clock or SystemClock(),
+        ids=ids or UlidGenerator(),
+        writer=writer or CompensatingWriter(records, index),
     )
 
 
@@ -57,14 +131,14 @@ def build_reflector(settings: Settings) -> Reflector:
         from hindsight.adapters.reflectors.openai_compatible import OpenAICompatibleReflector
 
         if not settings.openai_base_url:
-            raise InvalidRequestError(
+            raise ConfigurationError(
                 "HINDSIGHT_REFLECTOR=openai:<model> needs HINDSIGHT_OPENAI_BASE_URL "
                 "(e.g. https://api.openai.com/v1) and HINDSIGHT_OPENAI_API_KEY"
             )
         return OpenAICompatibleReflector(
             base_url=settings.openai_base_url, api_key=settings.openai_api_key, model=model
         )
-    raise InvalidRequestError(
+    raise ConfigurationError(
         f"HINDSIGHT_REFLECTOR={spec!r} is not understood; use 'rule-based', "
         "'bedrock:<model id>' or 'openai:<model>'"
     )
@@ -78,7 +152,6 @@ def build_embedded_service(
     """SQLite record store + in-process search index under ``settings.data_dir``."""
     from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
     from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
-    from hindsight.adapters.system import SystemClock, UlidGenerator
     from hindsight.core.text import tokenize
 
     data_dir = Path(settings.data_dir)
@@ -94,15 +167,13 @@ def build_embedded_service(
     # of ms in the middle of requests otherwise; bench/scale.py).
     gc.collect()
     gc.freeze()
-    return MemoryService(
-        records=records,
-        index=index,
-        embedder=embedder or build_embedder(settings),
-        reflector=reflector or build_reflector(settings),
-        clock=SystemClock(),
-        ids=UlidGenerator(),
-        policy=policy_from(settings),
+    ports = local_ports(
+        records,
+        index,
+        embedder or build_embedder(settings),
+        reflector or build_reflector(settings),
     )
+    return assemble(ports, policy_from(settings))
 
 
 def _close_quietly(*resources: object) -> None:
@@ -123,17 +194,14 @@ def build_memory_service(
 ) -> MemoryService:
     """Everything in process memory: nothing survives a restart (tests, demos)."""
     from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
-    from hindsight.adapters.system import SystemClock, UlidGenerator
 
-    return MemoryService(
-        records=InMemoryRecordStore(),
-        index=InMemorySearchIndex(),
-        embedder=embedder or build_embedder(settings),
-        reflector=reflector or build_reflector(settings),
-        clock=SystemClock(),
-        ids=UlidGenerator(),
-        policy=policy_from(settings),
+    ports = local_ports(
+        InMemoryRecordStore(),
+        InMemorySearchIndex(),
+        embedder or build_embedder(settings),
+        reflector or build_reflector(settings),
     )
+    return assemble(ports, policy_from(settings))
 
 
 def build_aws_service(
@@ -158,6 +226,7 @@ def build_aws_service(
     )
     from hindsight.adapters.aws.read_your_writes import ReadYourWritesIndex
     from hindsight.adapters.system import SystemClock, UlidGenerator
+    from hindsight.adapters.writers import StreamRepairedWriter
     from hindsight.core.errors import UnavailableError
 
     embedder = embedder or build_embedder(settings)
@@ -176,21 +245,23 @@ def build_aws_service(
             ) from exc
     if index is None:
         index = build_opensearch_index(settings, embedder.dimension)
-    return MemoryService(
+    searchable = ReadYourWritesIndex(index)
+    ports = Ports(
         records=records,
-        index=ReadYourWritesIndex(index),
+        index=searchable,
         embedder=embedder,
         reflector=reflector or build_reflector(settings),
         clock=SystemClock(),
         ids=UlidGenerator(),
-        policy=policy_from(settings),
+        writer=StreamRepairedWriter(records, searchable),
     )
+    return assemble(ports, policy_from(settings))
 
 
 def build_opensearch_index(settings: Settings, dimension: int) -> SearchIndex:
     """The OpenSearch k-NN index named by the settings (created when missing)."""
     if not settings.opensearch_url:
-        raise InvalidRequestError(
+        raise ConfigurationError(
             "HINDSIGHT_BACKEND=aws needs HINDSIGHT_OPENSEARCH_URL (e.g. "
             "https://search-xyz.us-east-1.es.amazonaws.com, or http://127.0.0.1:9200 locally)"
         )
@@ -217,7 +288,7 @@ def build_service(settings: Settings) -> MemoryService:
         return build_memory_service(settings)
     if backend == "aws":
         return build_aws_service(settings)
-    raise InvalidRequestError(
+    raise ConfigurationError(
         f"HINDSIGHT_BACKEND={settings.backend!r} is not understood; use 'embedded', "
         "'memory' or 'aws'"
     )
@@ -242,8 +313,8 @@ def get_service() -> MemoryService:
                 "service ready backend=%s data_dir=%s embedder=%s reflector=%s",
                 settings.backend,
                 settings.data_dir,
-                _service.embedder.model_name,
-                _service.reflector.label,
+                _service.describe()["embedder"],
+                _service.describe()["reflector"],
             )
         return _service
 

@@ -1,34 +1,32 @@
 """In-process, thread-safe record store and search index: the unit tests' fakes and a backend.
 
 Nothing survives the process. Semantics follow ``hindsight.core.ports`` exactly and are
-pinned by ``tests/contract``; the embedded SQLite adapters share the page-cursor format
-and the filter rules defined here.
+pinned by ``tests/contract``; filters are the core's own (``ListQuery.admits``,
+``SearchFilter.admits``), paging and index rules those every adapter shares
+(``hindsight.adapters.paging``, ``hindsight.adapters.index_rules``).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import builtins
-import json
 import math
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
 import numpy as np
 
+from hindsight.adapters.index_rules import BM25_B, BM25_K1, dedup_blocks, hit_facts, model_mismatch
+from hindsight.adapters.paging import page_of
 from hindsight.core.errors import (
     ConflictError,
     DuplicateMemoryError,
     EmbeddingModelMismatchError,
-    InvalidRequestError,
     NotFoundError,
 )
 from hindsight.core.models import (
-    HitFacts,
     IndexDocument,
     ListQuery,
     Memory,
@@ -39,137 +37,6 @@ from hindsight.core.models import (
     StoredVector,
 )
 from hindsight.core.text import tokenize
-
-BM25_K1 = 1.2
-BM25_B = 0.75
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-INVALID_CURSOR = "cursor is invalid; pass next_cursor exactly as returned"
-
-
-# --- shared helpers (also used by the embedded adapters) ---------------------------------
-def epoch_us(moment: datetime) -> int:
-    """Exact integer microseconds since the epoch: sortable, comparable, lossless."""
-    return (moment - _EPOCH) // timedelta(microseconds=1)
-
-
-def encode_page_cursor(occurred_us: int, memory_id: str, oldest_first: bool) -> str:
-    """Opaque keyset cursor: urlsafe base64 of JSON of the last (occurred_at, memory_id)."""
-    payload = json.dumps([occurred_us, memory_id, "asc" if oldest_first else "desc"])
-    return base64.urlsafe_b64encode(payload.encode()).decode().rstrip("=")
-
-
-def decode_page_cursor(cursor: str, oldest_first: bool) -> tuple[int, str]:
-    """The (occurred_us, memory_id) a cursor continues after; InvalidRequestError if bad."""
-    try:
-        padded = cursor + "=" * (-len(cursor) % 4)
-        occurred_us, memory_id, direction = json.loads(base64.urlsafe_b64decode(padded))
-    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
-        raise InvalidRequestError(INVALID_CURSOR) from exc
-    valid = (
-        isinstance(occurred_us, int)
-        and isinstance(memory_id, str)
-        and direction == ("asc" if oldest_first else "desc")
-    )
-    if not valid:
-        raise InvalidRequestError(INVALID_CURSOR)
-    return occurred_us, memory_id
-
-
-def dedup_blocks(
-    marked: Memory | None,
-    memory: Memory,
-    window_seconds: float,
-) -> bool:
-    """Whether a marker's memory makes ``memory`` a duplicate.
-
-    It does when it is still stored, not expired as of the new memory's ``created_at``,
-    and occurred less than ``window_seconds`` apart from the new memory.
-    """
-    if marked is None or marked.is_expired(memory.created_at):
-        return False
-    gap = abs((memory.occurred_at - marked.occurred_at).total_seconds())
-    return gap < window_seconds
-
-
-def memory_matches(memory: Memory, query: ListQuery) -> bool:
-    """Whether a memory passes a list query's filters (a status filter selects facts)."""
-    if query.kinds is not None and memory.kind not in query.kinds:
-        return False
-    if query.statuses is not None and getattr(memory, "status", None) not in query.statuses:
-        return False
-    if query.categories is not None and memory.category not in query.categories:
-        return False
-    if query.scopes is not None and memory.scope not in query.scopes:
-        return False
-    if query.session_id is not None and getattr(memory, "session_id", None) != query.session_id:
-        return False
-    if query.since is not None and memory.occurred_at < query.since:
-        return False
-    if query.until is not None and memory.occurred_at >= query.until:
-        return False
-    if query.created_after is not None and memory.created_at <= query.created_after:
-        return False
-    expired = query.now is not None and memory.is_expired(query.now)
-    return query.include_expired or not expired
-
-
-def document_passes(document: IndexDocument, search_filter: SearchFilter) -> bool:
-    """Whether an index document passes a search filter (statuses apply to facts only)."""
-    f = search_filter
-    if document.tenant_id != f.tenant_id or document.user_id != f.user_id:
-        return False
-    if f.scopes is not None and document.scope not in f.scopes:
-        return False
-    if f.kinds is not None and document.kind not in f.kinds:
-        return False
-    if f.categories is not None and document.category not in f.categories:
-        return False
-    if f.emotions is not None and document.emotion not in f.emotions:
-        return False
-    if (
-        f.statuses is not None
-        and document.kind == MemoryKind.SEMANTIC
-        and document.status not in f.statuses
-    ):
-        return False
-    if f.since is not None and document.occurred_at < f.since:
-        return False
-    if f.until is not None and document.occurred_at >= f.until:
-        return False
-    if f.now is not None and document.expires_at is not None and document.expires_at <= f.now:
-        return False
-    return f.session_id is None or document.session_id == f.session_id
-
-
-def model_mismatch(index_model: str, index_dim: int, vector: StoredVector) -> str:
-    """The message of EmbeddingModelMismatchError: both models and what to do."""
-    return (
-        f"the search index holds vectors of embedding model {index_model!r} "
-        f"(dimension {index_dim}) but got {vector.model!r} (dimension {vector.dim}); "
-        "re-embed every memory with the new model (`hindsight reindex`) or configure "
-        f"the original model {index_model!r} again"
-    )
-
-
-def _page(memories: Iterable[Memory], query: ListQuery, limit: int, cursor: str | None) -> Page:
-    keyed = sorted(
-        ((epoch_us(m.occurred_at), m.memory_id, m) for m in memories),
-        key=lambda item: (item[0], item[1]),
-        reverse=not query.oldest_first,
-    )
-    if cursor is not None:
-        after = decode_page_cursor(cursor, query.oldest_first)
-        if query.oldest_first:
-            keyed = [item for item in keyed if (item[0], item[1]) > after]
-        else:
-            keyed = [item for item in keyed if (item[0], item[1]) < after]
-    limit = max(1, limit)
-    chosen = keyed[:limit]
-    next_cursor = None
-    if len(keyed) > limit:
-        last = chosen[-1]
-        next_cursor = encode_page_cursor(last[0], last[1], query.oldest_first)
-    return Page(items=[item[2] for item in chosen], next_cursor=next_cursor)
 
 
 # --- record store ------------------------------------------------------------------------
@@ -253,9 +120,9 @@ class InMemoryRecordStore:
             chosen = [
                 m.model_copy(deep=True)
                 for (tenant, _), m in self._memories.items()
-                if tenant == tenant_id and m.user_id == user_id and memory_matches(m, query)
+                if tenant == tenant_id and m.user_id == user_id and query.admits(m)
             ]
-        return _page(chosen, query, limit, cursor)
+        return page_of(chosen, query, limit, cursor)
 
     def delete(self, tenant_id: str, memory_id: str) -> bool:
         with self._lock:
@@ -391,11 +258,7 @@ class InMemorySearchIndex:
                     self._remove(key)
 
     def _passing(self, search_filter: SearchFilter) -> list[_Entry]:
-        return [
-            entry
-            for entry in self._entries.values()
-            if document_passes(entry.document, search_filter)
-        ]
+        return [entry for entry in self._entries.values() if search_filter.admits(entry.document)]
 
     def vector_search(
         self, search_filter: SearchFilter, vector: StoredVector, k: int
@@ -455,7 +318,3 @@ class InMemorySearchIndex:
             if tenant_id is None:
                 return len(self._entries)
             return sum(1 for key in self._entries if key[0] == tenant_id)
-
-
-def hit_facts(document: IndexDocument) -> HitFacts:
-    return HitFacts(kind=document.kind, session_id=document.session_id)

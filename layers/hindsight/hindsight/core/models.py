@@ -213,6 +213,38 @@ class SearchFilter:
     now: datetime | None = None  # exclude documents with expires_at <= now
     session_id: str | None = None
 
+    def admits(self, item: IndexDocument | Memory) -> bool:
+        """Whether an index document, or the memory it was made from, passes this filter.
+
+        The one rule every index applies (in its own query language) and retrieve
+        re-checks on the source of truth, which the index may lag behind. Statuses
+        apply to facts only; emotions and sessions belong to episodes, so a filter on
+        either leaves facts out.
+        """
+        if item.tenant_id != self.tenant_id or item.user_id != self.user_id:
+            return False
+        if self.scopes is not None and item.scope not in self.scopes:
+            return False
+        if self.kinds is not None and item.kind not in self.kinds:
+            return False
+        if self.categories is not None and item.category not in self.categories:
+            return False
+        if self.emotions is not None and getattr(item, "emotion", None) not in self.emotions:
+            return False
+        if (
+            self.statuses is not None
+            and item.kind == MemoryKind.SEMANTIC
+            and getattr(item, "status", None) not in self.statuses
+        ):
+            return False
+        if self.since is not None and item.occurred_at < self.since:
+            return False
+        if self.until is not None and item.occurred_at >= self.until:
+            return False
+        if self.now is not None and item.expires_at is not None and item.expires_at <= self.now:
+            return False
+        return self.session_id is None or getattr(item, "session_id", None) == self.session_id
+
 
 @dataclass(frozen=True, slots=True)
 class HitFacts:
@@ -258,6 +290,27 @@ class ListQuery:
     include_expired: bool = False
     now: datetime | None = None
     oldest_first: bool = False
+
+    def admits(self, memory: Memory) -> bool:
+        """Whether a memory passes this query's filters (a status filter selects facts)."""
+        if self.kinds is not None and memory.kind not in self.kinds:
+            return False
+        if self.statuses is not None and getattr(memory, "status", None) not in self.statuses:
+            return False
+        if self.categories is not None and memory.category not in self.categories:
+            return False
+        if self.scopes is not None and memory.scope not in self.scopes:
+            return False
+        if self.session_id is not None and getattr(memory, "session_id", None) != self.session_id:
+            return False
+        if self.since is not None and memory.occurred_at < self.since:
+            return False
+        if self.until is not None and memory.occurred_at >= self.until:
+            return False
+        if self.created_after is not None and memory.created_at <= self.created_after:
+            return False
+        expired = self.now is not None and memory.is_expired(self.now)
+        return self.include_expired or not expired
 
 
 @dataclass(frozen=True)

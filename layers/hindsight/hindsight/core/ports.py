@@ -194,6 +194,41 @@ class IdGenerator(Protocol):
 
 
 @dataclass(frozen=True)
+class NewRecord:
+    """A memory to add, with its vector and (for episodes) its dedup key."""
+
+    memory: Memory
+    vector: StoredVector
+    dedup_key: str | None = None
+
+
+@runtime_checkable
+class MemoryWriter(Protocol):
+    """The write policy: how a change reaches the record store and the search index together.
+
+    The record store is the source of truth; the index is derived. What happens when the
+    index write fails is the policy, and each backend names its own
+    (``hindsight.adapters.writers``): the embedded store undoes the records
+    (``CompensatingWriter``), AWS keeps them for the stream indexer to apply
+    (``StreamRepairedWriter``). Both pass ``tests/contract/test_memory_writer_contract.py``.
+    """
+
+    def add(self, records: Sequence[NewRecord], dedup_window_seconds: float = 0.0) -> list[str]:
+        """Write new memories and index them; one entry per record, in order: the memory's
+        own id if written, or the existing memory's id if its dedup key claimed a recent
+        duplicate (nothing written for it)."""
+
+    def update(self, tenant_id: str, memories: Sequence[Memory]) -> None:
+        """Replace existing memories and re-index them with their stored vectors."""
+
+    def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
+        """Delete memories from the record store and the index."""
+
+    def erase_user(self, tenant_id: str, user_id: str) -> int:
+        """Delete everything of a user from both; returns the memories deleted."""
+
+
+@dataclass(frozen=True)
 class Ports:
     """Every adapter one service is built from; the bootstrap hands each use case its own."""
 
@@ -203,3 +238,4 @@ class Ports:
     reflector: Reflector
     clock: Clock
     ids: IdGenerator
+    writer: MemoryWriter

@@ -62,7 +62,7 @@ from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import TypeAdapter
 
-from hindsight.adapters.memory import decode_page_cursor, encode_page_cursor, epoch_us
+from hindsight.adapters.paging import decode_page_cursor, encode_page_cursor, epoch_us
 from hindsight.core.errors import (
     ConflictError,
     DuplicateMemoryError,

@@ -31,7 +31,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from hindsight.adapters.memory import epoch_us, model_mismatch
+from hindsight.adapters.index_rules import model_mismatch
+from hindsight.adapters.paging import epoch_us
 from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
 from hindsight.core.models import (
     HitFacts,

@@ -7,9 +7,10 @@ Consistency on AWS (DynamoDB is the source of truth, OpenSearch is derived):
 2. The DynamoDB stream indexer (``functions/indexer``) applies every insert, update and
    delete (TTL expiries included) to OpenSearch as well: it is the repair path that makes
    the index eventually consistent even when the direct write failed.
-3. Hence, on AWS, a failed direct index write must NOT undo the DynamoDB write (the
-   embedded backend's undo stays as it is): ``ReadYourWritesIndex`` logs and swallows
-   ``UnavailableError`` on upsert and delete.
+3. Hence, on AWS, a failed direct index write must NOT undo the DynamoDB write: that is
+   the write policy ``StreamRepairedWriter`` (``hindsight.adapters.writers``), which logs
+   the failure and leaves it to the stream. This wrapper counts failed inner writes
+   (``failed_writes``) and raises them like any index.
 4. Read-your-writes: documents upserted by this process in the last ``recent_seconds``
    are also kept in a small in-process index and merged into every search, so a memory
    stored a moment ago is found by the next retrieve in this process even before
@@ -92,13 +93,9 @@ class ReadYourWritesIndex:
         self._remember(documents)
         try:
             self.inner.upsert(documents)
-        except UnavailableError as exc:
+        except UnavailableError:
             self.failed_writes += 1
-            logger.warning(
-                "index upsert failed; the stream indexer will apply it documents=%d error=%s",
-                len(documents),
-                exc.message,
-            )
+            raise
 
     def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
         with self._lock:
@@ -107,25 +104,18 @@ class ReadYourWritesIndex:
             self._recent.delete(tenant_id, memory_ids)
         try:
             self.inner.delete(tenant_id, memory_ids)
-        except UnavailableError as exc:
+        except UnavailableError:
             self.failed_writes += 1
-            logger.warning(
-                "index delete failed; the stream indexer will apply it ids=%d error=%s",
-                len(memory_ids),
-                exc.message,
-            )
+            raise
 
     def delete_user(self, tenant_id: str, user_id: str) -> None:
         with self._lock:
             self._recent.delete_user(tenant_id, user_id)
         try:
             self.inner.delete_user(tenant_id, user_id)
-        except UnavailableError as exc:
+        except UnavailableError:
             self.failed_writes += 1
-            logger.warning(
-                "index delete_user failed; the stream indexer removes each document error=%s",
-                exc.message,
-            )
+            raise
 
     # --- reads -----------------------------------------------------------------------
     def _search(

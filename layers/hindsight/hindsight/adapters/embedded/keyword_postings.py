@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hindsight.adapters.memory import BM25_B, BM25_K1
+from hindsight.adapters.index_rules import BM25_B, BM25_K1
 
 __all__ = ["BM25_B", "BM25_K1", "Postings"]
 _TF_BITS = 16

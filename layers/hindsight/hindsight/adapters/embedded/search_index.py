@@ -33,7 +33,8 @@ import numpy as np
 
 from hindsight.adapters.embedded.sqlite_record_store import BUSY_TIMEOUT_MS, sqlite_advice
 from hindsight.adapters.embedded.vector_index import VectorIndex
-from hindsight.adapters.memory import epoch_us, model_mismatch
+from hindsight.adapters.index_rules import model_mismatch
+from hindsight.adapters.paging import epoch_us
 from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
 from hindsight.core.models import (
     FactStatus,
@@ -300,7 +301,7 @@ class EmbeddedSearchIndex:
         rebuilt document equals a freshly stored one).
         """
         if to_document is None:
-            from hindsight.core.usecases.common import index_document
+            from hindsight.core.indexing import index_document
 
             to_document = index_document
         with self._lock:

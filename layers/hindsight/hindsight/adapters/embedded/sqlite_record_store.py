@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 from pydantic import TypeAdapter
 
-from hindsight.adapters.memory import decode_page_cursor, encode_page_cursor, epoch_us
+from hindsight.adapters.paging import decode_page_cursor, encode_page_cursor, epoch_us
 from hindsight.core.errors import (
     ConflictError,
     DuplicateMemoryError,

@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from hindsight.adapters.embedded.keyword_postings import Postings
-from hindsight.adapters.memory import epoch_us, model_mismatch
+from hindsight.adapters.index_rules import model_mismatch
+from hindsight.adapters.paging import epoch_us
 from hindsight.core.errors import EmbeddingModelMismatchError
 from hindsight.core.models import (
     HitFacts,

@@ -10,8 +10,9 @@ CJK character, about 1.3 per latin word) because the agent's own tokenizer is un
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hindsight.core.access import readable_scopes
 from hindsight.core.commands import ContextCommand, ContextResult, RetrieveCommand
 from hindsight.core.models import (
     EpisodicMemory,
@@ -22,11 +23,9 @@ from hindsight.core.models import (
     SemanticMemory,
     SessionSummary,
 )
-from hindsight.core.usecases.common import readable_scopes
+from hindsight.core.ports import Clock, RecordStore, Reflector
+from hindsight.core.usecases.retrieve import RetrieveMemories
 from hindsight.core.views import iso
-
-if TYPE_CHECKING:
-    from hindsight.core.service import MemoryService
 
 MAX_SESSION_TURNS = 500
 _CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff]")
@@ -71,132 +70,143 @@ def _turn_line(turn: EpisodicMemory) -> str:
     return line
 
 
-def build_context(
-    service: MemoryService, principal: Principal, command: ContextCommand
-) -> ContextResult:
-    tenant_id, user_id = principal.tenant_id, command.user_id
-    now = command.as_of or service.clock.now()
-    scopes = readable_scopes(principal, None)
+class BuildContext:
+    """The working-memory block of one session, within a token budget."""
 
-    turns_page = service.records.list(
-        tenant_id,
-        user_id,
-        ListQuery(
-            kinds=frozenset({MemoryKind.EPISODIC}),
-            session_id=command.session_id,
-            scopes=scopes,
-            now=now,
-        ),
-        MAX_SESSION_TURNS,
-    )
-    turns: list[EpisodicMemory] = [t for t in turns_page.items if t.occurred_at <= now]
-    turns.reverse()  # oldest first
-    split = max(0, len(turns) - command.recent_turns)
-    older, recent = turns[:split], turns[split:]
+    def __init__(
+        self,
+        records: RecordStore,
+        reflector: Reflector,
+        clock: Clock,
+        retrieve: RetrieveMemories,
+    ) -> None:
+        self.records = records
+        self.reflector = reflector
+        self.clock = clock
+        self.retrieve = retrieve
 
-    facts = _top_facts(service, principal, command, scopes, now)
-    summary = service.reflector.summarize(older) if older else None
+    def __call__(self, principal: Principal, command: ContextCommand) -> ContextResult:
+        tenant_id, user_id = principal.tenant_id, command.user_id
+        now = command.as_of or self.clock.now()
+        scopes = readable_scopes(principal, None)
 
-    budget = command.budget_tokens
-    truncated = False
-    sections: list[str] = []
-
-    fact_lines = [f"- {f.content} ({f.confidence.value} confidence)" for f in facts]
-    header = "## What you know about the user"
-    if fact_lines:
-        kept, used, cut = _fit(fact_lines, budget - estimate_tokens(header) - 1)
-        truncated |= cut
-        if kept:
-            sections.append("\n".join([header, *kept]))
-            budget -= used + estimate_tokens(header) + 1
-        facts = facts[: len(kept)]
-
-    recent_lines = [_turn_line(t) for t in recent]
-    header = "## Recent turns of this session"
-    kept_turns: list[EpisodicMemory] = []
-    if recent_lines and budget > 10:
-        # keep the newest turns when they do not all fit
-        kept, used, cut = _fit(list(reversed(recent_lines)), budget - estimate_tokens(header) - 1)
-        truncated |= cut
-        kept.reverse()
-        if kept:
-            sections.append("\n".join([header, *kept]))
-            budget -= used + estimate_tokens(header) + 1
-        kept_turns = recent[len(recent) - len(kept) :] if kept else []
-    elif recent_lines:
-        truncated = True
-
-    summary_lines = _summary_lines(summary)
-    header = "## Earlier in this session (summary)"
-    if summary_lines and budget > 10:
-        kept, used, cut = _fit(summary_lines, budget - estimate_tokens(header) - 1)
-        truncated |= cut
-        if kept:
-            # the summary reads best before the recent turns
-            position = 1 if fact_lines and sections else 0
-            sections.insert(position, "\n".join([header, *kept]))
-            budget -= used + estimate_tokens(header) + 1
-    elif summary_lines:
-        truncated = True
-
-    text = "\n\n".join(sections)
-    return ContextResult(
-        context=text,
-        tokens=estimate_tokens(text),
-        budget_tokens=command.budget_tokens,
-        recent_turns=[_turn_view(t) for t in kept_turns],
-        summary=ContextResult.summary_dict(summary),
-        facts=[_fact_view(f) for f in facts],
-        truncated=truncated,
-    )
-
-
-def _top_facts(
-    service: MemoryService,
-    principal: Principal,
-    command: ContextCommand,
-    scopes: frozenset[str] | None,
-    now: Any,
-) -> list[SemanticMemory]:
-    if command.max_facts == 0:
-        return []
-    if command.query and command.query.strip():
-        from hindsight.core.usecases.retrieve import retrieve_memories
-
-        result = retrieve_memories(
-            service,
-            principal,
-            RetrieveCommand(
-                user_id=command.user_id,
-                query=command.query,
-                top_k=min(command.max_facts, 20),
-                kinds=[MemoryKind.SEMANTIC],
-                as_of=now,
+        turns_page = self.records.list(
+            tenant_id,
+            user_id,
+            ListQuery(
+                kinds=frozenset({MemoryKind.EPISODIC}),
+                session_id=command.session_id,
+                scopes=scopes,
+                now=now,
             ),
+            MAX_SESSION_TURNS,
         )
-        ids = [r.memory_id for r in result.results]
-        found = service.records.get_many(principal.tenant_id, ids)
-        return [f for f in found if isinstance(f, SemanticMemory)]
-    page = service.records.list(
-        principal.tenant_id,
-        command.user_id,
-        ListQuery(
-            kinds=frozenset({MemoryKind.SEMANTIC}),
-            statuses=frozenset({FactStatus.APPROVED}),
-            scopes=scopes,
-            now=now,
-        ),
-        200,
-    )
-    facts = [f for f in page.items if isinstance(f, SemanticMemory)]
-    facts.sort(
-        key=lambda f: (
-            _CONFIDENCE_ORDER.get(f.confidence.value, 3),
-            -f.mention_count,
-            -f.updated_at.timestamp(),
+        turns: list[EpisodicMemory] = [t for t in turns_page.items if t.occurred_at <= now]
+        turns.reverse()  # oldest first
+        split = max(0, len(turns) - command.recent_turns)
+        older, recent = turns[:split], turns[split:]
+
+        facts = self._top_facts(principal, command, scopes, now)
+        summary = self.reflector.summarize(older) if older else None
+
+        budget = command.budget_tokens
+        truncated = False
+        sections: list[str] = []
+
+        fact_lines = [f"- {f.content} ({f.confidence.value} confidence)" for f in facts]
+        header = "## What you know about the user"
+        if fact_lines:
+            kept, used, cut = _fit(fact_lines, budget - estimate_tokens(header) - 1)
+            truncated |= cut
+            if kept:
+                sections.append("\n".join([header, *kept]))
+                budget -= used + estimate_tokens(header) + 1
+            facts = facts[: len(kept)]
+
+        recent_lines = [_turn_line(t) for t in recent]
+        header = "## Recent turns of this session"
+        kept_turns: list[EpisodicMemory] = []
+        if recent_lines and budget > 10:
+            # keep the newest turns when they do not all fit
+            kept, used, cut = _fit(
+                list(reversed(recent_lines)), budget - estimate_tokens(header) - 1
+            )
+            truncated |= cut
+            kept.reverse()
+            if kept:
+                sections.append("\n".join([header, *kept]))
+                budget -= used + estimate_tokens(header) + 1
+            kept_turns = recent[len(recent) - len(kept) :] if kept else []
+        elif recent_lines:
+            truncated = True
+
+        summary_lines = _summary_lines(summary)
+        header = "## Earlier in this session (summary)"
+        if summary_lines and budget > 10:
+            kept, used, cut = _fit(summary_lines, budget - estimate_tokens(header) - 1)
+            truncated |= cut
+            if kept:
+                # the summary reads best before the recent turns
+                position = 1 if fact_lines and sections else 0
+                sections.insert(position, "\n".join([header, *kept]))
+                budget -= used + estimate_tokens(header) + 1
+        elif summary_lines:
+            truncated = True
+
+        text = "\n\n".join(sections)
+        return ContextResult(
+            context=text,
+            tokens=estimate_tokens(text),
+            budget_tokens=command.budget_tokens,
+            recent_turns=[_turn_view(t) for t in kept_turns],
+            summary=ContextResult.summary_dict(summary),
+            facts=[_fact_view(f) for f in facts],
+            truncated=truncated,
         )
-    )
-    return facts[: command.max_facts]
+
+    def _top_facts(
+        self,
+        principal: Principal,
+        command: ContextCommand,
+        scopes: frozenset[str] | None,
+        now: Any,
+    ) -> list[SemanticMemory]:
+        if command.max_facts == 0:
+            return []
+        if command.query and command.query.strip():
+            result = self.retrieve(
+                principal,
+                RetrieveCommand(
+                    user_id=command.user_id,
+                    query=command.query,
+                    top_k=min(command.max_facts, 20),
+                    kinds=[MemoryKind.SEMANTIC],
+                    as_of=now,
+                ),
+            )
+            ids = [r.memory_id for r in result.results]
+            found = self.records.get_many(principal.tenant_id, ids)
+            return [f for f in found if isinstance(f, SemanticMemory)]
+        page = self.records.list(
+            principal.tenant_id,
+            command.user_id,
+            ListQuery(
+                kinds=frozenset({MemoryKind.SEMANTIC}),
+                statuses=frozenset({FactStatus.APPROVED}),
+                scopes=scopes,
+                now=now,
+            ),
+            200,
+        )
+        facts = [f for f in page.items if isinstance(f, SemanticMemory)]
+        facts.sort(
+            key=lambda f: (
+                _CONFIDENCE_ORDER.get(f.confidence.value, 3),
+                -f.mention_count,
+                -f.updated_at.timestamp(),
+            )
+        )
+        return facts[: command.max_facts]
 
 
 def _summary_lines(summary: SessionSummary | None) -> list[str]:

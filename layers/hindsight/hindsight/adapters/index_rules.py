@@ -1,0 +1,39 @@
+"""Rules every adapter shares: the dedup window, BM25's constants, what a hit carries, and
+the message for vectors of another embedding model."""
+
+from __future__ import annotations
+
+from hindsight.core.models import HitFacts, IndexDocument, Memory, StoredVector
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def dedup_blocks(
+    marked: Memory | None,
+    memory: Memory,
+    window_seconds: float,
+) -> bool:
+    """Whether a marker's memory makes ``memory`` a duplicate.
+
+    It does when it is still stored, not expired as of the new memory's ``created_at``,
+    and occurred less than ``window_seconds`` apart from the new memory.
+    """
+    if marked is None or marked.is_expired(memory.created_at):
+        return False
+    gap = abs((memory.occurred_at - marked.occurred_at).total_seconds())
+    return gap < window_seconds
+
+
+def model_mismatch(index_model: str, index_dim: int, vector: StoredVector) -> str:
+    """The message of EmbeddingModelMismatchError: both models and what to do."""
+    return (
+        f"the search index holds vectors of embedding model {index_model!r} "
+        f"(dimension {index_dim}) but got {vector.model!r} (dimension {vector.dim}); "
+        "re-embed every memory with the new model (`hindsight reindex`) or configure "
+        f"the original model {index_model!r} again"
+    )
+
+
+def hit_facts(document: IndexDocument) -> HitFacts:
+    return HitFacts(kind=document.kind, session_id=document.session_id)

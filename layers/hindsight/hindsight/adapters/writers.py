@@ -1,0 +1,167 @@
+"""The two write policies (``hindsight.core.ports.MemoryWriter``), one per kind of backend.
+
+Every write goes to the record store (the source of truth) first and then to the search
+index (derived, rebuildable). They differ only in what a failed index write means:
+
+* ``CompensatingWriter`` (embedded, in-memory): nothing else will ever repair the index,
+  so the record writes are undone — new records deleted, updated ones put back as they
+  were — and the error reaches the caller. Nothing is left stored but unfindable.
+* ``StreamRepairedWriter`` (AWS): the DynamoDB stream indexer applies every record change
+  to OpenSearch as well, so the record writes stand, the caller is answered, and the
+  failure is logged for the stream to repair.
+
+Both pass ``tests/contract/test_memory_writer_contract.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from hindsight.core.errors import DuplicateMemoryError, HindsightError, UnavailableError
+from hindsight.core.indexing import index_document
+from hindsight.core.models import IndexDocument, Memory
+from hindsight.core.ports import NewRecord, RecordStore, SearchIndex
+
+logger = logging.getLogger(__name__)
+
+
+class _WriterBase:
+    def __init__(self, records: RecordStore, index: SearchIndex) -> None:
+        self.records = records
+        self.index = index
+
+    def _put_all(
+        self, records: Sequence[NewRecord], dedup_window_seconds: float
+    ) -> tuple[list[str], list[NewRecord]]:
+        """Put each record; (one id per record, the records written). A failing put undoes
+        the puts before it, so the batch is written whole or not at all."""
+        ids: list[str] = []
+        written: list[NewRecord] = []
+        for record in records:
+            try:
+                self.records.put(
+                    record.memory,
+                    record.vector,
+                    dedup_key=record.dedup_key,
+                    dedup_window_seconds=dedup_window_seconds,
+                )
+            except DuplicateMemoryError as duplicate:
+                ids.append(duplicate.existing_memory_id)
+                continue
+            except HindsightError:
+                self._delete_records([r.memory for r in written])
+                raise
+            ids.append(record.memory.memory_id)
+            written.append(record)
+        return ids, written
+
+    def _delete_records(self, memories: Sequence[Memory]) -> None:
+        for memory in memories:
+            try:
+                self.records.delete(memory.tenant_id, memory.memory_id)
+            except HindsightError:
+                logger.exception("undo failed memory_id=%s", memory.memory_id)
+
+    def _undo_add(self, written: Sequence[NewRecord]) -> None:
+        """Delete what ``add`` wrote, from the records and (should it hold any) the index."""
+        memories = [r.memory for r in written]
+        self._delete_records(memories)
+        try:
+            self.index.delete(memories[0].tenant_id, [m.memory_id for m in memories])
+        except HindsightError:
+            logger.exception("undo of index failed")
+
+    def _update_records(self, tenant_id: str, memories: Sequence[Memory]) -> list[IndexDocument]:
+        """Replace the records; the index documents of those that have a stored vector."""
+        for memory in memories:
+            self.records.update(memory)
+        vectors = self.records.get_vectors(tenant_id, [m.memory_id for m in memories])
+        return [index_document(m, vectors[m.memory_id]) for m in memories if m.memory_id in vectors]
+
+
+class CompensatingWriter(_WriterBase):
+    """Records first, then the index; an index failure undoes the records and is raised."""
+
+    def add(self, records: Sequence[NewRecord], dedup_window_seconds: float = 0.0) -> list[str]:
+        ids, written = self._put_all(records, dedup_window_seconds)
+        if written:
+            try:
+                self.index.upsert([index_document(r.memory, r.vector) for r in written])
+            except HindsightError:
+                self._undo_add(written)
+                raise
+        return ids
+
+    def update(self, tenant_id: str, memories: Sequence[Memory]) -> None:
+        if not memories:
+            return
+        before = self.records.get_many(tenant_id, [m.memory_id for m in memories])
+        documents = self._update_records(tenant_id, memories)
+        try:
+            if documents:
+                self.index.upsert(documents)
+        except HindsightError:
+            for previous in before:
+                try:
+                    self.records.update(previous)
+                except HindsightError:
+                    logger.exception("undo failed memory_id=%s", previous.memory_id)
+            raise
+
+    def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
+        # the index first: if it fails, nothing has changed
+        self.index.delete(tenant_id, memory_ids)
+        for memory_id in memory_ids:
+            self.records.delete(tenant_id, memory_id)
+
+    def erase_user(self, tenant_id: str, user_id: str) -> int:
+        self.index.delete_user(tenant_id, user_id)
+        return self.records.erase_user(tenant_id, user_id)
+
+
+class StreamRepairedWriter(_WriterBase):
+    """Records first, then the index; an unavailable index is logged and left to the stream
+    indexer, which applies every record change to the index (``functions/indexer``).
+
+    Any other index error on ``add`` (one the stream would hit too) undoes the records.
+    """
+
+    def add(self, records: Sequence[NewRecord], dedup_window_seconds: float = 0.0) -> list[str]:
+        ids, written = self._put_all(records, dedup_window_seconds)
+        if written:
+            documents = [index_document(r.memory, r.vector) for r in written]
+            try:
+                self._tolerating_outage("upsert", lambda: self.index.upsert(documents))
+            except HindsightError:
+                self._undo_add(written)
+                raise
+        return ids
+
+    def update(self, tenant_id: str, memories: Sequence[Memory]) -> None:
+        if not memories:
+            return
+        documents = self._update_records(tenant_id, memories)
+        if documents:
+            self._tolerating_outage("upsert", lambda: self.index.upsert(documents))
+
+    def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
+        for memory_id in memory_ids:
+            self.records.delete(tenant_id, memory_id)
+        self._tolerating_outage("delete", lambda: self.index.delete(tenant_id, memory_ids))
+
+    def erase_user(self, tenant_id: str, user_id: str) -> int:
+        deleted = self.records.erase_user(tenant_id, user_id)
+        self._tolerating_outage("delete_user", lambda: self.index.delete_user(tenant_id, user_id))
+        return deleted
+
+    @staticmethod
+    def _tolerating_outage(operation: str, write: Callable[[], None]) -> None:
+        try:
+            write()
+        except UnavailableError as exc:
+            logger.warning(
+                "index %s failed; the stream indexer will apply it error=%s",
+                operation,
+                exc.message,
+            )

@@ -1,0 +1,180 @@
+"""Merging extracted facts into a user's live facts: create, repeat or supersede.
+
+* same topic (or near-identical wording) and the same meaning → a repeat: confidence
+  rises one step, the new sources are added, mention_count grows;
+* same topic, different content → a contradiction: the new fact supersedes the old
+  one, which is kept with status ``superseded`` and linked both ways;
+* otherwise a new fact, ``pending`` review unless policy auto-approves high confidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+import numpy as np
+
+from hindsight.core.models import (
+    Confidence,
+    EpisodicMemory,
+    ExtractedFact,
+    FactStatus,
+    SemanticMemory,
+    StoredVector,
+)
+from hindsight.core.text import content_hash
+
+REPEAT_SIMILARITY = 0.93  # cosine above which two facts say the same thing
+
+
+class FactMerger:
+    """Holds the user's live facts and decides create / repeat / supersede for new ones."""
+
+    def __init__(
+        self,
+        tenant_id: str,
+        user_id: str,
+        now: datetime,
+        live: Sequence[SemanticMemory],
+        vectors: dict[str, StoredVector],
+        new_fact_id: Callable[[], str],
+        auto_approve_high_confidence: bool,
+    ) -> None:
+        self.tenant_id = tenant_id
+        self.user_id = user_id
+        self.now = now
+        self.facts: dict[str, SemanticMemory] = {f.memory_id: f for f in live}
+        self.vectors: dict[str, StoredVector] = dict(vectors)
+        self._new_fact_id = new_fact_id
+        self._auto_approve = auto_approve_high_confidence
+        self.created: dict[str, SemanticMemory] = {}
+        self.updated: dict[str, SemanticMemory] = {}
+        self.superseded: dict[str, SemanticMemory] = {}
+        self.new_vectors: dict[str, StoredVector] = {}
+
+    def live_facts(self, scope: str) -> list[SemanticMemory]:
+        return [f for f in self.facts.values() if f.scope == scope]
+
+    def _most_similar(
+        self, scope: str, vector: StoredVector
+    ) -> tuple[SemanticMemory | None, float]:
+        best, best_sim = None, -1.0
+        for fact in self.live_facts(scope):
+            other = self.vectors.get(fact.memory_id)
+            if other is None or other.model != vector.model or other.dim != vector.dim:
+                continue
+            sim = float(np.dot(other.values, vector.values))
+            if sim > best_sim:
+                best, best_sim = fact, sim
+        return best, best_sim
+
+    def merge(
+        self,
+        scope: str,
+        extracted: ExtractedFact,
+        vector: StoredVector,
+        episodes: dict[str, EpisodicMemory],
+        reflector: str,
+    ) -> None:
+        same_topic = [
+            f for f in self.live_facts(scope) if extracted.topic and f.topic == extracted.topic
+        ]
+        similar, similarity = self._most_similar(scope, vector)
+        repeat: SemanticMemory | None = None
+        for fact in same_topic:
+            other = self.vectors.get(fact.memory_id)
+            same_text = content_hash(fact.content) == content_hash(extracted.content)
+            close = other is not None and float(np.dot(other.values, vector.values)) >= (
+                REPEAT_SIMILARITY
+            )
+            if same_text or close:
+                repeat = fact
+                break
+        # near-identical wording is a repeat unless the topics say otherwise
+        topic_agrees = not same_topic or (similar is not None and similar in same_topic)
+        if (
+            repeat is None
+            and similar is not None
+            and similarity >= REPEAT_SIMILARITY
+            and (topic_agrees or not similar.topic)
+        ):
+            repeat = similar
+        if repeat is not None:
+            self._repeat(repeat, extracted, episodes)
+            return
+        contradicted = same_topic
+        fact = self._create(scope, extracted, vector, episodes, reflector, contradicted)
+        for old in contradicted:
+            old_updated = old.model_copy(
+                update={
+                    "status": FactStatus.SUPERSEDED,
+                    "superseded_by": fact.memory_id,
+                    "updated_at": self.now,
+                }
+            )
+            self.facts.pop(old.memory_id, None)
+            self.updated.pop(old.memory_id, None)
+            if old.memory_id in self.created:
+                self.created[old.memory_id] = old_updated  # made and replaced in one run
+            else:
+                self.superseded[old.memory_id] = old_updated
+
+    def _repeat(
+        self, fact: SemanticMemory, extracted: ExtractedFact, episodes: dict[str, EpisodicMemory]
+    ) -> None:
+        new_sources = [s for s in extracted.source_memory_ids if s not in fact.source_memory_ids]
+        if not new_sources:
+            return  # the same episodes said it again: nothing new
+        latest = max([fact.occurred_at] + [episodes[s].occurred_at for s in new_sources])
+        confidence = max(fact.confidence.raised(), extracted.confidence, key=_confidence_rank)
+        changed = fact.model_copy(
+            update={
+                "source_memory_ids": [*fact.source_memory_ids, *new_sources],
+                "confidence": confidence,
+                "mention_count": fact.mention_count + 1,
+                "occurred_at": latest,
+                "updated_at": self.now,
+            }
+        )
+        self.facts[fact.memory_id] = changed
+        if fact.memory_id in self.created:
+            self.created[fact.memory_id] = changed
+        else:
+            self.updated[fact.memory_id] = changed
+
+    def _create(
+        self,
+        scope: str,
+        extracted: ExtractedFact,
+        vector: StoredVector,
+        episodes: dict[str, EpisodicMemory],
+        reflector: str,
+        contradicted: Sequence[SemanticMemory],
+    ) -> SemanticMemory:
+        approved = self._auto_approve and extracted.confidence == Confidence.HIGH
+        fact = SemanticMemory(
+            memory_id=self._new_fact_id(),
+            tenant_id=self.tenant_id,
+            user_id=self.user_id,
+            scope=scope,
+            content=extracted.content,
+            category=extracted.category.value,
+            occurred_at=max(episodes[s].occurred_at for s in extracted.source_memory_ids),
+            created_at=self.now,
+            updated_at=self.now,
+            confidence=extracted.confidence,
+            status=FactStatus.APPROVED if approved else FactStatus.PENDING,
+            topic=extracted.topic,
+            source_memory_ids=list(dict.fromkeys(extracted.source_memory_ids)),
+            supersedes=[f.memory_id for f in contradicted],
+            reflector=reflector,
+        )
+        self.facts[fact.memory_id] = fact
+        self.vectors[fact.memory_id] = vector
+        self.new_vectors[fact.memory_id] = vector
+        self.created[fact.memory_id] = fact
+        return fact
+
+
+def _confidence_rank(confidence: Confidence) -> int:
+    return {Confidence.LOW: 0, Confidence.MEDIUM: 1, Confidence.HIGH: 2}[confidence]

@@ -1,0 +1,314 @@
+"""Ranking: fuse vector and keyword relevance, weigh by time and kind, explain every score.
+
+Score of a candidate =
+    relevance          (1 - session_pooling) * own + session_pooling * session_best
+                       own = vector_weight * similarity' + (1 - vector_weight) * keyword'
+  x recency            decay_floor + (1 - decay_floor) * decay   (episodic only)
+                       decay = time_decay ** age_days, age relative to as_of
+  x kind_boost         policy.semantic_boost for semantic facts, 1 for episodes
+  x confidence_weight  by the fact's confidence (high 1.0, medium 0.85, low 0.6)
+  x speaker_boost      policy.speaker_boost when the query names the episode's speaker
+  x time_boost         policy.time_cue_boost when the query names a time the memory matches
+
+Semantic facts whose relevance is at least ``policy.semantic_first_min_relevance`` are
+ranked ahead of every episode (facts are the distilled, reviewed layer); the rest are
+ordered by score.
+
+similarity' is the cosine similarity scaled from the query's similarity to an empty text
+(what "unrelated" looks like for the model) up to the best candidate, and keyword'
+the BM25 score divided by the best one, so both live in [0, 1]. session_best is the best
+``own`` among the candidates of the episode's session (episodes without a session keep
+their own): evidence clusters in sessions, so a turn of the session that answers the
+query is lifted even when its own words do not match. The recency floor keeps decay a
+tie-breaker between similarly relevant memories instead of burying relevant old ones
+(with the default 0.95 a day and floor 0.9, a year-old episode keeps 0.9 of its score).
+Both defaults (``Policy.decay_floor`` 0.9, ``Policy.session_pooling`` 0.5) were chosen on
+the LoCoMo benchmark (bench/locomo.py). Each result's ``why`` holds every part.
+
+Records are read lazily: relevance and the tier need only the index's hits (score, kind,
+session); the other factors are bounded (recency <= 1, the largest confidence weight, the
+time-cue boost), so the record store is asked only for candidates whose bound can still
+reach the requested page. At 100k memories of one user that cut the records read per
+query from ~160 to ~55 with the same ranking (tests/unit/test_retrieve_reads_few_records.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from hindsight.core.commands import RetrieveCommand
+from hindsight.core.models import (
+    EpisodicMemory,
+    HitFacts,
+    Memory,
+    MemoryKind,
+    TimeRange,
+)
+from hindsight.core.policy import Policy
+from hindsight.core.text import tokenize
+
+SECONDS_PER_DAY = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A hit as ranking sees it before (or without) reading its record."""
+
+    memory_id: str
+    kind: MemoryKind
+    session: str | None  # the pooling key: an episode's session
+
+    @classmethod
+    def of_hit(cls, memory_id: str, facts: HitFacts) -> Candidate:
+        session = facts.session_id if facts.kind == MemoryKind.EPISODIC else None
+        return cls(memory_id, facts.kind, session or None)
+
+    @classmethod
+    def of_memory(cls, memory: Memory) -> Candidate:
+        return cls(memory.memory_id, memory.kind, _session_key(memory))
+
+
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """The per-query inputs of scoring."""
+
+    similarities: dict[str, float]
+    keyword_hits: dict[str, float]
+    as_of: datetime
+    command: RetrieveCommand
+    query_time: TimeRange | None
+    floor: float
+    query_terms: frozenset[str]
+
+
+def rank(
+    policy: Policy,
+    candidates: list[Candidate],
+    scoring: Scoring,
+    fetched: dict[str, Memory | None],
+    fetch: Callable[[list[str]], None],
+    wanted: int,
+) -> tuple[list[tuple[int, float, Memory, Parts]], int]:
+    """The best ``wanted`` candidates as (tier, score, memory, parts), and how many rank.
+
+    Relevance (similarity, keyword, session pooling) and the tier need only what the
+    index returned; the other factors (recency from event times, a fact's confidence,
+    time cues matched by event times) need the record. Every factor has an upper bound
+    (recency <= 1, the largest confidence weight, the time-cue boost), so candidates are
+    read best bound first, and reading stops once no unread candidate's bound can beat
+    the ``wanted``-th exact score: the result equals scoring every candidate. Candidates
+    never read are counted as ranking (the index already filtered them).
+    """
+    if not candidates or wanted <= 0:
+        return [], len(candidates)
+    similarities, keyword_hits = scoring.similarities, scoring.keyword_hits
+    sims = [similarities[c.memory_id] for c in candidates if c.memory_id in similarities]
+    # similarity is scaled from the query's similarity to an empty text (or the weakest
+    # candidate, if lower) up to the best candidate
+    low, high = (min([*sims, scoring.floor]), max(sims)) if sims else (0.0, 1.0)
+    spread = high - low if high - low > 1e-6 else 1.0
+    best_keyword = max((keyword_hits.get(c.memory_id, 0.0) for c in candidates), default=0.0)
+    vector_weight = policy.vector_weight if sims else 0.0
+    if best_keyword <= 0.0 and sims:
+        vector_weight = 1.0
+
+    own: dict[str, float] = {}
+    sim_parts: dict[str, float] = {}
+    keyword_parts: dict[str, float] = {}
+    session_best: dict[str, float] = {}
+    for c in candidates:
+        similarity = similarities.get(c.memory_id)
+        sim_part = (similarity - low) / spread if similarity is not None else 0.0
+        keyword_part = keyword_hits.get(c.memory_id, 0.0) / best_keyword if best_keyword else 0.0
+        sim_parts[c.memory_id], keyword_parts[c.memory_id] = sim_part, keyword_part
+        own[c.memory_id] = vector_weight * sim_part + (1.0 - vector_weight) * keyword_part
+        if c.session is not None:
+            session_best[c.session] = max(session_best.get(c.session, 0.0), own[c.memory_id])
+    pooling = policy.session_pooling
+
+    def relevance(c: Candidate) -> float:
+        if pooling > 0.0 and c.session is not None:
+            return (1.0 - pooling) * own[c.memory_id] + pooling * session_best[c.session]
+        return own[c.memory_id]
+
+    def tier(c: Candidate, rel: float) -> int:
+        # relevant facts come before every episode; the rest is ordered by score
+        return (
+            0 if c.kind == MemoryKind.SEMANTIC and rel >= policy.semantic_first_min_relevance else 1
+        )
+
+    time_bound = max(1.0, policy.time_cue_boost) if scoring.query_time is not None else 1.0
+    episode_bound = max(1.0, policy.decay_floor) * time_bound * max(1.0, policy.speaker_boost)
+    fact_bound = (
+        policy.semantic_boost * max([1.0, *policy.confidence_weights.values()]) * time_bound
+    )
+    ordered = []
+    for c in candidates:
+        rel = relevance(c)
+        bound = rel * (fact_bound if c.kind == MemoryKind.SEMANTIC else episode_bound)
+        ordered.append((tier(c, rel), -bound, c.memory_id, c, rel))
+    ordered.sort(key=lambda o: o[:3])
+
+    scored: list[tuple[int, float, Memory, Parts]] = []
+    position = 0  # ordered[:position] have been scored (or found gone)
+    # records already read (an index without facts) are all scored: nothing to save
+    everything_read = all(c.memory_id in fetched for c in candidates)
+    batch = ordered if everything_read else ordered[: wanted + 10]
+    while batch:
+        unread = [o[3].memory_id for o in batch if o[3].memory_id not in fetched]
+        if unread:
+            fetch(unread)
+        for _, _, _, c, rel in batch:
+            memory = fetched.get(c.memory_id)
+            if memory is not None:
+                pooled = (
+                    session_best[c.session] if pooling > 0.0 and c.session is not None else None
+                )
+                parts = Parts(
+                    similarity=similarities.get(c.memory_id),
+                    similarity_scaled=sim_parts[c.memory_id],
+                    keyword=keyword_parts[c.memory_id],
+                    keyword_bm25=keyword_hits.get(c.memory_id, 0.0),
+                    own=own[c.memory_id],
+                    pooled=pooled,
+                    relevance=rel,
+                )
+                scored.append(_score(policy, memory, parts, scoring))
+        position += len(batch)
+        rest = ordered[position:]
+        if not rest:
+            break
+        scored.sort(key=order_key)
+        if len(scored) < wanted:
+            batch = rest[: wanted - len(scored) + 10]
+            continue
+        last_tier, last_score = scored[wanted - 1][0], scored[wanted - 1][1]
+        # ordered is sorted by (tier, -bound): the candidates that can still beat the
+        # wanted-th come first; the margin absorbs rounding of the bound
+        count = 0
+        for o in rest:
+            if o[0] > last_tier or (o[0] == last_tier and -o[1] * (1 + 1e-9) + 1e-12 < last_score):
+                break
+            count += 1
+        batch = rest[:count]
+    scored.sort(key=order_key)
+    unread_total = len(ordered) - position
+    return scored[:wanted], len(scored) + unread_total
+
+
+def order_key(row: tuple[int, float, Memory, Parts]) -> tuple[int, float, float, str]:
+    return (row[0], -row[1], -row[2].occurred_at.timestamp(), row[2].memory_id)
+
+
+def _score(
+    policy: Policy, memory: Memory, parts: Parts, scoring: Scoring
+) -> tuple[int, float, Memory, Parts]:
+    """The exact (tier, score) of a read memory; ``parts`` gain age, time boost and score."""
+    relevance = parts.relevance
+    if isinstance(memory, EpisodicMemory):
+        parts.age = _age_days(memory, scoring.as_of)
+        parts.decay = scoring.command.time_decay**parts.age
+        parts.recency = policy.decay_floor + (1.0 - policy.decay_floor) * parts.decay
+        factor = parts.recency
+        if policy.speaker_boost != 1.0 and _names_speaker(memory, scoring.query_terms):
+            parts.speaker_boost = policy.speaker_boost
+            factor *= policy.speaker_boost
+    else:
+        parts.kind_boost = policy.semantic_boost
+        parts.confidence_weight = policy.confidence_weights.get(memory.confidence.value, 1.0)
+        factor = parts.kind_boost * parts.confidence_weight
+    if scoring.query_time is not None:
+        parts.time_boost = policy.time_cue_boost if _time_match(memory, scoring.query_time) else 1.0
+        factor *= parts.time_boost
+    parts.score = relevance * factor
+    first = memory.kind == MemoryKind.SEMANTIC and relevance >= policy.semantic_first_min_relevance
+    return (0 if first else 1, parts.score, memory, parts)
+
+
+@dataclass(slots=True)
+class Parts:
+    """The numbers behind one candidate's score, each computed once while scoring; ``why``
+    only presents them."""
+
+    similarity: float | None
+    similarity_scaled: float
+    keyword: float
+    keyword_bm25: float
+    own: float
+    pooled: float | None
+    relevance: float
+    age: float | None = None
+    decay: float | None = None
+    recency: float | None = None
+    kind_boost: float | None = None
+    confidence_weight: float | None = None
+    time_boost: float | None = None
+    speaker_boost: float | None = None
+    score: float = 0.0
+
+    def why(self) -> dict[str, Any]:
+        why: dict[str, Any] = {
+            "similarity": round(self.similarity, 4) if self.similarity is not None else None,
+            "similarity_scaled": round(self.similarity_scaled, 4),
+            "keyword": round(self.keyword, 4),
+            "keyword_bm25": round(self.keyword_bm25, 4),
+        }
+        if self.pooled is not None:
+            why.update(own_relevance=round(self.own, 4), session_relevance=round(self.pooled, 4))
+        why["relevance"] = round(self.relevance, 4)
+        if self.age is not None and self.decay is not None and self.recency is not None:
+            why.update(
+                age_days=round(self.age, 2),
+                decay=round(self.decay, 4),
+                recency=round(self.recency, 4),
+            )
+        elif self.kind_boost is not None:
+            why.update(kind_boost=self.kind_boost, confidence_weight=self.confidence_weight)
+        if self.speaker_boost is not None:
+            why["speaker_boost"] = self.speaker_boost
+        if self.time_boost is not None:
+            why["time_boost"] = self.time_boost
+        why["score"] = round(self.score, 6)
+        return why
+
+
+def _names_speaker(memory: EpisodicMemory, query_terms: frozenset[str]) -> bool:
+    """Whether every word of the episode's speaker occurs in the query."""
+    if not memory.speaker:
+        return False
+    words = _speaker_terms(memory.speaker)
+    return bool(words) and words <= query_terms
+
+
+@lru_cache(maxsize=4_096)
+def _speaker_terms(speaker: str) -> frozenset[str]:
+    return frozenset(tokenize(speaker))
+
+
+def _session_key(memory: Memory) -> str | None:
+    if isinstance(memory, EpisodicMemory) and memory.session_id:
+        return memory.session_id
+    return None
+
+
+def _age_days(memory: EpisodicMemory, as_of: datetime) -> float:
+    """Days since the memory mattered: an upcoming or ongoing event does not age."""
+    if any(r.end > as_of for r in memory.event_time):
+        return 0.0
+    reference = memory.occurred_at
+    past_events = [r.end for r in memory.event_time if r.end <= as_of]
+    if past_events:
+        reference = max(reference, max(past_events))
+    return max(0.0, (as_of - reference).total_seconds() / SECONDS_PER_DAY)
+
+
+def _time_match(memory: Memory, query_time: TimeRange) -> bool:
+    if query_time.contains(memory.occurred_at):
+        return True
+    if isinstance(memory, EpisodicMemory):
+        return any(r.overlaps(query_time) for r in memory.event_time)
+    return False
