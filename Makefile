@@ -81,8 +81,8 @@ test: install-test sam lint
 
 # LoCoMo quality (~2 min with the embedding cache warm) and scale (~45 min: 10k, 100k, 1M)
 bench: install-test
-	$(BIN)/hindsight bench locomo
-	$(BIN)/hindsight bench scale
+	$(BIN)/python bench/locomo.py
+	$(BIN)/python bench/scale.py
 
 # Local engines for the AWS-backend tests (OpenSearch with k-NN on 127.0.0.1:9200, moto on
 # 127.0.0.1:5055); pid files and logs under .services/

@@ -146,3 +146,8 @@ def summary_line(result: Mapping[str, Any], skip: Iterable[str] = ("status",)) -
         if key not in skipped and isinstance(value, (str, int, float, bool))
     ]
     return " ".join(pairs)
+
+
+def print_fields(fields: Mapping[str, Any]) -> None:
+    """A mapping (one memory, a health report) as a two-column field/value table."""
+    make_console().print(table(None, ["field", "value"], list(fields.items())))

@@ -1,0 +1,70 @@
+"""What every command shares: the global options, and the service and principal they act as.
+
+A service that is already configured through ``hindsight.bootstrap.configure`` is used as
+is; otherwise settings come from the environment (``HINDSIGHT_*``) and ``--data-dir``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from hindsight import bootstrap
+from hindsight.core.errors import UnavailableError
+from hindsight.core.models import Principal
+from hindsight.core.service import MemoryService
+from hindsight.settings import Settings
+
+
+@dataclass
+class CliState:
+    """Global options, shared by every command through the typer context."""
+
+    json_output: bool = False
+    data_dir: Path | None = None
+    tenant: str | None = None
+
+
+JsonFlag = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")
+]
+
+
+def cli_state(ctx: typer.Context, as_json: bool = False) -> CliState:
+    """The global options; a command's own ``--json`` switches JSON on as well."""
+    state = ctx.find_object(CliState) or CliState()
+    if as_json:
+        state.json_output = True
+    return state
+
+
+def _settings_and_service(data_dir: Path | None) -> tuple[Settings, MemoryService]:
+    """The configured service if there is one, else one built from the environment."""
+    configured = bootstrap.configured_service()
+    if configured is not None:
+        return bootstrap.get_settings(), configured
+    settings = Settings.from_env(data_dir=data_dir)
+    bootstrap.configure(settings)
+    try:
+        return settings, bootstrap.get_service()
+    except ImportError as exc:  # an adapter or its optional dependency is not installed
+        raise UnavailableError(
+            f"cannot start the memory service ({settings.backend} backend): {exc}"
+        ) from exc
+
+
+def open_service(state: CliState) -> tuple[MemoryService, Principal]:
+    """The memory service, and the principal of the local (or ``--tenant``) tenant."""
+    settings, service = _settings_and_service(state.data_dir)
+    tenant = state.tenant if state.tenant is not None else settings.anonymous_tenant
+    if not tenant.strip():
+        raise typer.BadParameter("must not be empty", param_hint="--tenant")
+    return service, Principal(tenant_id=tenant, key_id="cli")
+
+
+def given(**values: Any) -> dict[str, Any]:
+    """Only the options the user actually gave, so the commands' defaults apply."""
+    return {key: value for key, value in values.items() if value is not None}
