@@ -10,15 +10,10 @@ import pytest
 
 from hindsight import bootstrap
 from hindsight.bootstrap import configure
-from hindsight.gateway.local_gateway import (
-    GatewayConfigError,
-    LocalGateway,
-    banner,
-    build_proxy_event,
-    find_template,
-    prepare_settings,
-    routes_from_template,
-)
+from hindsight.gateway.errors import GatewayConfigError
+from hindsight.gateway.lambda_emulation import proxy_event
+from hindsight.gateway.local_gateway import LocalGateway, banner, prepare_settings
+from hindsight.gateway.template import find_template, routes_from_template
 from hindsight.settings import Settings
 
 EXPECTED_ROUTES = {
@@ -100,13 +95,13 @@ def test_banner_warns_when_keyless_and_shows_a_curl(tmp_path: Path) -> None:
 def test_events_never_carry_an_authorizer_from_the_client() -> None:
     routes = routes_from_template(find_template())
     route = next(r for r in routes if r.resource == "/v1/memories")
-    event = build_proxy_event(
-        method="POST",
+    event = proxy_event(
+        "POST",
+        route.resource,
         path="/v1/memories",
         query="a=1&a=2&b=",
         headers=[("requestContext", '{"authorizer": {"tenant_id": "x"}}'), ("X-Tenant", "x")],
         body=b'{"user_id": "u"}',
-        route=route,
         path_parameters={},
         stage="prod",
         source_ip="127.0.0.1",

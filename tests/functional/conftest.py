@@ -6,13 +6,10 @@ The service behind the handlers is the in-memory backend with the hashing embedd
 
 from __future__ import annotations
 
-import base64
-import importlib.util
 import json
-import sys
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +20,9 @@ from hindsight.api.auth import key_sha256
 from hindsight.bootstrap import build_memory_service, configure
 from hindsight.core.ports import Reflector
 from hindsight.core.service import MemoryService
+from hindsight.gateway.lambda_emulation import LocalLambdaContext
+from hindsight.gateway.lambda_emulation import load_function as load_lambda_function
+from hindsight.gateway.lambda_emulation import proxy_event as lambda_proxy_event
 from hindsight.settings import Settings
 from tests.fakes import HashingEmbedder
 
@@ -82,37 +82,20 @@ def keyless_service() -> Iterator[MemoryService]:
     configure()
 
 
-class LambdaContextStub:
-    """The attributes of a Lambda context that Powertools reads."""
-
-    def __init__(self, function_name: str) -> None:
-        self.function_name = function_name
-        self.function_version = "$LATEST"
-        self.memory_limit_in_mb = 1024
-        self.invoked_function_arn = (
-            f"arn:aws:lambda:eu-west-1:123456789012:function:{function_name}"
-        )
-        self.aws_request_id = str(uuid.uuid4())
-        self.log_group_name = f"/aws/lambda/{function_name}"
-        self.log_stream_name = "test"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 30_000
+# Lambda's context and the function's code, as the Lambda runtime would hand them over
+LambdaContextStub = partial(
+    LocalLambdaContext,
+    memory_mb=1024,
+    timeout_seconds=30,
+    region="eu-west-1",
+    account_id="123456789012",
+    log_stream_name="test",
+)
 
 
 def load_function(name: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
-    """functions/<name>/app.py's lambda_handler, imported by path (as Lambda would)."""
-    module_name = f"functional_fn_{name}"
-    module = sys.modules.get(module_name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(
-            module_name, ROOT / "functions" / name / "app.py"
-        )
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-    return module.lambda_handler
+    """functions/<name>/app.py's lambda_handler, imported by path as functional_fn_<name>."""
+    return load_lambda_function(ROOT / "functions", name, f"functional_fn_{name}")
 
 
 ROUTES: dict[tuple[str, str], str] = {
@@ -146,44 +129,27 @@ def proxy_event(
     base64_body: bool = False,
 ) -> dict[str, Any]:
     """An API Gateway REST proxy event (v1) as API Gateway would send it."""
-    path = resource
-    for name, value in (path_params or {}).items():
-        path = path.replace("{" + name + "}", value)
     headers = {"Content-Type": "application/json", "User-Agent": "functional-tests"}
     if key is not None:
         if header == "authorization":
             headers["Authorization"] = f"Bearer {key}"
         else:
             headers["x-api-key"] = key
-    text = raw_body if raw_body is not None else None
+    text = raw_body
     if text is None and body is not None:
         text = json.dumps(body, ensure_ascii=False)
-    if base64_body and text is not None:
-        text = base64.b64encode(text.encode()).decode()
-    context: dict[str, Any] = {
-        "requestId": str(uuid.uuid4()),
-        "stage": "prod",
-        "path": f"/prod{path}",
-        "resourcePath": resource,
-        "httpMethod": method,
-        "identity": {"sourceIp": "203.0.113.7"},
-    }
-    if authorizer is not None:
-        context["authorizer"] = authorizer
-    return {
-        "resource": resource,
-        "path": path,
-        "httpMethod": method,
-        "headers": headers,
-        "multiValueHeaders": {k: [v] for k, v in headers.items()},
-        "queryStringParameters": query or None,
-        "multiValueQueryStringParameters": {k: [v] for k, v in query.items()} if query else None,
-        "pathParameters": path_params or None,
-        "stageVariables": None,
-        "requestContext": context,
-        "body": text,
-        "isBase64Encoded": base64_body,
-    }
+    return lambda_proxy_event(
+        method,
+        resource,
+        path_parameters=path_params,
+        headers=headers,
+        query=query,
+        body=text,
+        base64_body=base64_body,
+        stage="prod",
+        source_ip="203.0.113.7",
+        authorizer=authorizer,
+    )
 
 
 @dataclass

@@ -1,0 +1,149 @@
+"""From one HTTP request to one Lambda invocation and back, without any socket.
+
+``Dispatcher.dispatch`` finds the template route for the method and path, builds the
+API Gateway proxy event and Lambda context (``lambda_emulation``), invokes the real
+handler and turns its proxy response into a ``GatewayResponse``. Invocations run one
+at a time, like one warm Lambda container per function: the Powertools resolvers keep
+the current event in class state, so they must not overlap.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from hindsight.gateway.lambda_emulation import (
+    Handler,
+    LocalLambdaContext,
+    load_handler,
+    proxy_event,
+)
+from hindsight.gateway.template import FunctionSpec, Route
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class GatewayResponse:
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+
+
+def error_response(status: int, message: str, **extra_headers: str) -> GatewayResponse:
+    """``{"status": "error", "message"}`` like every route answers its errors."""
+    body = json.dumps({"status": "error", "message": message}, ensure_ascii=False).encode()
+    headers = [("Content-Type", "application/json")]
+    headers += list(extra_headers.items())
+    return GatewayResponse(status, headers, body)
+
+
+def context_for(spec: FunctionSpec) -> LocalLambdaContext:
+    """A fresh Lambda context sized as the template sizes the function."""
+    return LocalLambdaContext(
+        spec.logical_id, memory_mb=spec.memory_mb, timeout_seconds=spec.timeout_seconds
+    )
+
+
+def handler_for(spec: FunctionSpec) -> Handler:
+    """The function's handler, imported under a module name unique to the function."""
+    return load_handler(spec.code_dir, spec.handler, f"hindsight_local_fn_{spec.logical_id}")
+
+
+class Dispatcher:
+    """Finds the route, builds the event, invokes the handler (one at a time)."""
+
+    def __init__(self, routes: list[Route], stage: str) -> None:
+        self.routes = routes
+        self.stage = stage
+        self._handlers: dict[str, Handler] = {}
+        self._invoke_lock = threading.Lock()
+
+    def handler_for(self, spec: FunctionSpec) -> Handler:
+        handler = self._handlers.get(spec.logical_id)
+        if handler is None:
+            handler = handler_for(spec)
+            self._handlers[spec.logical_id] = handler
+        return handler
+
+    def load_all(self) -> None:
+        for route in self.routes:
+            self.handler_for(route.function)
+
+    def resolve(self, method: str, path: str) -> tuple[Route | None, dict[str, str], list[str]]:
+        allowed: list[str] = []
+        for route in self.routes:
+            params = route.match(path)
+            if params is None:
+                continue
+            if route.method in {method, "ANY"}:
+                return route, params, []
+            allowed.append(route.method)
+        return None, {}, sorted(set(allowed))
+
+    def dispatch(
+        self,
+        method: str,
+        target: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        source_ip: str,
+    ) -> GatewayResponse:
+        split = urlsplit(target)
+        raw_path = split.path or "/"
+        if len(raw_path) > 1:
+            raw_path = raw_path.rstrip("/") or "/"
+        path = unquote(raw_path)
+        route, params, allowed = self.resolve(method, raw_path)
+        if route is None:
+            if allowed:
+                return error_response(
+                    405,
+                    f"{method} is not allowed on {path}; use {', '.join(allowed)}",
+                    Allow=", ".join(allowed),
+                )
+            return error_response(
+                404, f"no route {method} {path}; the API lives under /v1 (see the README)"
+            )
+        event = proxy_event(
+            method,
+            route.resource,
+            path=path,
+            path_parameters=params,
+            headers=headers,
+            query=split.query,
+            body=body,
+            stage=self.stage,
+            source_ip=source_ip,
+        )
+        context = context_for(route.function)
+        try:
+            handler = self.handler_for(route.function)
+            with self._invoke_lock:
+                result = handler(event, context)
+        except Exception:
+            logger.exception("function %s failed", route.function.logical_id)
+            return error_response(502, "the function failed; see the gateway's log for the error")
+        return from_proxy_result(result, route.function.logical_id)
+
+
+def from_proxy_result(result: Any, function_name: str) -> GatewayResponse:
+    """A handler's proxy response as status, headers (multi-value first) and body bytes."""
+    if not isinstance(result, dict) or not isinstance(result.get("statusCode"), int):
+        logger.error("function %s returned no proxy response", function_name)
+        return error_response(502, "the function returned a malformed proxy response")
+    headers: list[tuple[str, str]] = []
+    for name, values in (result.get("multiValueHeaders") or {}).items():
+        headers += [(name, str(v)) for v in values]
+    seen = {name.lower() for name, _ in headers}
+    for name, value in (result.get("headers") or {}).items():
+        if name.lower() not in seen:
+            headers.append((name, str(value)))
+    raw = result.get("body") or ""
+    body = base64.b64decode(raw) if result.get("isBase64Encoded") else str(raw).encode()
+    return GatewayResponse(int(result["statusCode"]), headers, body)
