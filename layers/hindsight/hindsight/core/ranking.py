@@ -105,6 +105,30 @@ def rank(
     """
     if not candidates or wanted <= 0:
         return [], len(candidates)
+    parts = _relevance(policy, candidates, scoring)
+    ordered = _read_order(policy, candidates, parts, scoring)
+    scored: list[tuple[int, float, Memory, Parts]] = []
+    position = 0  # ordered[:position] have been scored (or found gone)
+    # records already read (an index without facts) are all scored: nothing to save
+    everything_read = all(c.memory_id in fetched for c in candidates)
+    batch = ordered if everything_read else ordered[: wanted + 10]
+    while batch:
+        unread = [o[2] for o in batch if o[2] not in fetched]
+        if unread:
+            fetch(unread)
+        for _, _, memory_id in batch:
+            memory = fetched.get(memory_id)
+            if memory is not None:
+                scored.append(_score(policy, memory, parts[memory_id], scoring))
+        position += len(batch)
+        scored.sort(key=order_key)
+        batch = _next_batch(ordered[position:], scored, wanted)
+    unread_total = len(ordered) - position
+    return scored[:wanted], len(scored) + unread_total
+
+
+def _relevance(policy: Policy, candidates: list[Candidate], scoring: Scoring) -> dict[str, Parts]:
+    """Each candidate's relevance and its parts, from what the index returned alone."""
     similarities, keyword_hits = scoring.similarities, scoring.keyword_hits
     sims = [similarities[c.memory_id] for c in candidates if c.memory_id in similarities]
     # similarity is scaled from the query's similarity to an empty text (or the weakest
@@ -116,31 +140,35 @@ def rank(
     if best_keyword <= 0.0 and sims:
         vector_weight = 1.0
 
-    own: dict[str, float] = {}
-    sim_parts: dict[str, float] = {}
-    keyword_parts: dict[str, float] = {}
+    parts: dict[str, Parts] = {}
     session_best: dict[str, float] = {}
     for c in candidates:
         similarity = similarities.get(c.memory_id)
+        keyword = keyword_hits.get(c.memory_id, 0.0)
         sim_part = (similarity - low) / spread if similarity is not None else 0.0
-        keyword_part = keyword_hits.get(c.memory_id, 0.0) / best_keyword if best_keyword else 0.0
-        sim_parts[c.memory_id], keyword_parts[c.memory_id] = sim_part, keyword_part
-        own[c.memory_id] = vector_weight * sim_part + (1.0 - vector_weight) * keyword_part
+        keyword_part = keyword / best_keyword if best_keyword else 0.0
+        own = vector_weight * sim_part + (1.0 - vector_weight) * keyword_part
+        parts[c.memory_id] = Parts(similarity, sim_part, keyword_part, keyword, own, None, own)
         if c.session is not None:
-            session_best[c.session] = max(session_best.get(c.session, 0.0), own[c.memory_id])
+            session_best[c.session] = max(session_best.get(c.session, 0.0), own)
     pooling = policy.session_pooling
+    if pooling > 0.0:
+        for c in candidates:
+            if c.session is not None:
+                part = parts[c.memory_id]
+                part.pooled = session_best[c.session]
+                part.relevance = (1.0 - pooling) * part.own + pooling * part.pooled
+    return parts
 
-    def relevance(c: Candidate) -> float:
-        if pooling > 0.0 and c.session is not None:
-            return (1.0 - pooling) * own[c.memory_id] + pooling * session_best[c.session]
-        return own[c.memory_id]
 
-    def tier(c: Candidate, rel: float) -> int:
-        # relevant facts come before every episode; the rest is ordered by score
-        return (
-            0 if c.kind == MemoryKind.SEMANTIC and rel >= policy.semantic_first_min_relevance else 1
-        )
+def _read_order(
+    policy: Policy, candidates: list[Candidate], parts: dict[str, Parts], scoring: Scoring
+) -> list[tuple[int, float, str]]:
+    """(tier, -bound, id) of every candidate, best bound first: the order records are read.
 
+    Relevant facts come before every episode (tier 0); the bound is the relevance times
+    the largest value the record-dependent factors can take.
+    """
     time_bound = max(1.0, policy.time_cue_boost) if scoring.query_time is not None else 1.0
     episode_bound = max(1.0, policy.decay_floor) * time_bound * max(1.0, policy.speaker_boost)
     fact_bound = (
@@ -148,56 +176,36 @@ def rank(
     )
     ordered = []
     for c in candidates:
-        rel = relevance(c)
-        bound = rel * (fact_bound if c.kind == MemoryKind.SEMANTIC else episode_bound)
-        ordered.append((tier(c, rel), -bound, c.memory_id, c, rel))
-    ordered.sort(key=lambda o: o[:3])
+        relevance = parts[c.memory_id].relevance
+        fact = c.kind == MemoryKind.SEMANTIC
+        tier = 0 if fact and relevance >= policy.semantic_first_min_relevance else 1
+        bound = relevance * (fact_bound if fact else episode_bound)
+        ordered.append((tier, -bound, c.memory_id))
+    ordered.sort()
+    return ordered
 
-    scored: list[tuple[int, float, Memory, Parts]] = []
-    position = 0  # ordered[:position] have been scored (or found gone)
-    # records already read (an index without facts) are all scored: nothing to save
-    everything_read = all(c.memory_id in fetched for c in candidates)
-    batch = ordered if everything_read else ordered[: wanted + 10]
-    while batch:
-        unread = [o[3].memory_id for o in batch if o[3].memory_id not in fetched]
-        if unread:
-            fetch(unread)
-        for _, _, _, c, rel in batch:
-            memory = fetched.get(c.memory_id)
-            if memory is not None:
-                pooled = (
-                    session_best[c.session] if pooling > 0.0 and c.session is not None else None
-                )
-                parts = Parts(
-                    similarity=similarities.get(c.memory_id),
-                    similarity_scaled=sim_parts[c.memory_id],
-                    keyword=keyword_parts[c.memory_id],
-                    keyword_bm25=keyword_hits.get(c.memory_id, 0.0),
-                    own=own[c.memory_id],
-                    pooled=pooled,
-                    relevance=rel,
-                )
-                scored.append(_score(policy, memory, parts, scoring))
-        position += len(batch)
-        rest = ordered[position:]
-        if not rest:
+
+def _next_batch(
+    rest: list[tuple[int, float, str]],
+    scored: list[tuple[int, float, Memory, Parts]],
+    wanted: int,
+) -> list[tuple[int, float, str]]:
+    """The unread candidates that can still beat the ``wanted``-th exact score so far."""
+    if not rest:
+        return []
+    if len(scored) < wanted:
+        return rest[: wanted - len(scored) + 10]
+    last_tier, last_score = scored[wanted - 1][0], scored[wanted - 1][1]
+    # rest is sorted by (tier, -bound): the candidates that can still beat the wanted-th
+    # come first; the margin absorbs rounding of the bound
+    count = 0
+    for tier, negative_bound, _ in rest:
+        if tier > last_tier or (
+            tier == last_tier and -negative_bound * (1 + 1e-9) + 1e-12 < last_score
+        ):
             break
-        scored.sort(key=order_key)
-        if len(scored) < wanted:
-            batch = rest[: wanted - len(scored) + 10]
-            continue
-        last_tier, last_score = scored[wanted - 1][0], scored[wanted - 1][1]
-        # ordered is sorted by (tier, -bound): the candidates that can still beat the
-        # wanted-th come first; the margin absorbs rounding of the bound
-        count = 0
-        for o in rest:
-            if o[0] > last_tier or (o[0] == last_tier and -o[1] * (1 + 1e-9) + 1e-12 < last_score):
-                break
-            count += 1
-        batch = rest[:count]
-    scored.sort(key=order_key)
-    unread_total = len(ordered) - position
-    return scored[:wanted], len(scored) + unread_total
+        count += 1
+    return rest[:count]
 
 
 def order_key(row: tuple[int, float, Memory, Parts]) -> tuple[int, float, float, str]:

@@ -25,6 +25,7 @@ from hindsight.core.models import (
     Principal,
     SearchFilter,
     SemanticMemory,
+    StoredVector,
 )
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Clock, Embedder, RecordStore, SearchIndex
@@ -54,115 +55,40 @@ class RetrieveMemories:
         self.policy = policy
 
     def __call__(self, principal: Principal, command: RetrieveCommand) -> RetrieveResult:
-        clock, policy = self.clock, self.policy
+        policy = self.policy
         # the first call loads the embedding model (seconds); that is start-up, not search,
         # so it happens before the time budget starts
         neutral = neutral_vector(self.embedder)
-        deadline = clock.monotonic() + policy.retrieve_budget_seconds
+        deadline = self.clock.monotonic() + policy.retrieve_budget_seconds
         query_fingerprint = fingerprint(command)
-        offset = 0
-        as_of = command.as_of or clock.now()
+        offset, as_of = 0, command.as_of or self.clock.now()
         if command.cursor:
             offset, as_of = decode_cursor(command.cursor, query_fingerprint)
-
-        kinds = frozenset(command.kinds) if command.kinds else None
-        statuses = (
-            frozenset(command.statuses) if command.statuses else frozenset({FactStatus.APPROVED})
-        )
-        search_filter = SearchFilter(
-            tenant_id=principal.tenant_id,
-            user_id=command.user_id,
-            scopes=readable_scopes(principal, command.scopes),
-            kinds=kinds,
-            categories=frozenset(command.categories) if command.categories else None,
-            emotions=frozenset(command.emotions) if command.emotions else None,
-            statuses=statuses,
-            since=command.since,
-            until=command.until,
-            now=as_of,
-            session_id=command.session_id,
-        )
-        query_time = parse_query_time(command.query, as_of)
-        partial = False
-
-        keyword_list = self.index.keyword_search(
-            search_filter, command.query, policy.candidate_pool
-        )
-        keyword_hits = {h.memory_id: h.score for h in keyword_list}
-        facts: dict[str, HitFacts | None] = {h.memory_id: h.facts for h in keyword_list}
-        query_vector = None
-        vector_hits: dict[str, float] = {}  # cosine similarity, as the index computed it
-        if clock.monotonic() < deadline:
-            query_vector = embed_query(self.embedder, command.query)
-            for hit in self.index.vector_search(search_filter, query_vector, policy.candidate_pool):
-                vector_hits[hit.memory_id] = hit.score
-                facts[hit.memory_id] = facts.get(hit.memory_id) or hit.facts
-        else:
-            partial = True
-
-        candidate_ids = list(dict.fromkeys([*keyword_hits, *vector_hits]))
-        if clock.monotonic() >= deadline:
-            partial = True
-        fetched: dict[str, Memory | None] = {}  # None: gone from the store, or filtered out
-
-        def fetch(memory_ids: list[str]) -> None:
-            """Read memories and re-check on the source of truth what the index filtered."""
-            found = {m.memory_id: m for m in self.records.get_many(principal.tenant_id, memory_ids)}
-            for memory_id in memory_ids:
-                memory = found.get(memory_id)
-                allowed = memory is not None and _allowed(memory, search_filter, as_of)
-                fetched[memory_id] = memory if allowed else None
-
-        if all(facts.get(memory_id) is not None for memory_id in candidate_ids):
-            # the index described every hit: records are read only for candidates that can
-            # still reach the page (see _rank)
-            candidates = [Candidate.of_hit(i, facts[i]) for i in candidate_ids]  # type: ignore[arg-type]
-        else:
-            fetch(candidate_ids)
-            candidates = [
-                Candidate.of_memory(memory)
-                for memory in (fetched[i] for i in candidate_ids)
-                if memory is not None
-            ]
-
-        similarities = {
-            c.memory_id: vector_hits[c.memory_id] for c in candidates if c.memory_id in vector_hits
-        }
-        keyword_only = [c.memory_id for c in candidates if c.memory_id not in vector_hits]
-        if query_vector is not None and keyword_only and clock.monotonic() < deadline:
-            # keyword hits the vector search did not return: their similarity, from the store
-            stored = self.records.get_vectors(principal.tenant_id, keyword_only)
-            for memory_id, vector in stored.items():
-                if vector.model == query_vector.model and vector.dim == query_vector.dim:
-                    similarities[memory_id] = float(np.dot(vector.values, query_vector.values))
-        elif query_vector is not None and keyword_only:
-            partial = True
-
+        search = _Search(self, principal, command, _search_filter(principal, command, as_of))
+        search.run(deadline)
+        candidates = search.candidates()
+        search.complete_similarities(candidates, deadline)
         if command.min_similarity is not None:
+            least = command.min_similarity
             candidates = [
-                c
-                for c in candidates
-                if similarities.get(c.memory_id, -1.0) >= command.min_similarity
+                c for c in candidates if search.similarities.get(c.memory_id, -1.0) >= least
             ]
 
+        query_vector = search.query_vector
         floor = float(np.dot(neutral, query_vector.values)) if query_vector is not None else 0.0
-        wanted = min(offset + command.top_k, policy.max_results)
-        ranked, total = rank(
-            policy,
-            candidates,
-            Scoring(
-                similarities,
-                keyword_hits,
-                as_of,
-                command,
-                query_time,
-                floor,
-                frozenset(tokenize(command.query)) if policy.speaker_boost != 1.0 else frozenset(),
-            ),
-            fetched,
-            fetch,
-            wanted,
+        query_time = parse_query_time(command.query, as_of)
+        speaker_terms = policy.speaker_boost != 1.0
+        scoring = Scoring(
+            search.similarities,
+            search.keyword_hits,
+            as_of,
+            command,
+            query_time,
+            floor,
+            frozenset(tokenize(command.query)) if speaker_terms else frozenset(),
         )
+        wanted = min(offset + command.top_k, policy.max_results)
+        ranked, total = rank(policy, candidates, scoring, search.fetched, search.fetch, wanted)
         page = [
             _result(memory, score, parts.why()) for _, score, memory, parts in ranked[offset:wanted]
         ]
@@ -173,24 +99,126 @@ class RetrieveMemories:
         logger.info(
             "retrieve tenant=%s candidates=%d read=%d results=%d partial=%s",
             principal.tenant_id,
-            len(candidate_ids),
-            len(fetched),
+            len(search.candidate_ids),
+            len(search.fetched),
             len(page),
-            partial,
+            search.partial,
         )
         return RetrieveResult(
             results=page,
             has_more=has_more,
             next_cursor=next_cursor,
-            partial=partial,
+            partial=search.partial,
             query_time=query_time,
         )
 
 
-def _allowed(memory: Memory, search_filter: SearchFilter, as_of: datetime) -> bool:
+def _search_filter(principal: Principal, command: RetrieveCommand, as_of: datetime) -> SearchFilter:
+    """What the index filters by: the tenant, the user, the scopes the key may read, the
+    command's filters, approved facts unless other statuses are asked for, and expiry."""
+    return SearchFilter(
+        tenant_id=principal.tenant_id,
+        user_id=command.user_id,
+        scopes=readable_scopes(principal, command.scopes),
+        kinds=frozenset(command.kinds) if command.kinds else None,
+        categories=frozenset(command.categories) if command.categories else None,
+        emotions=frozenset(command.emotions) if command.emotions else None,
+        statuses=frozenset(command.statuses or [FactStatus.APPROVED]),
+        since=command.since,
+        until=command.until,
+        now=as_of,
+        session_id=command.session_id,
+    )
+
+
+class _Search:
+    """One query's hits, and the records read for them (read lazily, see ``rank``)."""
+
+    def __init__(
+        self,
+        use_case: RetrieveMemories,
+        principal: Principal,
+        command: RetrieveCommand,
+        search_filter: SearchFilter,
+    ) -> None:
+        self.use_case = use_case
+        self.tenant_id = principal.tenant_id
+        self.command = command
+        self.filter = search_filter
+        self.keyword_hits: dict[str, float] = {}  # BM25-like score, as the index computed it
+        self.vector_hits: dict[str, float] = {}  # cosine similarity, as the index computed it
+        self.facts: dict[str, HitFacts | None] = {}
+        self.similarities: dict[str, float] = {}
+        self.query_vector: StoredVector | None = None
+        self.candidate_ids: list[str] = []
+        self.fetched: dict[str, Memory | None] = {}  # None: gone from the store, or filtered
+        self.partial = False
+
+    def run(self, deadline: float) -> None:
+        """Keyword search, then (within the budget) vector search."""
+        clock, index, pool = (
+            self.use_case.clock,
+            self.use_case.index,
+            self.use_case.policy.candidate_pool,
+        )
+        for hit in index.keyword_search(self.filter, self.command.query, pool):
+            self.keyword_hits[hit.memory_id] = hit.score
+            self.facts[hit.memory_id] = hit.facts
+        if clock.monotonic() < deadline:
+            self.query_vector = embed_query(self.use_case.embedder, self.command.query)
+            for hit in index.vector_search(self.filter, self.query_vector, pool):
+                self.vector_hits[hit.memory_id] = hit.score
+                self.facts[hit.memory_id] = self.facts.get(hit.memory_id) or hit.facts
+        else:
+            self.partial = True
+        self.candidate_ids = list(dict.fromkeys([*self.keyword_hits, *self.vector_hits]))
+        if clock.monotonic() >= deadline:
+            self.partial = True
+
+    def fetch(self, memory_ids: list[str]) -> None:
+        """Read memories and re-check on the source of truth what the index filtered."""
+        records = self.use_case.records
+        found = {m.memory_id: m for m in records.get_many(self.tenant_id, memory_ids)}
+        for memory_id in memory_ids:
+            memory = found.get(memory_id)
+            allowed = memory is not None and _allowed(memory, self.filter, self.filter.now)
+            self.fetched[memory_id] = memory if allowed else None
+
+    def candidates(self) -> list[Candidate]:
+        """The hits as ranking sees them; records are read here only when the index did not
+        describe every hit (otherwise only those that can reach the page are, in ``rank``)."""
+        described = {i: self.facts.get(i) for i in self.candidate_ids}
+        if all(facts is not None for facts in described.values()):
+            return [Candidate.of_hit(i, facts) for i, facts in described.items() if facts]
+        self.fetch(self.candidate_ids)
+        read = (self.fetched[i] for i in self.candidate_ids)
+        return [Candidate.of_memory(memory) for memory in read if memory is not None]
+
+    def complete_similarities(self, candidates: list[Candidate], deadline: float) -> None:
+        """Cosines of every candidate: the vector search's, and for keyword hits it did not
+        return, from their stored vectors (while the budget lasts)."""
+        self.similarities = {
+            c.memory_id: self.vector_hits[c.memory_id]
+            for c in candidates
+            if c.memory_id in self.vector_hits
+        }
+        keyword_only = [c.memory_id for c in candidates if c.memory_id not in self.vector_hits]
+        query = self.query_vector
+        if query is None or not keyword_only:
+            return
+        if self.use_case.clock.monotonic() >= deadline:
+            self.partial = True
+            return
+        stored = self.use_case.records.get_vectors(self.tenant_id, keyword_only)
+        for memory_id, vector in stored.items():
+            if vector.model == query.model and vector.dim == query.dim:
+                self.similarities[memory_id] = float(np.dot(vector.values, query.values))
+
+
+def _allowed(memory: Memory, search_filter: SearchFilter, as_of: datetime | None) -> bool:
     """Re-check on the source of truth what the index filtered (it may lag behind); an
     episode that occurred after ``as_of`` had not happened yet."""
-    if memory.occurred_at > as_of and memory.kind == MemoryKind.EPISODIC:
+    if as_of is not None and memory.occurred_at > as_of and memory.kind == MemoryKind.EPISODIC:
         return False
     return search_filter.admits(memory)
 
