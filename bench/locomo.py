@@ -20,7 +20,6 @@ a second run skips the ~2 minutes of embedding; the cache does not change result
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import sys
@@ -36,18 +35,32 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO, RESULTS_DIR, machine_header, machine_info, markdown_table
+from harness import (
+    CACHE_DIR,
+    REPO,
+    RESULTS_DIR,
+    Series,
+    close_service,
+    latency_summary,
+    line_chart,
+    machine_header,
+    machine_info,
+    markdown_table,
+    open_service,
+    time_retrieves,
+    with_policy,
+    write_json,
+)
 from locomo_cache import CachedEmbedder
-from locomo_data import CATEGORIES, KS, Conversation, aggregate, load_locomo
+from locomo_data import CATEGORIES, KS, Conversation, aggregate, load_locomo, question_metrics
 
 from hindsight.adapters.embedders.factory import build_embedder
-from hindsight.bootstrap import build_embedded_service
 from hindsight.core.commands import BatchItem, RetrieveCommand, StoreBatchCommand
 from hindsight.core.models import Principal
+from hindsight.core.service import MemoryService
 from hindsight.core.text import tokenize
-from hindsight.settings import Settings
 
-CACHE = REPO / "bench" / ".cache" / "embeddings.sqlite"
+CACHE = CACHE_DIR / "embeddings.sqlite"
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo10.json"
 TOP = max(KS)
 Rankings = list[tuple[int, list[str], tuple[str, ...]]]  # (category, ranked dia_ids, evidence)
@@ -65,88 +78,82 @@ def run_hindsight(
     """Store every turn once, then ask every question per variant, in a temp dir."""
     out: dict[str, tuple[Rankings, dict[str, float]]] = {}
     with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
-        service = build_embedded_service(Settings(data_dir=Path(tmp)), embedder=embedder)
-        default_policy = service.policy
+        service = open_service(Path(tmp), embedder)
         principal = Principal(tenant_id="locomo", key_id="bench")
         started = time.perf_counter()
-        memory_turns: list[dict[str, list[str]]] = []
-        for conversation in conversations:
-            owner: dict[str, list[str]] = {}
-            turns = conversation.turns
-            for start in range(0, len(turns), 100):
-                chunk = turns[start : start + 100]
-                items = [
-                    BatchItem(
-                        content=t.content,
-                        speaker=t.speaker,
-                        occurred_at=t.when,
-                        session_id=f"{conversation.sample_id}-s{t.session}",
-                    )
-                    for t in chunk
-                ]
-                outcomes = service.store_batch(
-                    principal,
-                    StoreBatchCommand(user_id=conversation.sample_id, items=items),
-                )
-                for turn, outcome in zip(chunk, outcomes, strict=True):
-                    owner.setdefault(outcome.memory_id, []).append(turn.dia_id)
-            memory_turns.append(owner)
+        memory_turns = [_store(service, principal, c) for c in conversations]
         stored = time.perf_counter()
         for name, policy, time_decay in variants:
-            service.policy = dataclasses.replace(default_policy, **policy)
             began = time.perf_counter()
-            rankings, latencies = _ask(service, principal, conversations, memory_turns, time_decay)
+            rankings, seconds = _ask(
+                with_policy(service, **policy), principal, conversations, memory_turns, time_decay
+            )
             done = time.perf_counter()
-            latencies.sort()
+            latency = latency_summary(seconds)
             out[name] = (
                 rankings,
                 {
                     "store_seconds": round(stored - started, 2),
                     "retrieve_seconds": round(done - began, 2),
-                    "retrieve_p50_ms": round(1000 * latencies[len(latencies) // 2], 2),
-                    "retrieve_p95_ms": round(1000 * latencies[int(len(latencies) * 0.95)], 2),
+                    "retrieve_p50_ms": round(latency["p50_ms"], 2),
+                    "retrieve_p95_ms": round(latency["p95_ms"], 2),
                 },
             )
             print(f"  {name} asked in {done - began:.1f} s", flush=True)
-        service.index.close()  # type: ignore[attr-defined]
-        service.records.close()  # type: ignore[attr-defined]
+        close_service(service)
     return out
 
 
+def _store(
+    service: MemoryService, principal: Principal, conversation: Conversation
+) -> dict[str, list[str]]:
+    """Every turn through ``store_batch``; returns the dia_ids each memory id holds."""
+    owner: dict[str, list[str]] = {}
+    turns = conversation.turns
+    for start in range(0, len(turns), 100):
+        chunk = turns[start : start + 100]
+        items = [
+            BatchItem(
+                content=t.content,
+                speaker=t.speaker,
+                occurred_at=t.when,
+                session_id=f"{conversation.sample_id}-s{t.session}",
+            )
+            for t in chunk
+        ]
+        outcomes = service.store_batch(
+            principal, StoreBatchCommand(user_id=conversation.sample_id, items=items)
+        )
+        for turn, outcome in zip(chunk, outcomes, strict=True):
+            owner.setdefault(outcome.memory_id, []).append(turn.dia_id)
+    return owner
+
+
 def _ask(
-    service: Any,
+    service: MemoryService,
     principal: Principal,
     conversations: list[Conversation],
     memory_turns: list[dict[str, list[str]]],
     time_decay: float | None,
 ) -> tuple[Rankings, list[float]]:
+    """Each question: a page of 20, then 5 more through the cursor (the top 25)."""
     rankings: Rankings = []
-    latencies: list[float] = []
-    if True:
-        for conversation, owner in zip(conversations, memory_turns, strict=True):
-            as_of = conversation.last_session + timedelta(hours=1)
-            for question in conversation.questions:
-                asked = time.perf_counter()
-                extra = {} if time_decay is None else {"time_decay": time_decay}
-                command = RetrieveCommand(
-                    user_id=conversation.sample_id,
-                    query=question.text,
-                    top_k=20,
-                    as_of=as_of,
-                    **extra,
-                )
-                result = service.retrieve(principal, command)
-                ids = [r.memory_id for r in result.results]
-                if result.next_cursor:
-                    more = service.retrieve(
-                        principal,
-                        command.model_copy(update={"cursor": result.next_cursor, "top_k": 5}),
-                    )
-                    ids += [r.memory_id for r in more.results]
-                latencies.append(time.perf_counter() - asked)
-                ranked = [d for memory_id in ids for d in owner.get(memory_id, [])]
-                rankings.append((question.category, ranked, question.evidence))
-    return rankings, latencies
+    seconds: list[float] = []
+    extra = {} if time_decay is None else {"time_decay": time_decay}
+    for conversation, owner in zip(conversations, memory_turns, strict=True):
+        as_of = conversation.last_session + timedelta(hours=1)
+        commands = [
+            RetrieveCommand(
+                user_id=conversation.sample_id, query=q.text, top_k=20, as_of=as_of, **extra
+            )
+            for q in conversation.questions
+        ]
+        run = time_retrieves(service, commands, principal=principal, next_page_top_k=5)
+        seconds += run.seconds
+        for question, ids in zip(conversation.questions, run.ranked_ids, strict=True):
+            ranked = [d for memory_id in ids for d in owner.get(memory_id, [])]
+            rankings.append((question.category, ranked, question.evidence))
+    return rankings, seconds
 
 
 def run_dense(
@@ -204,8 +211,6 @@ def run_bm25(conversations: list[Conversation]) -> tuple[Rankings, dict[str, flo
 
 
 def summarize(rankings: Rankings) -> dict[str, dict[str, float]]:
-    from locomo_data import question_metrics
-
     return aggregate([(c, question_metrics(r, e)) for c, r, e in rankings])
 
 
@@ -265,25 +270,28 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def plot(results: dict[str, Any], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8, 5), dpi=110)
-    for name, system in results["systems"].items():
-        overall = system["metrics"]["overall"]
-        ax.plot(KS, [overall[f"recall@{k}"] for k in KS], marker="o", markersize=3, label=name)
-    ax.set_xlabel("k (results kept)")
-    ax.set_ylabel("evidence recall@k")
-    ax.set_title(f"LoCoMo evidence recall@k ({results['data']['questions']} questions)")
-    ax.set_xlim(1, TOP)
-    ax.set_ylim(0, 1)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    series = [
+        Series(
+            name,
+            KS,
+            [system["metrics"]["overall"][f"recall@{k}"] for k in KS],
+            "-",
+            {"marker": "o", "markersize": 3},
+        )
+        for name, system in results["systems"].items()
+    ]
+    line_chart(
+        path,
+        series,
+        title=f"LoCoMo evidence recall@k ({results['data']['questions']} questions)",
+        xlabel="k (results kept)",
+        ylabel="evidence recall@k",
+        xlim=(1, TOP),
+        ylim=(0, 1),
+        legend="lower right",
+        size=(8, 5),
+        dpi=110,
+    )
 
 
 # --- main ----------------------------------------------------------------------------------
@@ -377,8 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         "systems": systems,
         "total_seconds": round(time.perf_counter() - started, 1),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{args.out}.json").write_text(json.dumps(results, indent=2) + "\n")
+    write_json(Path(f"{args.out}.json"), results)
     Path(f"{args.out}.md").write_text(markdown(results))
     plot(results, Path(f"{args.out}.png"))
     print(f"total {results['total_seconds']} s; wrote {args.out}.json/.md/.png", flush=True)

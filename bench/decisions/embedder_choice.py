@@ -2,8 +2,8 @@
 
 Usage::
 
-    .venv/bin/python bench/embedder_choice.py            # every model and setting
-    .venv/bin/python bench/embedder_choice.py --quick    # fewer repetitions, no sweeps
+    .venv/bin/python bench/decisions/embedder_choice.py            # every model and setting
+    .venv/bin/python bench/decisions/embedder_choice.py --quick    # fewer repetitions, no sweeps
 
 Each model (and each thread setting) runs in its own subprocess, so load time and
 RSS are measured from a cold interpreter and OMP_NUM_THREADS can differ per run.
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 MEMORIES: tuple[str, ...] = (
     "用户对花生过敏",

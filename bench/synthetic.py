@@ -1,154 +1,14 @@
-"""Shared pieces of the benchmark scripts: machine facts, statistics, generated texts.
+"""Generated texts for the benchmarks: bilingual memories and queries, seeded.
 
-The generated memories and queries are bilingual (Chinese and English), seeded, and
-built from templates with varied slot values so that no two memories are the same.
+The memories and queries are about half Chinese, half English, built from templates with
+varied slot values so that no two memories are the same; ``variant`` appends a
+circumstance to a text (same meaning, different words) when more memories are needed
+than the templates give.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import os
-import platform
 import random
-import socket
-import subprocess
-import sys
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
-
-import numpy as np
-
-REPO = Path(__file__).resolve().parents[1]
-RESULTS_DIR = REPO / "bench" / "results"
-
-# --- machine -----------------------------------------------------------------------------
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def load_average() -> list[float]:
-    try:
-        return [round(v, 2) for v in os.getloadavg()]
-    except OSError:
-        return []
-
-
-def git_commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return out.stdout.strip()
-
-
-def machine_info() -> dict[str, Any]:
-    """What the numbers were measured on (load average included: the box may be shared)."""
-    total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
-    return {
-        "nproc": os.cpu_count(),
-        "cpu_model": cpu_model(),
-        "memory_mb": round(total_mb),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "load_average_at_start": load_average(),
-        "git_commit": git_commit(),
-        "omp_num_threads": os.environ.get("OMP_NUM_THREADS", "(unset)"),
-    }
-
-
-def machine_header(info: dict[str, Any]) -> str:
-    return (
-        f"machine: {info['nproc']} CPU ({info['cpu_model']}), {info['memory_mb']} MB RAM, "
-        f"Python {info['python']}, commit {info['git_commit']}, "
-        f"load average {info['load_average_at_start']}"
-    )
-
-
-# --- statistics and output ---------------------------------------------------------------
-
-
-def percentile(sorted_values: Sequence[float], fraction: float) -> float:
-    """Linear-interpolated percentile of already sorted values."""
-    if not sorted_values:
-        return math.nan
-    position = (len(sorted_values) - 1) * fraction
-    low = math.floor(position)
-    high = min(low + 1, len(sorted_values) - 1)
-    weight = position - low
-    return sorted_values[low] * (1 - weight) + sorted_values[high] * weight
-
-
-def latency_summary(seconds: Sequence[float]) -> dict[str, float]:
-    """p50/p95/p99/mean/max in milliseconds."""
-    ms = sorted(s * 1000.0 for s in seconds)
-    return {
-        "count": len(ms),
-        "p50_ms": round(percentile(ms, 0.50), 3),
-        "p95_ms": round(percentile(ms, 0.95), 3),
-        "p99_ms": round(percentile(ms, 0.99), 3),
-        "mean_ms": round(sum(ms) / len(ms), 3) if ms else math.nan,
-        "max_ms": round(ms[-1], 3) if ms else math.nan,
-    }
-
-
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    def cell(value: Any) -> str:
-        if isinstance(value, float):
-            return f"{value:,.1f}" if abs(value) >= 100 else f"{value:.2f}"
-        return str(value)
-
-    lines = [
-        "| " + " | ".join(headers) + " |",
-        "|" + "|".join("---" for _ in headers) + "|",
-    ]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-
-
-def directory_size(path: Path) -> int:
-    """Bytes of every file under ``path``."""
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def proc_status_mb(pid: int) -> dict[str, float]:
-    """VmHWM (peak resident) and VmRSS of a process, in MB, from /proc/<pid>/status."""
-    values: dict[str, float] = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        key, _, rest = line.partition(":")
-        if key in {"VmHWM", "VmRSS", "VmPeak", "VmSize"}:
-            values[key] = round(int(rest.split()[0]) / 1024.0, 1)
-    return values
-
-
-def python_executable() -> str:
-    return sys.executable
-
 
 # --- generated memories ------------------------------------------------------------------
 
@@ -401,19 +261,3 @@ def generate_queries(count: int, seed: int) -> list[str]:
         else:
             queries.append(c(PARAPHRASE_QUERIES))
     return queries
-
-
-# --- vectors -----------------------------------------------------------------------------
-
-
-def normalised(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
-    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
-
-
-def exact_top_k(matrix: np.ndarray, query: np.ndarray, k: int) -> np.ndarray:
-    """Row indices of the ``k`` largest dot products, best first (brute force)."""
-    scores = matrix @ query
-    k = min(k, scores.shape[0])
-    top = np.argpartition(-scores, k - 1)[:k]
-    return top[np.argsort(-scores[top])]

@@ -8,8 +8,8 @@ and resident memory added by the index.
 
 Each library runs in its own child process so memory figures do not mix.
 
-    .venv/bin/python bench/ann_choice.py            # 100k x 384
-    .venv/bin/python bench/ann_choice.py --n 20000  # quicker
+    .venv/bin/python bench/decisions/ann_choice.py            # 100k x 384
+    .venv/bin/python bench/decisions/ann_choice.py --n 20000  # quicker
 """
 
 from __future__ import annotations
