@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
+from hindsight.adapters.aws.ssm_api_keys import ApiKeySourceError, SsmKeyRingSource
 from hindsight.api.auth import principal_from_authorizer
+from hindsight.api.authorizer import authorize
 from tests.functional.conftest import (
     ADMIN_KEY,
     CALENDAR_KEY,
@@ -107,9 +109,8 @@ def test_missing_or_unknown_key_is_unauthorized(authorizer: Any, headers: dict[s
 
 
 def test_ssm_source_caches_and_keeps_last_good_keys() -> None:
-    module = authorizer_module()
     ssm, ticks = FakeSsm(json.dumps(KEYS)), Ticks()
-    source = module.SsmKeyRingSource("/hindsight/api-keys", ssm, ttl_seconds=60, monotonic=ticks)
+    source = SsmKeyRingSource("/hindsight/api-keys", ssm, ttl_seconds=60, monotonic=ticks)
     assert source.key_ring().lookup(ADMIN_KEY) is not None
     source.key_ring()
     assert ssm.reads == 1
@@ -120,16 +121,15 @@ def test_ssm_source_caches_and_keeps_last_good_keys() -> None:
 
 
 def test_ssm_source_unreadable_at_start_names_the_parameter() -> None:
-    module = authorizer_module()
     ssm = FakeSsm("")
     ssm.failing = True
-    source = module.SsmKeyRingSource("/hindsight/api-keys", ssm)
-    with pytest.raises(module.ApiKeySourceError, match="/hindsight/api-keys"):
+    source = SsmKeyRingSource("/hindsight/api-keys", ssm)
+    with pytest.raises(ApiKeySourceError, match="/hindsight/api-keys"):
         source.key_ring()
 
 
 def test_api_functions_trust_the_authorizer_context(authorizer: Any, service: object) -> None:
-    answer = authorizer.authorize(
+    answer = authorize(
         request({"Authorization": f"Bearer {CALENDAR_KEY}"}), authorizer.key_source()
     )
     stored = call(
@@ -157,3 +157,18 @@ def test_api_functions_trust_the_authorizer_context(authorizer: Any, service: ob
     )
     assert fetched.status == 200, fetched.body
     assert json.dumps(fetched.body, ensure_ascii=False).count('"calendar"') >= 1
+
+
+def test_the_ssm_parameter_setting_selects_the_ssm_source(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    module = authorizer_module()
+    monkeypatch.setenv("HINDSIGHT_API_KEYS_PARAMETER", "/hindsight/api-keys")
+    monkeypatch.setenv("HINDSIGHT_API_KEYS_CACHE_SECONDS", "60")
+    module.configure_key_source()
+    try:
+        source = module.key_source()
+        assert isinstance(source, SsmKeyRingSource)
+        assert source.parameter_name == "/hindsight/api-keys"
+    finally:
+        module.configure_key_source()

@@ -330,11 +330,9 @@ def test_opensearch_is_encrypted_and_https_only(template: dict) -> None:
 
 
 def test_environment_names_are_settings_the_code_reads(template: dict) -> None:
-    from dataclasses import fields
-
     from hindsight.settings import Settings
 
-    known = {f"HINDSIGHT_{f.name.upper()}" for f in fields(Settings)}
+    known = {f"HINDSIGHT_{name.upper()}" for name in Settings.model_fields}
     function_specific = {
         "HINDSIGHT_API_KEYS_PARAMETER",
         "HINDSIGHT_API_KEYS_CACHE_SECONDS",

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -160,6 +160,22 @@ def load_key_ring(settings: Settings) -> KeyRing:
             _cache.clear()
         _cache[cache_key] = ring
     return ring
+
+
+class KeyRingSource(Protocol):
+    """Where the configured keys come from (settings here; SSM in ``adapters.aws``)."""
+
+    def key_ring(self) -> KeyRing: ...
+
+
+class SettingsKeyRingSource:
+    """Keys from ``HINDSIGHT_API_KEYS`` / ``HINDSIGHT_API_KEYS_FILE`` (local, LocalStack)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def key_ring(self) -> KeyRing:
+        return load_key_ring(self.settings)
 
 
 def keys_configured(settings: Settings) -> bool:
