@@ -137,3 +137,15 @@ def test_no_source_module_is_over_600_lines() -> None:
     }
     assert len(sizes) > 50
     assert {name: lines for name, lines in sizes.items() if lines > MAX_LINES} == {}
+
+
+def test_every_policy_knob_is_a_setting() -> None:
+    import dataclasses
+
+    from hindsight.bootstrap import policy_from
+    from hindsight.core.policy import Policy
+    from hindsight.settings import Settings
+
+    assert policy_from(Settings()) == Policy()
+    changed = policy_from(Settings.from_env({"HINDSIGHT_SPEAKER_BOOST": "1.0"}))
+    assert changed == dataclasses.replace(Policy(), speaker_boost=1.0)

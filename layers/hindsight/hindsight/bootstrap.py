@@ -38,11 +38,8 @@ _stream_index: SearchIndex | None = None
 
 
 def policy_from(settings: Settings) -> Policy:
-    return Policy(
-        dedup_window_seconds=settings.dedup_window_seconds,
-        retrieve_budget_seconds=settings.retrieve_budget_seconds,
-        auto_approve_high_confidence=settings.auto_approve_high_confidence,
-    )
+    """Every policy knob from its setting of the same name (``HINDSIGHT_<NAME>``)."""
+    return Policy(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(Policy)})
 
 
 def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
