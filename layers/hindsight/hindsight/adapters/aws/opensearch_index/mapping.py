@@ -1,0 +1,94 @@
+"""The index's settings and mappings, and the index template built from them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+SCHEMA_VERSION = 1
+DEFAULT_INDEX_PATTERN = "hindsight-memories*"
+_KEYWORDS = (
+    "memory_id",
+    "tenant_id",
+    "user_id",
+    "kind",
+    "scope",
+    "category",
+    "emotion",
+    "status",
+    "session_id",
+    "model",
+)
+_MOMENTS = ("occurred_at", "created_at", "expires_at", "event_start", "event_end")
+
+
+def _mappings(dimension: int, engine: str, model: str | None) -> dict[str, Any]:
+    properties: dict[str, Any] = {name: {"type": "keyword"} for name in _KEYWORDS}
+    properties.update({name: {"type": "long"} for name in _MOMENTS})
+    properties["text"] = {"type": "text", "analyzer": "standard"}
+    properties["text_tokens"] = {"type": "text", "analyzer": "whitespace"}
+    properties["vector"] = {
+        "type": "knn_vector",
+        "dimension": dimension,
+        "method": {
+            "name": "hnsw",
+            "engine": engine,
+            "space_type": "cosinesimil",
+            "parameters": {"m": 16, "ef_construction": 128},
+        },
+    }
+    return {
+        "dynamic": "strict",
+        "_meta": {"hindsight": index_meta(model, dimension)},
+        "_source": {"excludes": ["vector"]},  # DynamoDB holds the vectors; saves disk
+        "properties": properties,
+    }
+
+
+def index_meta(model: str | None, dimension: int) -> dict[str, Any]:
+    """The mapping's ``_meta.hindsight``: which embedding model's vectors the index holds."""
+    return {"schema": SCHEMA_VERSION, "model": model, "dimension": dimension}
+
+
+def _settings(shards: int | None, replicas: int | None) -> dict[str, Any]:
+    """None leaves a setting out (OpenSearch Serverless manages shards and replicas)."""
+    index: dict[str, Any] = {"knn": True}
+    if shards is not None:
+        index["number_of_shards"] = shards
+    if replicas is not None:
+        index["number_of_replicas"] = replicas
+    return {"index": index}
+
+
+def create_index_body(
+    dimension: int,
+    shards: int | None = 1,
+    replicas: int | None = 0,
+    engine: str = "lucene",
+    model: str | None = None,
+) -> dict[str, Any]:
+    """The body of ``PUT /<index>``: settings and mappings for vectors of ``dimension``."""
+    return {
+        "settings": _settings(shards, replicas),
+        "mappings": _mappings(dimension, engine, model),
+    }
+
+
+def index_template_body(
+    dimension: int,
+    index_patterns: Sequence[str] = (DEFAULT_INDEX_PATTERN,),
+    shards: int | None = 1,
+    replicas: int | None = 1,
+    engine: str = "lucene",
+) -> dict[str, Any]:
+    """The body of ``PUT /_index_template/<name>`` (what ``infrastructure/opensearch`` holds)."""
+    body = create_index_body(dimension, shards, replicas, engine)
+    return {
+        "index_patterns": list(index_patterns),
+        "template": body,
+        "_meta": {
+            "description": "Hindsight memories: k-NN (HNSW, cosine) + BM25 on pre-tokenised "
+            "text; dimension follows the configured embedder",
+            "generated_by": "hindsight.adapters.aws.opensearch_index.index_template_body",
+        },
+    }
