@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from hindsight.core.errors import HindsightError
+from hindsight.core.errors import ConfigurationError
 
 
-class GatewayConfigError(HindsightError):
+class GatewayConfigError(ConfigurationError):
     """The gateway cannot start as asked (template missing, unsafe keyless bind...).
 
-    Not a client's error: like any ``HindsightError`` without a status of its own, it
-    answers 500 where a status is needed (``hindsight.api.errors.status_for``).
+    Not a client's error: a ``ConfigurationError``, it answers 500 where a status is
+    needed (``hindsight.api.errors.status_for``).
     """
