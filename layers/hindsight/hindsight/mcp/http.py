@@ -28,6 +28,7 @@ from hindsight.api.auth import authenticate
 from hindsight.api.errors import status_for
 from hindsight.core.errors import HindsightError, UnavailableError
 from hindsight.core.models import Principal
+from hindsight.mcp.results import UNAVAILABLE_MESSAGE
 from hindsight.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -190,9 +191,7 @@ def handle_proxy_event(
         )
     except Exception:
         logger.exception("mcp transport failed")
-        return error_proxy_response(
-            503, "memory storage is unavailable right now; retry later or continue without it"
-        )
+        return error_proxy_response(503, UNAVAILABLE_MESSAGE)
     single: dict[str, str] = {}
     multi: dict[str, list[str]] = {}
     for name, value in response_headers:
