@@ -113,3 +113,16 @@ def test_invalid_key_config_is_reported_without_the_secret() -> None:
         assert "exactly one of key or key_sha256" in str(error)
     else:
         raise AssertionError("a key entry without a key was accepted")
+
+
+def test_unreadable_key_file_is_a_500_naming_the_setting(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    settings = Settings(backend="memory", api_keys_file=str(tmp_path / "missing.yaml"))
+    service = build_memory_service(settings, HashingEmbedder(), ScriptedReflector())
+    configure(settings, service)
+    try:
+        reply = call("POST", "/v1/memories", body=BODY, key=ADMIN_KEY)
+        assert_error(
+            reply, 500, "HINDSIGHT_API_KEYS_FILE"
+        )  # the operator's to fix, not the client's
+    finally:
+        configure()
