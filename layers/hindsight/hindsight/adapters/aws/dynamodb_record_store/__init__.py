@@ -1,0 +1,93 @@
+"""RecordStore on one DynamoDB table (single-table design): the AWS backend's source of truth.
+
+Table design (string keys ``pk``/``sk``; ``#`` and ``%`` inside ids are escaped as ``%23``
+and ``%25`` so ids can never forge another key):
+
+=============  ==============================  ===============  =============================
+item           pk                              sk               what else
+=============  ==============================  ===============  =============================
+memory         ``T#{tenant}#M#{memory_id}``    ``M``            filter attributes, ``body``
+                                                                (the memory as pydantic JSON),
+                                                                ``vec`` (float32 bytes),
+                                                                ``vec_model``, ``vec_dim``
+dedup marker   ``T#{tenant}#U#{user}``         ``D#{sha256}``   ``memory_id``, ``occurred_us``,
+                                                                ``expires_us`` of its memory
+cursor         ``T#{tenant}#U#{user}``         ``C#{name}``     ``value_us``
+activity       ``T#{tenant}#U#{user}``         ``A``            ``last_episode_us``
+=============  ==============================  ===============  =============================
+
+Memories are keyed by id (not by user) so that ``get``/``get_many`` (every retrieve, right
+after a store) are strongly consistent reads, and update/delete are conditional writes
+on the base key. A user's memories are kept together by the global secondary index
+``by_user`` (``gsi1pk`` = ``T#{tenant}#U#{user}``, ``gsi1sk`` = ``{occurred_us + 10^17,
+20 digits}#{memory_id}``, so the index order is ``occurred_at`` then id, exactly the
+paging order); it projects the filter attributes and ``body`` but not the vector.
+Markers, cursors and the activity item share the user's partition in the base table.
+
+``users_with_episodes_since`` reads the sparse index ``by_activity`` (``gsi2pk`` =
+``A#{shard 0..15}``, ``gsi2sk`` = ``last_episode_us``, a number) over the activity items,
+which each episodic store moves forward with a conditional update.
+
+Times are integer microseconds since the epoch (``*_us``), exact like the SQLite store.
+``expires_at`` is the TTL attribute in epoch seconds (rounded up, so DynamoDB never
+deletes early); DynamoDB deletes expired items late, so every list filters on the exact
+``expires_us`` itself. Dedup: one ``TransactWriteItems`` puts the memory (condition: id
+absent) and the marker (condition: absent, or its memory occurred outside the window, or
+has expired), so concurrent duplicates create exactly one memory. A marker whose memory
+was deleted (TTL, or a crash between the two deletes of ``delete``) is detected and
+reclaimed. Pages use the shared keyset cursor of ``hindsight.adapters.paging``; filters
+the index cannot key on are a ``FilterExpression`` and pages are read until ``limit``
+items pass. Lists and erase read the ``by_user`` index, which DynamoDB updates
+asynchronously (usually well under a second) after a write.
+
+The modules: ``items`` (keys, item <-> memory mapping), ``table`` (creating the table, the
+default client), ``requests`` (counted requests, paging, batches), ``errors`` (botocore
+errors as domain errors), ``expressions`` (placeholders, list filters), ``dedup`` (the
+memory-and-marker transaction), ``listing`` (pages, scans, active users) and ``store``.
+"""
+
+from hindsight.adapters.aws.dynamodb_record_store.items import (
+    ACTIVITY_SHARDS,
+    ACTIVITY_SK,
+    MEMORY_SK,
+    from_attribute_values,
+    is_memory_item,
+    memory_from_item,
+    memory_item,
+    memory_pk,
+    to_attribute_values,
+    user_pk,
+    vector_attributes,
+    vector_from_item,
+)
+from hindsight.adapters.aws.dynamodb_record_store.items import marker_sk as _marker_sk
+from hindsight.adapters.aws.dynamodb_record_store.store import DynamoDBRecordStore
+from hindsight.adapters.aws.dynamodb_record_store.table import (
+    BY_ACTIVITY_INDEX,
+    BY_USER_INDEX,
+    create_table,
+    default_client,
+    table_exists,
+)
+
+__all__ = [
+    "ACTIVITY_SHARDS",
+    "ACTIVITY_SK",
+    "BY_ACTIVITY_INDEX",
+    "BY_USER_INDEX",
+    "MEMORY_SK",
+    "DynamoDBRecordStore",
+    "_marker_sk",
+    "create_table",
+    "default_client",
+    "from_attribute_values",
+    "is_memory_item",
+    "memory_from_item",
+    "memory_item",
+    "memory_pk",
+    "table_exists",
+    "to_attribute_values",
+    "user_pk",
+    "vector_attributes",
+    "vector_from_item",
+]

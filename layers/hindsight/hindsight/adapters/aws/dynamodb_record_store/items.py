@@ -1,0 +1,130 @@
+"""Key layout and item <-> memory mapping (shared with the stream indexer).
+
+Items travel in two shapes: plain Python values (``memory_item``, what ``TypeDeserializer``
+gives back) and DynamoDB attribute values (``to_attribute_values``/``from_attribute_values``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import zlib
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
+from pydantic import TypeAdapter
+
+from hindsight.adapters.paging import epoch_us
+from hindsight.core.models import EpisodicMemory, Memory, SemanticMemory, StoredVector
+
+MEMORY: TypeAdapter[Memory] = TypeAdapter(Memory)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+SERIALIZER = TypeSerializer()
+_DESERIALIZER = TypeDeserializer()
+MEMORY_SK = "M"
+ACTIVITY_SK = "A"
+ACTIVITY_SHARDS = 16
+_OCCURRED_OFFSET = 10**17  # makes pre-1970 times positive so the padded key sorts
+
+
+# --- keys ------------------------------------------------------------------------------
+def escape(value: str) -> str:
+    return value.replace("%", "%25").replace("#", "%23")
+
+
+def memory_pk(tenant_id: str, memory_id: str) -> str:
+    return f"T#{escape(tenant_id)}#M#{escape(memory_id)}"
+
+
+def user_pk(tenant_id: str, user_id: str) -> str:
+    return f"T#{escape(tenant_id)}#U#{escape(user_id)}"
+
+
+def occurred_key(occurred_us: int, memory_id: str = "") -> str:
+    """The ``by_user`` sort key: ``occurred_at`` padded to sort as text, then the id."""
+    key = f"{occurred_us + _OCCURRED_OFFSET:020d}"
+    return f"{key}#{memory_id}" if memory_id else key
+
+
+def activity_shard(tenant_id: str, user_id: str) -> str:
+    return f"A#{zlib.crc32(f'{tenant_id}#{user_id}'.encode()) % ACTIVITY_SHARDS}"
+
+
+def marker_sk(dedup_key: str) -> str:
+    return "D#" + hashlib.sha256(dedup_key.encode()).hexdigest()
+
+
+def _ceil_seconds(moment: datetime) -> int:
+    return math.ceil(epoch_us(moment) / 1_000_000)
+
+
+def from_us(value: int) -> datetime:
+    return _EPOCH + timedelta(microseconds=value)
+
+
+# --- item <-> memory mapping ---------------------------------------------------------------
+def memory_item(memory: Memory, vector: StoredVector | None = None) -> dict[str, Any]:
+    """The DynamoDB item of a memory, as plain Python values (None values left out)."""
+    values: dict[str, Any] = {
+        "pk": memory_pk(memory.tenant_id, memory.memory_id),
+        "sk": MEMORY_SK,
+        "item_type": "memory",
+        "tenant_id": memory.tenant_id,
+        "user_id": memory.user_id,
+        "memory_id": memory.memory_id,
+        "kind": memory.kind.value,
+        "scope": memory.scope,
+        "status": memory.status.value if isinstance(memory, SemanticMemory) else None,
+        "category": memory.category,
+        "session_id": memory.session_id if isinstance(memory, EpisodicMemory) else None,
+        "occurred_us": epoch_us(memory.occurred_at),
+        "created_us": epoch_us(memory.created_at),
+        "expires_us": None if memory.expires_at is None else epoch_us(memory.expires_at),
+        "expires_at": None if memory.expires_at is None else _ceil_seconds(memory.expires_at),
+        "body": memory.model_dump_json(),
+        "gsi1pk": user_pk(memory.tenant_id, memory.user_id),
+        "gsi1sk": occurred_key(epoch_us(memory.occurred_at), memory.memory_id),
+    }
+    if vector is not None:
+        values.update(vector_attributes(vector))
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def vector_attributes(vector: StoredVector) -> dict[str, Any]:
+    return {
+        "vec": np.asarray(vector.values, dtype="<f4").tobytes(),
+        "vec_model": vector.model,
+        "vec_dim": vector.dim,
+    }
+
+
+def is_memory_item(item: Mapping[str, Any]) -> bool:
+    return item.get("item_type") == "memory" and "body" in item
+
+
+def memory_from_item(item: Mapping[str, Any]) -> Memory:
+    """The memory held by an item (plain values, e.g. from TypeDeserializer)."""
+    return MEMORY.validate_json(item["body"])
+
+
+def vector_from_item(item: Mapping[str, Any]) -> StoredVector | None:
+    """The stored vector of an item, or None; ``vec`` may be bytes or boto3 Binary."""
+    data = item.get("vec")
+    if data is None:
+        return None
+    if isinstance(data, Binary):
+        data = data.value
+    return StoredVector(
+        model=str(item["vec_model"]), values=np.frombuffer(bytes(data), dtype="<f4").copy()
+    )
+
+
+def to_attribute_values(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: SERIALIZER.serialize(value) for name, value in values.items()}
+
+
+def from_attribute_values(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: _DESERIALIZER.deserialize(value) for name, value in item.items()}

@@ -1,0 +1,143 @@
+"""Reads of many items: a user's memories a page at a time (the ``by_user`` index), every
+memory (a scan, for reindexing) and the users active since a moment (``by_activity``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from hindsight.adapters.aws.dynamodb_record_store.expressions import Expression, list_filter
+from hindsight.adapters.aws.dynamodb_record_store.items import (
+    ACTIVITY_SHARDS,
+    MEMORY,
+    MEMORY_SK,
+    escape,
+    from_attribute_values,
+    memory_from_item,
+    memory_pk,
+    occurred_key,
+    user_pk,
+    vector_from_item,
+)
+from hindsight.adapters.aws.dynamodb_record_store.requests import TableRequests
+from hindsight.adapters.aws.dynamodb_record_store.table import BY_ACTIVITY_INDEX, BY_USER_INDEX
+from hindsight.adapters.paging import decode_page_cursor, encode_page_cursor, epoch_us
+from hindsight.core.models import ListQuery, Memory, Page, StoredVector
+
+
+def list_page(
+    table: TableRequests,
+    tenant_id: str,
+    user_id: str,
+    query: ListQuery,
+    limit: int,
+    cursor: str | None = None,
+) -> Page:
+    """One page of a user's memories in ``occurred_at``, id order (keyset cursor)."""
+    limit = max(1, limit)
+    partition = user_pk(tenant_id, user_id)
+    start_key: dict[str, Any] | None = None
+    if cursor is not None:
+        occurred_us, memory_id = decode_page_cursor(cursor, query.oldest_first)
+        start_key = {
+            "gsi1pk": {"S": partition},
+            "gsi1sk": {"S": occurred_key(occurred_us, memory_id)},
+            "pk": {"S": memory_pk(tenant_id, memory_id)},
+            "sk": {"S": MEMORY_SK},
+        }
+    if query.scopes is not None and not query.scopes:
+        return Page(items=[])
+    expr = Expression()
+    key_condition = f"{expr.name('gsi1pk')} = {expr.value(partition)}"
+    low = None if query.since is None else occurred_key(epoch_us(query.since))
+    high = None if query.until is None else occurred_key(epoch_us(query.until))
+    sort_key = "gsi1sk"
+    if low is not None and high is not None:
+        key_condition += f" AND {sort_key} BETWEEN {expr.value(low)} AND {expr.value(high)}"
+    elif low is not None:
+        key_condition += f" AND {sort_key} >= {expr.value(low)}"
+    elif high is not None:
+        key_condition += f" AND {sort_key} < {expr.value(high)}"
+    filters = list_filter(query, expr)
+    params: dict[str, Any] = {
+        "TableName": table.table_name,
+        "IndexName": BY_USER_INDEX,
+        "KeyConditionExpression": key_condition,
+        "ScanIndexForward": query.oldest_first,
+        "ProjectionExpression": expr.name("body"),
+        # a filter drops items after they are read: read bigger pages then
+        "Limit": limit + 1 if not filters else min(1_000, max(50, 4 * (limit + 1))),
+    }
+    if filters:
+        params["FilterExpression"] = " AND ".join(filters)
+    params.update(expr.params())
+    if low is not None and high is not None and low >= high:
+        return Page(items=[])
+    chosen: list[Memory] = []
+    more = False
+    while True:
+        if start_key is not None:
+            params["ExclusiveStartKey"] = start_key
+        response = table.call("Query", **params)
+        for raw in response.get("Items", []):
+            if len(chosen) == limit:
+                more = True
+                break
+            chosen.append(MEMORY.validate_json(raw["body"]["S"]))
+        start_key = response.get("LastEvaluatedKey")
+        if more or not start_key:
+            break
+    next_cursor = None
+    if more:
+        last = chosen[-1]
+        next_cursor = encode_page_cursor(
+            epoch_us(last.occurred_at), last.memory_id, query.oldest_first
+        )
+    return Page(items=chosen, next_cursor=next_cursor)
+
+
+def scan_memories(
+    table: TableRequests, tenant_id: str | None = None
+) -> list[tuple[Memory, StoredVector | None]]:
+    """Every memory (of one tenant, or all) with its vector, by tenant and id."""
+    expr = Expression()
+    prefix = "T#" if tenant_id is None else f"T#{escape(tenant_id)}#M#"
+    params: dict[str, Any] = {
+        "TableName": table.table_name,
+        "FilterExpression": (
+            f"{expr.name('item_type')} = {expr.value('memory')} AND "
+            f"begins_with({expr.name('pk')}, {expr.value(prefix)})"
+        ),
+        **expr.params(),
+    }
+    found: list[tuple[Memory, StoredVector | None]] = []
+    start: dict[str, Any] | None = None
+    while True:
+        extra = {"ExclusiveStartKey": start} if start else {}
+        response = table.call("Scan", **params, **extra)
+        for raw in response.get("Items", []):
+            item = from_attribute_values(raw)
+            found.append((memory_from_item(item), vector_from_item(item)))
+        start = response.get("LastEvaluatedKey")
+        if not start:
+            break
+    found.sort(key=lambda pair: (pair[0].tenant_id, pair[0].memory_id))
+    return found
+
+
+def active_users_since(table: TableRequests, since: datetime) -> list[tuple[str, str]]:
+    """(tenant, user) of every user whose latest episode was stored after ``since``."""
+    users: set[tuple[str, str]] = set()
+    for shard in range(ACTIVITY_SHARDS):
+        for raw in table.query_all(
+            IndexName=BY_ACTIVITY_INDEX,
+            KeyConditionExpression="gsi2pk = :s AND gsi2sk > :t",
+            ExpressionAttributeValues={
+                ":s": {"S": f"A#{shard}"},
+                ":t": {"N": str(epoch_us(since))},
+            },
+            ProjectionExpression="#t, #u",
+            ExpressionAttributeNames={"#t": "tenant_id", "#u": "user_id"},
+        ):
+            users.add((raw["tenant_id"]["S"], raw["user_id"]["S"]))
+    return sorted(users)
