@@ -11,7 +11,6 @@ The schedule's input may carry ``since`` (ISO 8601) to look further back, and
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -19,41 +18,14 @@ from pydantic import ValidationError
 
 from hindsight.adapters.aws.sqs_job_queue import SqsReflectionJobQueue
 from hindsight.api.observability import MetricUnit, logger, metrics, tracer
-from hindsight.bootstrap import get_service, get_settings
-from hindsight.core.errors import ConfigurationError, InvalidRequestError
-from hindsight.core.usecases.fan_out import (
-    FanOutReflection,
-    FanOutRequest,
-    FanOutResult,
-    ReflectionJobQueue,
-)
+from hindsight.bootstrap import configure_job_queue, get_job_queue, get_service
+from hindsight.core.errors import InvalidRequestError
+from hindsight.core.usecases.fan_out import FanOutRequest, FanOutResult
 
 __all__ = ["SqsReflectionJobQueue", "configure_queue", "job_queue", "lambda_handler"]
 
-_queue_lock = threading.Lock()
-_queue: ReflectionJobQueue | None = None
-
-
-def configure_queue(queue: ReflectionJobQueue | None = None) -> None:
-    """Set (or with no argument, clear) the job queue; tests and tools use this."""
-    global _queue
-    with _queue_lock:
-        _queue = queue
-
-
-def job_queue() -> ReflectionJobQueue:
-    """The configured queue, built from the settings on first use."""
-    global _queue
-    with _queue_lock:
-        if _queue is None:
-            url = get_settings().reflection_queue_url.strip()
-            if not url:
-                raise ConfigurationError(
-                    "HINDSIGHT_REFLECTION_QUEUE_URL is not set; point it at the reflection "
-                    "SQS queue"
-                )
-            _queue = SqsReflectionJobQueue(url)
-        return _queue
+configure_queue = configure_job_queue  # tests and tools set the queue
+job_queue = get_job_queue
 
 
 def parse_request(event: dict[str, Any] | None) -> FanOutRequest:
@@ -81,9 +53,7 @@ def answer(result: FanOutResult) -> dict[str, Any]:
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = parse_request(event)
     logger.append_keys(execution_id=(event or {}).get("execution_id"))
-    # until the bootstrap offers the fan-out, it is assembled here from the service's ports
-    ports = get_service().ports
-    result = FanOutReflection(ports.records, job_queue(), ports.clock)(request)
+    result = get_service().fan_out_reflection(request, get_job_queue())
     metrics.add_metric(name="ReflectionJobsQueued", unit=MetricUnit.Count, value=result.queued)
     logger.info(
         "reflection fan-out done",

@@ -21,6 +21,7 @@ from hindsight.core.ports import Embedder, MemoryWriter, Ports, RecordStore, Ref
 from hindsight.core.service import MemoryService, UseCases
 from hindsight.core.usecases.browse import BrowseMemories
 from hindsight.core.usecases.context import BuildContext
+from hindsight.core.usecases.fan_out import ReflectionJobQueue
 from hindsight.core.usecases.forget import ForgetMemories
 from hindsight.core.usecases.maintenance import ReindexMemories
 from hindsight.core.usecases.reflect import ReflectOnMemories
@@ -35,6 +36,7 @@ _lock = threading.Lock()
 _service: MemoryService | None = None
 _settings: Settings | None = None
 _stream_index: SearchIndex | None = None
+_job_queue: ReflectionJobQueue | None = None
 
 
 def policy_from(settings: Settings) -> Policy:
@@ -334,6 +336,31 @@ def configure_stream_index(index: SearchIndex | None) -> None:
     global _stream_index
     with _lock:
         _stream_index = index
+
+
+def get_job_queue() -> ReflectionJobQueue:
+    """The reflection job queue (SQS, ``HINDSIGHT_REFLECTION_QUEUE_URL``), built on first use."""
+    global _job_queue
+    with _lock:
+        if _job_queue is None:
+            settings = _settings or Settings.from_env()
+            url = settings.reflection_queue_url.strip()
+            if not url:
+                raise ConfigurationError(
+                    "HINDSIGHT_REFLECTION_QUEUE_URL is not set; point it at the reflection "
+                    "SQS queue"
+                )
+            from hindsight.adapters.aws.sqs_job_queue import SqsReflectionJobQueue
+
+            _job_queue = SqsReflectionJobQueue(url)
+        return _job_queue
+
+
+def configure_job_queue(queue: ReflectionJobQueue | None = None) -> None:
+    """Set (or with no argument, clear) the reflection job queue; tests and tools use it."""
+    global _job_queue
+    with _lock:
+        _job_queue = queue
 
 
 def configured_service() -> MemoryService | None:

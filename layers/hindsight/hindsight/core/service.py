@@ -32,6 +32,12 @@ from hindsight.core.policy import Policy
 from hindsight.core.ports import Ports
 from hindsight.core.usecases.browse import BrowseMemories
 from hindsight.core.usecases.context import BuildContext
+from hindsight.core.usecases.fan_out import (
+    FanOutReflection,
+    FanOutRequest,
+    FanOutResult,
+    ReflectionJobQueue,
+)
 from hindsight.core.usecases.forget import ForgetMemories
 from hindsight.core.usecases.maintenance import ReindexMemories
 from hindsight.core.usecases.reflect import ReflectOnMemories
@@ -84,6 +90,10 @@ class MemoryService:
 
     def reject(self, principal: Principal, memory_id: str) -> dict[str, Any]:
         return self.use_cases.review(principal, memory_id, approve=False)
+
+    def fan_out_reflection(self, request: FanOutRequest, queue: ReflectionJobQueue) -> FanOutResult:
+        """Queue one reflection job per user with new episodes (the scheduled run)."""
+        return FanOutReflection(self.ports.records, queue, self.ports.clock)(request)
 
     def users_with_episodes_since(self, since: datetime) -> list[tuple[str, str]]:
         """(tenant_id, user_id) of every user with episodes created after ``since``."""
