@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -10,12 +11,14 @@ import pytest
 
 from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
 from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
+from hindsight.adapters.paging import epoch_us
 from hindsight.core.errors import (
     DuplicateMemoryError,
     EmbeddingModelMismatchError,
     UnavailableError,
 )
-from hindsight.core.models import ListQuery, SearchFilter, StoredVector
+from hindsight.core.models import IndexDocument, ListQuery, MemoryKind, SearchFilter, StoredVector
+from hindsight.core.text import tokenize
 from tests.contract.builders import (
     at,
     document,
@@ -152,3 +155,81 @@ def test_rebuild_from_the_record_store(tmp_path: Path) -> None:
     assert index.count() == 3
     index.close()
     store.close()
+
+
+# The index file as written before the terms moved into ``docs``: an FTS5 table held them.
+_FTS_ERA_SCHEMA = """
+CREATE TABLE docs (
+    tenant_id TEXT NOT NULL, memory_id TEXT NOT NULL, user_id TEXT NOT NULL,
+    kind TEXT NOT NULL, scope TEXT NOT NULL, category TEXT, emotion TEXT, status TEXT,
+    session_id TEXT, occurred_at INTEGER NOT NULL, created_at INTEGER NOT NULL,
+    expires_at INTEGER, event_start INTEGER, event_end INTEGER, text TEXT NOT NULL,
+    model TEXT NOT NULL, vector BLOB NOT NULL, UNIQUE (tenant_id, memory_id)
+);
+CREATE INDEX docs_by_owner ON docs (tenant_id, user_id);
+CREATE VIRTUAL TABLE docs_fts USING fts5(
+    owner, terms, tokenize = "unicode61 remove_diacritics 0"
+);
+"""
+
+
+def _write_fts_era_index(path: Path, documents: list[IndexDocument]) -> None:
+    path.mkdir(parents=True)
+    with sqlite3.connect(path / "keyword.db") as conn:
+        conn.executescript(_FTS_ERA_SCHEMA)
+        for doc in documents:
+            rowid = conn.execute(
+                "INSERT INTO docs VALUES (?, ?, ?, ?, ?, NULL, NULL, ?, NULL, ?, ?, NULL, NULL,"
+                " NULL, ?, ?, ?)",
+                (
+                    doc.tenant_id,
+                    doc.memory_id,
+                    doc.user_id,
+                    doc.kind.value,
+                    doc.scope,
+                    None if doc.status is None else doc.status.value,
+                    epoch_us(doc.occurred_at),
+                    epoch_us(doc.created_at),
+                    doc.text,
+                    doc.vector.model,
+                    np.asarray(doc.vector.values, dtype="<f4").tobytes(),
+                ),
+            ).lastrowid
+            conn.execute(
+                "INSERT INTO docs_fts (rowid, owner, terms) VALUES (?, ?, ?)",
+                (rowid, f"o-{doc.tenant_id}-{doc.user_id}", " ".join(tokenize(doc.text))),
+            )
+    conn.close()
+
+
+def test_an_index_written_with_the_fts5_table_is_migrated_on_open(tmp_path: Path) -> None:
+    documents = [
+        document("m1", "用户对花生过敏"),
+        document("m2", "the user likes green tea"),
+        document("f1", "the user plays chess", kind=MemoryKind.SEMANTIC),
+        document("t2", "the user likes green tea", tenant_id="t2"),
+    ]
+    _write_fts_era_index(tmp_path / "index", documents)
+
+    index = EmbeddedSearchIndex(tmp_path / "index")
+    assert index.count() == 4
+    assert [h.memory_id for h in index.keyword_search(EVERYONE, "花生", 5)] == ["m1"]
+    assert [h.memory_id for h in index.keyword_search(EVERYONE, "green tea", 5)] == ["m2"]
+    assert [h.memory_id for h in index.keyword_search(EVERYONE, "chess", 5)] == ["f1"]
+    hits = index.vector_search(EVERYONE, text_vector("the user likes green tea"), 1)
+    assert [h.memory_id for h in hits] == ["m2"]
+    t2 = SearchFilter(tenant_id="t2", user_id="u1")
+    assert [h.memory_id for h in index.keyword_search(t2, "tea", 5)] == ["t2"]
+    index.upsert([document("m1", "the user is allergic to peanuts")])  # rewrite, new schema
+    index.close()
+
+    with sqlite3.connect(tmp_path / "index" / "keyword.db") as conn:
+        tables = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    conn.close()
+    assert "docs_fts" not in tables
+    reopened = EmbeddedSearchIndex(tmp_path / "index")
+    assert reopened.count() == 4
+    assert reopened.keyword_search(EVERYONE, "花生", 5) == []
+    assert [h.memory_id for h in reopened.keyword_search(EVERYONE, "peanuts", 5)] == ["m1"]
+    assert [h.memory_id for h in reopened.keyword_search(EVERYONE, "chess", 5)] == ["f1"]
+    reopened.close()

@@ -2,24 +2,23 @@
 
 Files under ``path``:
 
-- ``keyword.db``: table ``docs`` (one row per memory: filter columns, original text,
-  model and float32 vector) and FTS5 table ``docs_fts`` (``owner``, ``terms``) whose rowid
-  is the ``docs`` rowid. ``terms`` holds ``core.text.tokenize`` output joined by spaces,
-  so Chinese is searchable word by word; ``owner`` holds one token per (tenant, user).
+- ``keyword.db``: table ``docs``, one row per memory: filter columns, original text, model,
+  float32 vector and ``terms`` (``core.text.tokenize`` output joined by spaces, so Chinese
+  is searchable word by word).
 - ``ann/``: saved HNSW graphs of the vector index (see ``VectorIndex.save``).
 
 On open, vectors and terms are loaded into the in-process ``VectorIndex``, which answers
-both vector and keyword (BM25) queries per (tenant, user) partition: FTS5's per-row
-``bm25()`` took ~40 ms on a 100k-memory user where the in-process postings take under a
-millisecond (bench/scale.py). ``docs_fts`` remains the durable copy of the terms (read back on open)
-and stays queryable with SQLite tools.
+both vector and keyword (BM25) queries per (tenant, user) partition: SQLite only keeps the
+durable copy. (Keyword search once ran on an FTS5 table, whose per-row ``bm25()`` took
+~40 ms on a 100k-memory user where the in-process postings take under a millisecond,
+bench/scale.py; data directories written then are migrated on open: the terms are copied
+out of the old ``docs_fts`` table, which is dropped.)
 The index is derived data: ``rebuild_from(records)`` brings it in line with the record
 store.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import sqlite3
 import threading
@@ -71,7 +70,8 @@ _COLUMNS = (
     "model",
     "vector",
 )
-_SCHEMA = """
+_TERMS = "terms TEXT NOT NULL DEFAULT ''"  # also the column a migrated table gains
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS docs (
     tenant_id TEXT NOT NULL,
     memory_id TEXT NOT NULL,
@@ -90,13 +90,17 @@ CREATE TABLE IF NOT EXISTS docs (
     text TEXT NOT NULL,
     model TEXT NOT NULL,
     vector BLOB NOT NULL,
+    {_TERMS},
     UNIQUE (tenant_id, memory_id)
 );
 CREATE INDEX IF NOT EXISTS docs_by_owner ON docs (tenant_id, user_id);
-CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
-    owner, terms, tokenize = "unicode61 remove_diacritics 0"
-);
 """
+
+# a rewritten document replaces its row (new rowid: loaded after the others, as before)
+_INSERT = (
+    f"INSERT OR REPLACE INTO docs ({', '.join(_COLUMNS)}, terms) "
+    f"VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})"
+)
 
 
 def _us(moment: datetime | None) -> int | None:
@@ -107,9 +111,29 @@ def _moment(value: int | None) -> datetime | None:
     return None if value is None else _EPOCH + timedelta(microseconds=value)
 
 
-def owner_token(tenant_id: str, user_id: str) -> str:
-    """One FTS token naming a (tenant, user): keyword queries never cross users."""
-    return "o" + hashlib.sha256(f"{tenant_id}\x00{user_id}".encode()).hexdigest()[:30]
+def _has_fts_table(conn: sqlite3.Connection) -> bool:
+    found = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'docs_fts'").fetchone()
+    return found is not None
+
+
+def _migrate_from_fts(conn: sqlite3.Connection) -> None:
+    """Move the terms of a ``docs_fts``-era file into ``docs.terms`` and drop ``docs_fts``."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if _has_fts_table(conn):  # again inside: another process may have just migrated
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(docs)")}
+            if "terms" not in columns:
+                conn.execute(f"ALTER TABLE docs ADD COLUMN {_TERMS}")
+            conn.execute(
+                "UPDATE docs SET terms = COALESCE("
+                "(SELECT f.terms FROM docs_fts f WHERE f.rowid = docs.rowid), '')"
+            )
+            conn.execute("DROP TABLE docs_fts")
+            logger.info("search index migrated terms out of docs_fts")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 class EmbeddedSearchIndex:
@@ -132,6 +156,8 @@ class EmbeddedSearchIndex:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(_SCHEMA)
+            if _has_fts_table(self._conn):
+                _migrate_from_fts(self._conn)
             self._load_vectors()
         self._vectors.load(self._ann_dir)
 
@@ -182,11 +208,7 @@ class EmbeddedSearchIndex:
         )
 
     def _load_vectors(self) -> None:
-        columns = ", ".join(f"d.{name}" for name in _COLUMNS)
-        cursor = self._conn.execute(
-            f"SELECT {columns}, f.terms FROM docs d JOIN docs_fts f ON f.rowid = d.rowid "
-            "ORDER BY d.rowid"
-        )
+        cursor = self._conn.execute(f"SELECT {', '.join(_COLUMNS)}, terms FROM docs ORDER BY rowid")
         while batch := cursor.fetchmany(_BATCH):
             self._vectors.upsert(
                 [self._document(row[:-1]) for row in batch],
@@ -222,13 +244,6 @@ class EmbeddedSearchIndex:
     def _write(
         self, conn: sqlite3.Connection, document: IndexDocument, terms: Sequence[str]
     ) -> None:
-        found = conn.execute(
-            "SELECT rowid FROM docs WHERE tenant_id = ? AND memory_id = ?",
-            (document.tenant_id, document.memory_id),
-        ).fetchone()
-        if found is not None:
-            conn.execute("DELETE FROM docs_fts WHERE rowid = ?", found)
-            conn.execute("DELETE FROM docs WHERE rowid = ?", found)
         values = (
             document.tenant_id,
             document.memory_id,
@@ -247,41 +262,22 @@ class EmbeddedSearchIndex:
             document.text,
             document.vector.model,
             np.asarray(document.vector.values, dtype="<f4").tobytes(),
+            " ".join(terms),
         )
-        rowid = conn.execute(
-            f"INSERT INTO docs ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(values))})",
-            values,
-        ).lastrowid
-        conn.execute(
-            "INSERT INTO docs_fts (rowid, owner, terms) VALUES (?, ?, ?)",
-            (
-                rowid,
-                owner_token(document.tenant_id, document.user_id),
-                " ".join(terms),
-            ),
-        )
+        conn.execute(_INSERT, values)
 
     def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
         if not memory_ids:
             return
         with self._transaction() as conn:
-            for memory_id in memory_ids:
-                found = conn.execute(
-                    "SELECT rowid FROM docs WHERE tenant_id = ? AND memory_id = ?",
-                    (tenant_id, memory_id),
-                ).fetchone()
-                if found is not None:
-                    conn.execute("DELETE FROM docs_fts WHERE rowid = ?", found)
-                    conn.execute("DELETE FROM docs WHERE rowid = ?", found)
+            conn.executemany(
+                "DELETE FROM docs WHERE tenant_id = ? AND memory_id = ?",
+                [(tenant_id, memory_id) for memory_id in memory_ids],
+            )
             self._vectors.delete(tenant_id, memory_ids)
 
     def delete_user(self, tenant_id: str, user_id: str) -> None:
         with self._transaction() as conn:
-            conn.execute(
-                "DELETE FROM docs_fts WHERE rowid IN "
-                "(SELECT rowid FROM docs WHERE tenant_id = ? AND user_id = ?)",
-                (tenant_id, user_id),
-            )
             conn.execute(
                 "DELETE FROM docs WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id)
             )
@@ -336,7 +332,6 @@ class EmbeddedSearchIndex:
 
     def _clear(self) -> None:
         with self._transaction() as conn:
-            conn.execute("DELETE FROM docs_fts")
             conn.execute("DELETE FROM docs")
         self._vectors.clear()
 
