@@ -22,7 +22,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, get_origin
+from typing import Any, Literal, get_origin
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic.fields import FieldInfo
@@ -66,7 +66,8 @@ class Settings(BaseSettings):
     table: str = "hindsight"
     opensearch_url: str = ""
     opensearch_index: str = "hindsight-memories"
-    opensearch_auth: str = "none"  # none | basic | sigv4 (es) | sigv4-aoss (serverless)
+    # none (local node), sigv4-es (Amazon OpenSearch Service), sigv4-aoss (Serverless)
+    opensearch_auth: Literal["none", "sigv4-es", "sigv4-aoss"] = "none"
     region: str = ""
     create_resources: bool = True  # create the table and index when they are missing
     log_level: str = "INFO"
