@@ -1,8 +1,9 @@
 """Rules every adapter shares: the dedup window, BM25's constants, what a hit carries, and
-the message for vectors of another embedding model."""
+the messages for a memory id stored twice and for vectors of another embedding model."""
 
 from __future__ import annotations
 
+from hindsight.core.errors import ConflictError
 from hindsight.core.models import HitFacts, IndexDocument, Memory, StoredVector
 
 BM25_K1 = 1.2
@@ -23,6 +24,11 @@ def dedup_blocks(
         return False
     gap = abs((memory.occurred_at - marked.occurred_at).total_seconds())
     return gap < window_seconds
+
+
+def already_exists(memory: Memory) -> ConflictError:
+    """The error of a put whose (tenant, memory id) is already stored."""
+    return ConflictError(f"memory {memory.memory_id} already exists; store it under a new id")
 
 
 def model_mismatch(index_model: str, index_dim: int, vector: StoredVector) -> str:

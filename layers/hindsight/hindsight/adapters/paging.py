@@ -15,13 +15,18 @@ from datetime import UTC, datetime, timedelta
 from hindsight.core.errors import InvalidRequestError
 from hindsight.core.models import ListQuery, Memory, Page
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 INVALID_CURSOR = "cursor is invalid; pass next_cursor exactly as returned"
 
 
 def epoch_us(moment: datetime) -> int:
     """Exact integer microseconds since the epoch: sortable, comparable, lossless."""
-    return (moment - _EPOCH) // timedelta(microseconds=1)
+    return (moment - EPOCH) // timedelta(microseconds=1)
+
+
+def from_epoch_us(value: int) -> datetime:
+    """The moment ``epoch_us`` made ``value`` from (UTC)."""
+    return EPOCH + timedelta(microseconds=value)
 
 
 def encode_page_cursor(occurred_us: int, memory_id: str, oldest_first: bool) -> str:

@@ -23,18 +23,18 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hindsight.adapters.embedded.sqlite_record_store import BUSY_TIMEOUT_MS, sqlite_advice
-from hindsight.adapters.embedded.vector_index import VectorIndex
+from hindsight.adapters.embedded.sqlite_files import open_connection, unavailable_on_failure
+from hindsight.adapters.embedded.vector_index import ANN_THRESHOLD, VectorIndex
 from hindsight.adapters.index_rules import model_mismatch
-from hindsight.adapters.paging import epoch_us
-from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
+from hindsight.adapters.paging import EPOCH, epoch_us, from_epoch_us
+from hindsight.core.errors import EmbeddingModelMismatchError
 from hindsight.core.models import (
     FactStatus,
     IndexDocument,
@@ -49,7 +49,6 @@ from hindsight.core.text import tokenize
 
 logger = logging.getLogger(__name__)
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _BATCH = 500
 _COLUMNS = (
     "tenant_id",
@@ -108,7 +107,7 @@ def _us(moment: datetime | None) -> int | None:
 
 
 def _moment(value: int | None) -> datetime | None:
-    return None if value is None else _EPOCH + timedelta(microseconds=value)
+    return None if value is None else from_epoch_us(value)
 
 
 def _has_fts_table(conn: sqlite3.Connection) -> bool:
@@ -139,7 +138,7 @@ def _migrate_from_fts(conn: sqlite3.Connection) -> None:
 class EmbeddedSearchIndex:
     """SearchIndex on local files; one instance per data directory, thread-safe."""
 
-    def __init__(self, path: Path, ann_threshold: int = 20_000) -> None:
+    def __init__(self, path: Path, ann_threshold: int = ANN_THRESHOLD) -> None:
         self.path = Path(path)
         self._db_path = self.path / "keyword.db"
         self._ann_dir = self.path / "ann"
@@ -147,14 +146,8 @@ class EmbeddedSearchIndex:
         self._vectors = VectorIndex(ann_threshold=ann_threshold, persist_dir=self._ann_dir)
         with self._translate():
             self.path.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(
-                self._db_path,
-                timeout=BUSY_TIMEOUT_MS / 1000,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+            self._conn = open_connection(self._db_path)
             self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(_SCHEMA)
             if _has_fts_table(self._conn):
                 _migrate_from_fts(self._conn)
@@ -162,17 +155,8 @@ class EmbeddedSearchIndex:
         self._vectors.load(self._ann_dir)
 
     # --- plumbing ------------------------------------------------------------------------
-    @contextmanager
-    def _translate(self) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise UnavailableError(sqlite_advice(self._db_path, exc)) from exc
-        except OSError as exc:
-            raise UnavailableError(
-                f"cannot create the search index at {self.path} ({exc.strerror}); "
-                "check that HINDSIGHT_DATA_DIR points to a writable directory"
-            ) from exc
+    def _translate(self) -> AbstractContextManager[None]:
+        return unavailable_on_failure("search index", self.path, self._db_path)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -196,8 +180,8 @@ class EmbeddedSearchIndex:
             scope=values["scope"],
             text=values["text"],
             vector=StoredVector(model=values["model"], values=vector),
-            occurred_at=_moment(values["occurred_at"]) or _EPOCH,
-            created_at=_moment(values["created_at"]) or _EPOCH,
+            occurred_at=_moment(values["occurred_at"]) or EPOCH,
+            created_at=_moment(values["created_at"]) or EPOCH,
             category=values["category"],
             emotion=values["emotion"],
             status=None if values["status"] is None else FactStatus(values["status"]),

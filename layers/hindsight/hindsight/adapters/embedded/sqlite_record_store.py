@@ -25,17 +25,23 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pydantic import TypeAdapter
 
-from hindsight.adapters.paging import decode_page_cursor, encode_page_cursor, epoch_us
+from hindsight.adapters.embedded.sqlite_files import open_connection, unavailable_on_failure
+from hindsight.adapters.index_rules import already_exists
+from hindsight.adapters.paging import (
+    decode_page_cursor,
+    encode_page_cursor,
+    epoch_us,
+    from_epoch_us,
+)
 from hindsight.core.errors import (
-    ConflictError,
     DuplicateMemoryError,
     NotFoundError,
     UnavailableError,
@@ -53,10 +59,8 @@ from hindsight.core.models import (
 logger = logging.getLogger(__name__)
 
 _MEMORY: TypeAdapter[Memory] = TypeAdapter(Memory)
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _CHUNK = 500  # ids per IN (...) list, well under SQLite's parameter limit
 _IDLE_CONNECTIONS = 8
-BUSY_TIMEOUT_MS = 10_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -106,10 +110,6 @@ PRAGMA user_version = 1;
 """
 
 
-def _from_us(value: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=value)
-
-
 def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
     for start in range(0, len(items), _CHUNK):
         yield items[start : start + _CHUNK]
@@ -140,29 +140,6 @@ def _columns(memory: Memory) -> dict[str, Any]:
     }
 
 
-def sqlite_advice(path: Path, exc: sqlite3.Error) -> str:
-    """What to tell the caller when SQLite fails: the cause in words and what to do."""
-    text = str(exc).lower()
-    if "full" in text:
-        return f"the disk holding the SQLite file {path} is full; free some space and retry"
-    if "locked" in text or "busy" in text:
-        return (
-            f"the SQLite file {path} is locked by another writer; retry in a moment, "
-            "and run only one Hindsight server per data directory"
-        )
-    if "unable to open" in text or "readonly" in text or "read-only" in text:
-        return (
-            f"cannot open the SQLite file {path} for writing; check the path exists and "
-            "is writable (HINDSIGHT_DATA_DIR)"
-        )
-    if "malformed" in text or "not a database" in text:
-        return (
-            f"the SQLite file {path} is damaged ({exc}); restore it from a backup or move "
-            "it aside to start empty"
-        )
-    return f"the SQLite file {path} failed ({exc}); check the file and the disk, then retry"
-
-
 class SqliteRecordStore:
     """RecordStore in a SQLite database file; safe to share between threads."""
 
@@ -180,15 +157,7 @@ class SqliteRecordStore:
 
     # --- plumbing ------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(
-            self.path,
-            timeout=BUSY_TIMEOUT_MS / 1000,
-            isolation_level=None,  # autocommit; transactions are explicit
-            check_same_thread=False,
-        )
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        return conn
+        return open_connection(self.path)
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
@@ -214,20 +183,8 @@ class SqliteRecordStore:
             if conn is not None:
                 conn.close()
 
-    @contextmanager
-    def _translate(self) -> Iterator[None]:
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise UnavailableError(self._advice(exc)) from exc
-        except OSError as exc:
-            raise UnavailableError(
-                f"cannot create the SQLite store at {self.path} ({exc.strerror}); "
-                "check that HINDSIGHT_DATA_DIR points to a writable directory"
-            ) from exc
-
-    def _advice(self, exc: sqlite3.Error) -> str:
-        return sqlite_advice(self.path, exc)
+    def _translate(self) -> AbstractContextManager[None]:
+        return unavailable_on_failure("SQLite store", self.path, self.path)
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -268,9 +225,7 @@ class SqliteRecordStore:
                 (memory.tenant_id, memory.memory_id),
             ).fetchone()
             if exists:
-                raise ConflictError(
-                    f"memory {memory.memory_id} already exists; store it under a new id"
-                )
+                raise already_exists(memory)
             if dedup_key is not None:
                 self._claim_marker(conn, memory, row, dedup_key, dedup_window_seconds)
             conn.execute(
@@ -454,7 +409,7 @@ class SqliteRecordStore:
                 "SELECT value FROM cursors WHERE tenant_id = ? AND user_id = ? AND name = ?",
                 (tenant_id, user_id, name),
             ).fetchone()
-        return None if row is None else _from_us(row[0])
+        return None if row is None else from_epoch_us(row[0])
 
     def iter_all(
         self, tenant_id: str | None = None

@@ -46,6 +46,7 @@ from hindsight.core.text import tokenize
 
 logger = logging.getLogger(__name__)
 
+ANN_THRESHOLD = 20_000  # a search of at least this many vectors goes through an HNSW graph
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
 # recall 0.996 at k=10 on 100k clustered vectors (bench/decisions/ann_choice.py)
@@ -54,7 +55,6 @@ _NEVER = np.iinfo(np.int64).max
 _NONE = -1  # code of a missing string field
 _CODED = ("kind", "scope", "category", "emotion", "status", "session")
 _SEMANTIC = 1
-_MANIFEST = "manifest.json"
 
 
 class _Graph:
@@ -215,7 +215,7 @@ def _partition_file(tenant_id: str, user_id: str) -> str:
 class VectorIndex:
     """Partitioned, filtered cosine search over L2-normalised float32 vectors."""
 
-    def __init__(self, ann_threshold: int = 20_000, persist_dir: Path | None = None) -> None:
+    def __init__(self, ann_threshold: int = ANN_THRESHOLD, persist_dir: Path | None = None) -> None:
         self.ann_threshold = max(1, ann_threshold)
         self.persist_dir = persist_dir
         self._lock = threading.RLock()

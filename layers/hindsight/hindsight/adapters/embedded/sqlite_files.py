@@ -1,0 +1,64 @@
+"""What the embedded backend's two SQLite files share: how a connection is opened and how
+a failure is told to the caller (``UnavailableError`` with the cause and what to do)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from hindsight.core.errors import UnavailableError
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+def open_connection(path: Path) -> sqlite3.Connection:
+    """An autocommit connection (transactions are explicit) usable from any thread."""
+    conn = sqlite3.connect(
+        path,
+        timeout=BUSY_TIMEOUT_MS / 1000,
+        isolation_level=None,
+        check_same_thread=False,
+    )
+    conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+def sqlite_advice(path: Path, exc: sqlite3.Error) -> str:
+    """What to tell the caller when SQLite fails: the cause in words and what to do."""
+    text = str(exc).lower()
+    if "full" in text:
+        return f"the disk holding the SQLite file {path} is full; free some space and retry"
+    if "locked" in text or "busy" in text:
+        return (
+            f"the SQLite file {path} is locked by another writer; retry in a moment, "
+            "and run only one Hindsight server per data directory"
+        )
+    if "unable to open" in text or "readonly" in text or "read-only" in text:
+        return (
+            f"cannot open the SQLite file {path} for writing; check the path exists and "
+            "is writable (HINDSIGHT_DATA_DIR)"
+        )
+    if "malformed" in text or "not a database" in text:
+        return (
+            f"the SQLite file {path} is damaged ({exc}); restore it from a backup or move "
+            "it aside to start empty"
+        )
+    return f"the SQLite file {path} failed ({exc}); check the file and the disk, then retry"
+
+
+@contextmanager
+def unavailable_on_failure(what: str, path: Path, db_path: Path) -> Iterator[None]:
+    """SQLite and file-system errors as ``UnavailableError``; ``what`` at ``path`` names
+    the thing that could not be created, ``db_path`` the SQLite file."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        raise UnavailableError(sqlite_advice(db_path, exc)) from exc
+    except OSError as exc:
+        raise UnavailableError(
+            f"cannot create the {what} at {path} ({exc.strerror}); "
+            "check that HINDSIGHT_DATA_DIR points to a writable directory"
+        ) from exc
