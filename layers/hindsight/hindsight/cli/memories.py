@@ -18,7 +18,16 @@ from hindsight.cli.output import (
     table,
     when,
 )
-from hindsight.cli.state import JsonFlag, cli_state, given, open_service
+from hindsight.cli.state import (
+    CursorOption,
+    JsonFlag,
+    SessionOption,
+    SinceOption,
+    UntilOption,
+    cli_state,
+    given,
+    open_service,
+)
 from hindsight.core.commands import MAX_LIST_ITEMS, ListMemoriesCommand, ListResult
 from hindsight.core.models import Principal
 from hindsight.core.service import MemoryService
@@ -48,13 +57,13 @@ def list_memories(
     ] = None,
     category: Annotated[str | None, typer.Option(help="Only this category.")] = None,
     scope: Annotated[str | None, typer.Option(help="Only this scope.")] = None,
-    session_id: Annotated[str | None, typer.Option(help="Only this session.")] = None,
-    since: Annotated[str | None, typer.Option(help="Occurred at or after (ISO 8601).")] = None,
-    until: Annotated[str | None, typer.Option(help="Occurred before (ISO 8601).")] = None,
+    session_id: SessionOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
     limit: Annotated[
         int | None, typer.Option(help=f"Per page (default 20, max {MAX_LIST_ITEMS}).")
     ] = None,
-    cursor: Annotated[str | None, typer.Option(help="next_cursor of the previous page.")] = None,
+    cursor: CursorOption = None,
     follow_all: Annotated[
         bool, typer.Option("--all", help="Follow next_cursor to the last page.")
     ] = False,

@@ -8,8 +8,17 @@ import typer
 
 from hindsight.cli.errors import handles_errors
 from hindsight.cli.output import emit_json, format_why, make_console, shorten, table, when
-from hindsight.cli.state import JsonFlag, cli_state, given, open_service
-from hindsight.core.commands import ContextCommand, RetrieveCommand
+from hindsight.cli.state import (
+    CursorOption,
+    JsonFlag,
+    SessionOption,
+    SinceOption,
+    UntilOption,
+    cli_state,
+    given,
+    open_service,
+)
+from hindsight.core.commands import MAX_PAGE_SIZE, ContextCommand, RetrieveCommand
 
 
 @handles_errors
@@ -18,7 +27,7 @@ def retrieve(
     user_id: Annotated[str, typer.Argument(help="Whose memories to search.")],
     query: Annotated[str, typer.Argument(help="What to look for.")],
     top_k: Annotated[
-        int | None, typer.Option(help="Results per page (default 10, max 20).")
+        int | None, typer.Option(help=f"Results per page (default 10, max {MAX_PAGE_SIZE}).")
     ] = None,
     scope: Annotated[list[str] | None, typer.Option(help="Only these scopes (repeatable).")] = None,
     kind: Annotated[
@@ -29,15 +38,15 @@ def retrieve(
     status: Annotated[
         list[str] | None, typer.Option(help="Semantic statuses to include (default approved).")
     ] = None,
-    session_id: Annotated[str | None, typer.Option(help="Only this session.")] = None,
-    since: Annotated[str | None, typer.Option(help="Occurred at or after (ISO 8601).")] = None,
-    until: Annotated[str | None, typer.Option(help="Occurred before (ISO 8601).")] = None,
+    session_id: SessionOption = None,
+    since: SinceOption = None,
+    until: UntilOption = None,
     as_of: Annotated[str | None, typer.Option(help="Evaluate as if now were this time.")] = None,
     time_decay: Annotated[
         float | None, typer.Option(help="Daily decay factor (default 0.95; 1 switches it off).")
     ] = None,
     min_similarity: Annotated[float | None, typer.Option(help="Drop weaker matches.")] = None,
-    cursor: Annotated[str | None, typer.Option(help="next_cursor of the previous page.")] = None,
+    cursor: CursorOption = None,
     why: Annotated[bool, typer.Option("--why", help="Show the parts of each score.")] = False,
     as_json: JsonFlag = False,
 ) -> None:

@@ -31,6 +31,11 @@ class CliState:
 JsonFlag = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON instead of tables.")
 ]
+# filters and paging that list and retrieve both take
+SessionOption = Annotated[str | None, typer.Option(help="Only this session.")]
+SinceOption = Annotated[str | None, typer.Option(help="Occurred at or after (ISO 8601).")]
+UntilOption = Annotated[str | None, typer.Option(help="Occurred before (ISO 8601).")]
+CursorOption = Annotated[str | None, typer.Option(help="next_cursor of the previous page.")]
 
 
 def cli_state(ctx: typer.Context, as_json: bool = False) -> CliState:

@@ -36,6 +36,7 @@ MAX_BATCH_ITEMS = 100
 MAX_PAGE_SIZE = 20
 MAX_QUERY_CHARS = 2_000
 MAX_LIST_ITEMS = 50
+MAX_BODY_BYTES = 1_048_576  # 1 MiB: every entry point refuses a larger request body
 
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}$")
 _LABEL_PATTERN = re.compile(r"^[\w.\-:/ ]{1,64}$")

@@ -12,11 +12,11 @@ import logging
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from hindsight.core.commands import MAX_BODY_BYTES
 from hindsight.gateway.dispatch import Dispatcher, GatewayResponse, error_response
 
 logger = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 1_048_576
 DRAIN_LIMIT_BYTES = 16 * MAX_BODY_BYTES  # refused bodies up to this size are read and dropped
 
 

@@ -45,6 +45,8 @@ __all__ = [
     "serve",
 ]
 
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
 KEYLESS_WARNING = "no API keys configured: serving keyless on {host} — do not expose this port"
 
 
@@ -58,7 +60,7 @@ class LocalGateway:
 
     def __init__(
         self,
-        host: str = "127.0.0.1",
+        host: str = DEFAULT_HOST,
         port: int = 0,
         template: str | Path | None = None,
         settings: Settings | None = None,
@@ -190,8 +192,8 @@ def banner(gateway: LocalGateway, settings: Settings, keyless: bool) -> str:
 
 
 def serve(
-    host: str = "127.0.0.1",
-    port: int = 8080,
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
     data_dir: str | Path | None = None,
     allow_anonymous: bool | None = None,
     template: str | Path | None = None,
@@ -207,8 +209,8 @@ def serve(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Serve template.yaml's routes locally.")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--host", default=DEFAULT_HOST)
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT)
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--template", default=None)
     parser.add_argument(

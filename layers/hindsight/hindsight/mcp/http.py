@@ -26,6 +26,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from hindsight.api.auth import authenticate
 from hindsight.api.errors import status_for
+from hindsight.core.commands import MAX_BODY_BYTES
 from hindsight.core.errors import HindsightError, UnavailableError
 from hindsight.core.models import Principal
 from hindsight.mcp.results import UNAVAILABLE_MESSAGE
@@ -33,7 +34,6 @@ from hindsight.settings import Settings
 
 logger = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 1_048_576
 JSONRPC_UNAUTHORIZED = -32001  # implementation-defined server error code
 _principal: contextvars.ContextVar[Principal | None] = contextvars.ContextVar(
     "hindsight_mcp_principal", default=None
