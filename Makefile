@@ -44,9 +44,12 @@ sam: $(SAM_VENV)/.installed
 run: install
 	$(BIN)/hindsight serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
+# ruff (lint, format, mccabe complexity <= 10) and mypy over the package and functions/
+# (both configured in pyproject.toml)
 lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 # Run $(1) with the local engines up (OpenSearch + moto, see `make services`); stop them
 # afterwards unless they were already running before.
