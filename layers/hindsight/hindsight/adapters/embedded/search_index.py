@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -35,10 +35,10 @@ from hindsight.adapters.embedded.vector_index import ANN_THRESHOLD, VectorIndex
 from hindsight.adapters.index_rules import model_mismatch
 from hindsight.adapters.paging import EPOCH, epoch_us, from_epoch_us
 from hindsight.core.errors import EmbeddingModelMismatchError
+from hindsight.core.indexing import index_document
 from hindsight.core.models import (
     FactStatus,
     IndexDocument,
-    Memory,
     MemoryKind,
     SearchFilter,
     SearchHit,
@@ -267,23 +267,14 @@ class EmbeddedSearchIndex:
             )
             self._vectors.delete_user(tenant_id, user_id)
 
-    def rebuild_from(
-        self,
-        records: RecordStore,
-        to_document: Callable[[Memory, StoredVector], IndexDocument] | None = None,
-        force: bool = False,
-    ) -> int:
+    def rebuild_from(self, records: RecordStore, force: bool = False) -> int:
         """Bring the index in line with the store; returns how many documents were written.
 
         Indexes every memory that has a vector and is missing here, and drops documents
         whose memory is gone. With ``force`` every document is rewritten. Documents are
-        made by ``to_document`` (default: the store use case's ``index_document``, so a
-        rebuilt document equals a freshly stored one).
+        made by the store use case's ``index_document``, so a rebuilt document equals a
+        freshly stored one.
         """
-        if to_document is None:
-            from hindsight.core.indexing import index_document
-
-            to_document = index_document
         with self._lock:
             with self._translate():
                 indexed = set(self._conn.execute("SELECT tenant_id, memory_id FROM docs"))
@@ -304,7 +295,7 @@ class EmbeddedSearchIndex:
                 self.delete(tenant_id, [mid for tenant, mid in extra if tenant == tenant_id])
             for start in range(0, len(missing), _BATCH):
                 batch = missing[start : start + _BATCH]
-                self.upsert([to_document(memory, vector) for memory, vector in batch])
+                self.upsert([index_document(memory, vector) for memory, vector in batch])
         if missing or extra:
             logger.info(
                 "search index rebuilt indexed=%d removed=%d total=%d",
