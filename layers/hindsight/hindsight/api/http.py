@@ -94,47 +94,50 @@ def _location(loc: tuple[Any, ...] | list[Any]) -> str:
     return text
 
 
+def _kinds(*kinds: str, reason: str) -> dict[str, str]:
+    return dict.fromkeys(kinds, reason)
+
+
+# pydantic error type -> the phrase a caller can act on
+_REASONS: dict[str, str] = {
+    "missing": "field required",
+    "extra_forbidden": "unknown field; remove it (check the spelling)",
+    **_kinds("string_type", "string_sub_type", reason="must be a string"),
+    **_kinds("int_type", "int_parsing", "int_from_float", reason="must be an integer"),
+    **_kinds("float_type", "float_parsing", "finite_number", reason="must be a number"),
+    **_kinds("bool_type", "bool_parsing", reason="must be true or false"),
+    **_kinds("list_type", "tuple_type", "set_type", "frozen_set_type", reason="must be a list"),
+    **_kinds("dict_type", "model_type", "model_attributes_type", reason="must be a JSON object"),
+    "string_pattern_mismatch": "has characters or a form that is not allowed",
+}
+# pydantic error type -> (phrase with one blank, the ctx entry that fills it)
+_BOUNDED_REASONS: dict[str, tuple[str, str]] = {
+    "string_too_long": ("must have at most {} characters", "max_length"),
+    "too_long": ("must have at most {} items", "max_length"),
+    "string_too_short": ("must have at least {} character(s)", "min_length"),
+    "too_short": ("must have at least {} item(s)", "min_length"),
+    "less_than_equal": ("must be ≤ {}", "le"),
+    "less_than": ("must be < {}", "lt"),
+    "greater_than_equal": ("must be ≥ {}", "ge"),
+    "greater_than": ("must be > {}", "gt"),
+    "enum": ("must be one of {}", "expected"),
+    "literal_error": ("must be one of {}", "expected"),
+}
+_DATETIME_REASON = "must be an ISO 8601 date-time such as 2026-06-01T09:00:00Z"
+_PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
+
+
 def _reason(error: Mapping[str, Any]) -> str:
     kind = str(error.get("type", ""))
-    ctx = error.get("ctx") or {}
-    if kind == "missing":
-        return "field required"
-    if kind == "extra_forbidden":
-        return "unknown field; remove it (check the spelling)"
-    if kind in {"string_too_long", "too_long"}:
-        unit = "characters" if kind == "string_too_long" else "items"
-        return f"must have at most {ctx.get('max_length')} {unit}"
-    if kind in {"string_too_short", "too_short"}:
-        unit = "character(s)" if kind == "string_too_short" else "item(s)"
-        return f"must have at least {ctx.get('min_length')} {unit}"
-    if kind == "less_than_equal":
-        return f"must be ≤ {ctx.get('le')}"
-    if kind == "less_than":
-        return f"must be < {ctx.get('lt')}"
-    if kind == "greater_than_equal":
-        return f"must be ≥ {ctx.get('ge')}"
-    if kind == "greater_than":
-        return f"must be > {ctx.get('gt')}"
-    if kind in {"string_type", "string_sub_type"}:
-        return "must be a string"
-    if kind in {"int_type", "int_parsing", "int_from_float"}:
-        return "must be an integer"
-    if kind in {"float_type", "float_parsing", "finite_number"}:
-        return "must be a number"
-    if kind in {"bool_type", "bool_parsing"}:
-        return "must be true or false"
-    if kind.startswith("datetime") or kind.startswith("date_"):
-        return "must be an ISO 8601 date-time such as 2026-06-01T09:00:00Z"
-    if kind in {"list_type", "tuple_type", "set_type", "frozen_set_type"}:
-        return "must be a list"
-    if kind in {"dict_type", "model_type", "model_attributes_type"}:
-        return "must be a JSON object"
-    if kind in {"enum", "literal_error"}:
-        return f"must be one of {ctx.get('expected')}"
-    if kind == "string_pattern_mismatch":
-        return "has characters or a form that is not allowed"
+    if kind in _REASONS:
+        return _REASONS[kind]
+    if kind in _BOUNDED_REASONS:
+        template, key = _BOUNDED_REASONS[kind]
+        return template.format((error.get("ctx") or {}).get(key))
+    if kind.startswith(("datetime", "date_")):
+        return _DATETIME_REASON
     message = str(error.get("msg", "is invalid"))
-    for prefix in ("Value error, ", "Assertion failed, "):
+    for prefix in _PYDANTIC_PREFIXES:
         if message.startswith(prefix):
             message = message[len(prefix) :]
     return message

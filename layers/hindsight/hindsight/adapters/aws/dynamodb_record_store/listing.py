@@ -36,28 +36,59 @@ def list_page(
     """One page of a user's memories in ``occurred_at``, id order (keyset cursor)."""
     limit = max(1, limit)
     partition = user_pk(tenant_id, user_id)
-    start_key: dict[str, Any] | None = None
-    if cursor is not None:
-        occurred_us, memory_id = decode_page_cursor(cursor, query.oldest_first)
-        start_key = {
-            "gsi1pk": {"S": partition},
-            "gsi1sk": {"S": occurred_key(occurred_us, memory_id)},
-            "pk": {"S": memory_pk(tenant_id, memory_id)},
-            "sk": {"S": MEMORY_SK},
-        }
+    start_key = None if cursor is None else _start_key(tenant_id, partition, query, cursor)
     if query.scopes is not None and not query.scopes:
         return Page(items=[])
-    expr = Expression()
-    key_condition = f"{expr.name('gsi1pk')} = {expr.value(partition)}"
     low = None if query.since is None else occurred_key(epoch_us(query.since))
     high = None if query.until is None else occurred_key(epoch_us(query.until))
+    if low is not None and high is not None and low >= high:
+        return Page(items=[])
+    params = _query_params(table, partition, query, limit, low, high)
+    chosen, more = _read_page(table, params, start_key, limit)
+    next_cursor = None
+    if more:
+        last = chosen[-1]
+        next_cursor = encode_page_cursor(
+            epoch_us(last.occurred_at), last.memory_id, query.oldest_first
+        )
+    return Page(items=chosen, next_cursor=next_cursor)
+
+
+def _start_key(tenant_id: str, partition: str, query: ListQuery, cursor: str) -> dict[str, Any]:
+    """The ``by_user`` index key a page cursor resumes after."""
+    occurred_us, memory_id = decode_page_cursor(cursor, query.oldest_first)
+    return {
+        "gsi1pk": {"S": partition},
+        "gsi1sk": {"S": occurred_key(occurred_us, memory_id)},
+        "pk": {"S": memory_pk(tenant_id, memory_id)},
+        "sk": {"S": MEMORY_SK},
+    }
+
+
+def _key_condition(expr: Expression, partition: str, low: str | None, high: str | None) -> str:
+    """The user's partition, narrowed to ``[low, high)`` of the sort key when given."""
+    condition = f"{expr.name('gsi1pk')} = {expr.value(partition)}"
     sort_key = "gsi1sk"
     if low is not None and high is not None:
-        key_condition += f" AND {sort_key} BETWEEN {expr.value(low)} AND {expr.value(high)}"
+        condition += f" AND {sort_key} BETWEEN {expr.value(low)} AND {expr.value(high)}"
     elif low is not None:
-        key_condition += f" AND {sort_key} >= {expr.value(low)}"
+        condition += f" AND {sort_key} >= {expr.value(low)}"
     elif high is not None:
-        key_condition += f" AND {sort_key} < {expr.value(high)}"
+        condition += f" AND {sort_key} < {expr.value(high)}"
+    return condition
+
+
+def _query_params(
+    table: TableRequests,
+    partition: str,
+    query: ListQuery,
+    limit: int,
+    low: str | None,
+    high: str | None,
+) -> dict[str, Any]:
+    """The ``Query`` request of a list page on the ``by_user`` index."""
+    expr = Expression()
+    key_condition = _key_condition(expr, partition, low, high)
     filters = list_filter(query, expr)
     params: dict[str, Any] = {
         "TableName": table.table_name,
@@ -71,29 +102,26 @@ def list_page(
     if filters:
         params["FilterExpression"] = " AND ".join(filters)
     params.update(expr.params())
-    if low is not None and high is not None and low >= high:
-        return Page(items=[])
+    return params
+
+
+def _read_page(
+    table: TableRequests, params: dict[str, Any], start_key: dict[str, Any] | None, limit: int
+) -> tuple[list[Memory], bool]:
+    """Up to ``limit`` memories, reading on while the filter leaves pages short; and
+    whether there are more after them."""
     chosen: list[Memory] = []
-    more = False
     while True:
         if start_key is not None:
             params["ExclusiveStartKey"] = start_key
         response = table.call("Query", **params)
         for raw in response.get("Items", []):
             if len(chosen) == limit:
-                more = True
-                break
+                return chosen, True
             chosen.append(MEMORY.validate_json(raw["body"]["S"]))
         start_key = response.get("LastEvaluatedKey")
-        if more or not start_key:
-            break
-    next_cursor = None
-    if more:
-        last = chosen[-1]
-        next_cursor = encode_page_cursor(
-            epoch_us(last.occurred_at), last.memory_id, query.oldest_first
-        )
-    return Page(items=chosen, next_cursor=next_cursor)
+        if not start_key:
+            return chosen, False
 
 
 def scan_memories(
