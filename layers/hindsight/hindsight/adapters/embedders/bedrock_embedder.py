@@ -23,6 +23,7 @@ logger = logging.getLogger(__name__)
 
 TITAN_V2_MODEL_ID = "amazon.titan-embed-text-v2:0"
 TITAN_V2_DIMENSIONS = (256, 512, 1024)
+TITAN_V2_DEFAULT_DIMENSIONS = 1024
 MAX_INPUT_CHARS = 50_000  # Titan V2 accepts up to 50,000 characters (8,192 tokens)
 _PARALLEL_REQUESTS = 4
 
@@ -33,7 +34,7 @@ class BedrockTitanEmbedder:
     def __init__(
         self,
         model_id: str = TITAN_V2_MODEL_ID,
-        dimensions: int = 1024,
+        dimensions: int = TITAN_V2_DEFAULT_DIMENSIONS,
         client: Any = None,
         region: str | None = None,
     ) -> None:
@@ -132,7 +133,7 @@ def parse_bedrock_spec(spec: str) -> tuple[str, int]:
     model_id, _, size = rest.rpartition("@") if "@" in rest else (rest, "", "")
     model_id = model_id.strip() or TITAN_V2_MODEL_ID
     try:
-        dimensions = int(size) if size else 1024
+        dimensions = int(size) if size else TITAN_V2_DEFAULT_DIMENSIONS
     except ValueError as exc:
         raise ConfigurationError(
             f"embedder spec {spec!r}: the part after @ must be the dimension (256, 512, 1024)"
