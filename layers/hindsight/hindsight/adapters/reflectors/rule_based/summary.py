@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from hindsight.adapters.reflectors.rule_based.clauses import clauses, is_zh
 from hindsight.adapters.reflectors.rule_based.extractors import extract
@@ -53,32 +53,41 @@ def entities(texts: Sequence[str], limit: int = 15) -> list[str]:
     found: list[str] = []
     for text in texts:
         expanded = text.replace("’", "'")
-        for match in _QUANTITY.finditer(expanded):
-            found.append(match.group(0).strip())
-        for match in _CAPITALISED.finditer(expanded):
-            parts = match.group(0).split()
-            at_start = not expanded[: match.start()].strip() or re.search(
-                r"[.!?:]\s*$", expanded[: match.start()]
-            )
-            if at_start and len(parts) == 1:
-                continue
-            while parts and parts[0].lower() in not_entities_en:
-                parts = parts[1:]
-            if parts and not all(w.lower() in not_entities_en for w in parts):
-                found.append(" ".join(parts))
+        found.extend(match.group(0).strip() for match in _QUANTITY.finditer(expanded))
+        found.extend(_capitalised_names(expanded, not_entities_en))
         if is_zh(text):
-            for word, flag in posseg(text[:_MAX_ENTITY_TEXT], hmm=False):
-                if (
-                    flag in _NOUN_FLAGS
-                    and len(word) >= 2
-                    and is_zh(word)
-                    and word not in not_entities_zh
-                ):
-                    found.append(word)
+            found.extend(_nouns_zh(text, not_entities_zh))
     unique: dict[str, str] = {}
     for entity in found:
         unique.setdefault(entity.lower(), entity)
     return list(unique.values())[:limit]
+
+
+def _capitalised_names(text: str, not_entities: Collection[str]) -> list[str]:
+    """Runs of capitalised words, leading common words dropped; one word opening a
+    sentence is no name."""
+    names = []
+    for match in _CAPITALISED.finditer(text):
+        parts = match.group(0).split()
+        at_start = not text[: match.start()].strip() or re.search(
+            r"[.!?:]\s*$", text[: match.start()]
+        )
+        if at_start and len(parts) == 1:
+            continue
+        while parts and parts[0].lower() in not_entities:
+            parts = parts[1:]
+        if parts and not all(w.lower() in not_entities for w in parts):
+            names.append(" ".join(parts))
+    return names
+
+
+def _nouns_zh(text: str, not_entities: Collection[str]) -> list[str]:
+    """Chinese nouns of two characters or more (in the first 1,000 characters)."""
+    return [
+        word
+        for word, flag in posseg(text[:_MAX_ENTITY_TEXT], hmm=False)
+        if flag in _NOUN_FLAGS and len(word) >= 2 and is_zh(word) and word not in not_entities
+    ]
 
 
 _DONE = re.compile(

@@ -49,24 +49,38 @@ def topic_key(phrase: str, use_glossary: bool = True) -> str:
     """Normalised key for a phrase: glossary term, else its first content words."""
     lowered = phrase.lower().strip()
     if use_glossary:
-        glossary = mapping("glossary")
-        hits: list[tuple[int, int, str]] = []  # (position, -length, key): earliest, longest
-        for term in _glossary_terms("zh"):
-            position = lowered.find(term)
-            if position >= 0:
-                hits.append((position, -len(term), glossary[term]))
-        for term in _glossary_terms("en"):
-            match = re.search(rf"\b{re.escape(term)}(?:s|es)?\b", lowered)
-            if match:
-                hits.append((match.start(), -len(term), glossary[term]))
-        if hits:
-            return min(hits)[2]
-    if is_zh(lowered):
-        stop_zh = words("topic_stop_words", "zh")
-        zh_words = [
-            w for w in _jieba_words(lowered) if w not in stop_zh and not re.fullmatch(r"[\W_]+", w)
-        ]
-        return slug_words(zh_words[:2])
+        key = _glossary_key(lowered)
+        if key is not None:
+            return key
+    return _zh_key(lowered) if is_zh(lowered) else _en_key(lowered)
+
+
+def _glossary_key(lowered: str) -> str | None:
+    """The key of the glossary term found earliest (the longest there), if any."""
+    glossary = mapping("glossary")
+    hits: list[tuple[int, int, str]] = []  # (position, -length, key): earliest, longest
+    for term in _glossary_terms("zh"):
+        position = lowered.find(term)
+        if position >= 0:
+            hits.append((position, -len(term), glossary[term]))
+    for term in _glossary_terms("en"):
+        match = re.search(rf"\b{re.escape(term)}(?:s|es)?\b", lowered)
+        if match:
+            hits.append((match.start(), -len(term), glossary[term]))
+    return min(hits)[2] if hits else None
+
+
+def _zh_key(lowered: str) -> str:
+    """The first two Chinese content words that are not stop words or punctuation."""
+    stop_zh = words("topic_stop_words", "zh")
+    zh_words = [
+        w for w in _jieba_words(lowered) if w not in stop_zh and not re.fullmatch(r"[\W_]+", w)
+    ]
+    return slug_words(zh_words[:2])
+
+
+def _en_key(lowered: str) -> str:
+    """The first two English content words, singular, up to a break word ("and", "with")."""
     stop_en, break_en = words("topic_stop_words", "en"), words("topic_break_words", "en")
     found: list[str] = []
     for token in re.findall(r"[a-z0-9]+", lowered):

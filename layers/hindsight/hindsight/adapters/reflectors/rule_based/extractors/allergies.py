@@ -40,44 +40,48 @@ _ZH_ALLERGY_NOT_OBJECT = re.compile(
 
 
 def find_allergies(ctx: Context) -> list[Candidate]:
-    """Each allergen named, one fact each (topic "allergy:<allergen>")."""
-    found: list[Candidate] = []
+    """Each allergen named, one fact each (topic "allergy:<allergen>").
+
+    The patterns are tried in order; the first that finds an allergen is all there is."""
     if ctx.zh:
-        for pattern in _ALLERGY_ZH:
-            for match in pattern.finditer(ctx.clause):
-                tail = ctx.clause[match.end() : match.end() + 1]
-                if tail == "吗" or re.search(r"(?:不|没有?|不会)$", match.group("obj")):
-                    continue
-                obj = re.sub(r"^有", "", match.group("obj"))
-                for item in split_items(obj):
-                    if _ZH_ALLERGY_NOT_OBJECT.search(item):
-                        continue
-                    found.append(
-                        ctx.make(
-                            f"{ctx.subject.zh}对{item}过敏。",
-                            FactCategory.CONSTRAINT,
-                            Confidence.HIGH,
-                            f"allergy:{topic_key(item)}",
-                            "allergic",
-                        )
-                    )
-            if found:
-                return found
-        return found
-    if ctx.question:
-        return found
-    for pattern in _ALLERGY_EN:
-        for match in pattern.finditer(ctx.clause):
-            for item in split_items(match.group("obj")):
-                found.append(
-                    ctx.make(
-                        f"{en_subject(ctx)} is allergic to {item}.",
-                        FactCategory.CONSTRAINT,
-                        Confidence.HIGH,
-                        f"allergy:{topic_key(item)}",
-                        "allergic",
-                    )
-                )
+        patterns, allergens = _ALLERGY_ZH, _allergens_zh
+    elif ctx.question:
+        return []
+    else:
+        patterns, allergens = _ALLERGY_EN, _allergens_en
+    for pattern in patterns:
+        found = [
+            candidate
+            for match in pattern.finditer(ctx.clause)
+            for candidate in allergens(ctx, match)
+        ]
         if found:
             return found
-    return found
+    return []
+
+
+def _allergy(ctx: Context, content: str, item: str) -> Candidate:
+    return ctx.make(
+        content, FactCategory.CONSTRAINT, Confidence.HIGH, f"allergy:{topic_key(item)}", "allergic"
+    )
+
+
+def _allergens_zh(ctx: Context, match: re.Match[str]) -> list[Candidate]:
+    """The allergens of one "对……过敏", unless asked ("吗") or denied ("不会")."""
+    tail = ctx.clause[match.end() : match.end() + 1]
+    if tail == "吗" or re.search(r"(?:不|没有?|不会)$", match.group("obj")):
+        return []
+    obj = re.sub(r"^有", "", match.group("obj"))
+    return [
+        _allergy(ctx, f"{ctx.subject.zh}对{item}过敏。", item)
+        for item in split_items(obj)
+        if not _ZH_ALLERGY_NOT_OBJECT.search(item)
+    ]
+
+
+def _allergens_en(ctx: Context, match: re.Match[str]) -> list[Candidate]:
+    """The allergens of one "allergic to ..."."""
+    return [
+        _allergy(ctx, f"{en_subject(ctx)} is allergic to {item}.", item)
+        for item in split_items(match.group("obj"))
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from hindsight.adapters.reflectors.rule_based.candidates import I_EN, Candidate, Context, en_subject
 from hindsight.adapters.reflectors.rule_based.extractors.names import NAME_WORD, zh_name
@@ -56,96 +57,107 @@ _HAVE_KIDS_ZH = re.compile(
 
 def find_family(ctx: Context) -> list[Candidate]:
     """Pets (with their names), relatives' names, how many children or siblings."""
-    found: list[Candidate] = []
     if ctx.question:
-        return found
-    relations = mapping("relations")
+        return []
     if ctx.zh:
-        for match in _HAVE_PET_ZH.finditer(ctx.clause):
-            kind = match.group("kind")
-            name = match.group("name") or ""
-            key = f"pet:{mapping('pet_kinds', 'zh')[kind]}" + (f":{name.lower()}" if name else "")
-            count = match.group("n") or "一"
-            text = f"{ctx.subject.zh}养了{count}只{kind}" + (f"，名叫{name}" if name else "")
-            found.append(ctx.make(f"{text}。", FactCategory.FACT, Confidence.MEDIUM, key, "has"))
-        for match in _MY_RELATION_ZH.finditer(ctx.clause):
-            name = zh_name(match.group("tail")) or clean_object(match.group("tail"))[:6]
-            rel = match.group("rel")
-            if name:
-                found.append(
-                    ctx.make(
-                        f"{ctx.subject.zh}的{rel}叫{name}。",
-                        FactCategory.FACT,
-                        Confidence.MEDIUM,
-                        f"family:{relations[rel]}",
-                        "has",
-                    )
-                )
-        for match in _HAVE_KIDS_ZH.finditer(ctx.clause):
-            kind = match.group("kind")
-            found.append(
-                ctx.make(
-                    f"{ctx.subject.zh}有{match.group('n')}个{kind}。",
-                    FactCategory.FACT,
-                    Confidence.MEDIUM,
-                    f"family:{'children' if kind in ('孩子', '小孩') else kind}",
-                    "has",
-                )
-            )
-        return found
+        return _pets_zh(ctx) + _relatives_zh(ctx) + _children_zh(ctx)
     not_names = words("not_names", "en")
+    pets = _pets_en(ctx)
+    pets += _named_pets_en(ctx, not_names, pets)
+    return pets + _relatives_en(ctx, not_names) + _children_en(ctx)
+
+
+def _family_fact(ctx: Context, content: str, topic: str) -> Candidate:
+    return ctx.make(content, FactCategory.FACT, Confidence.MEDIUM, topic, "has")
+
+
+# --- Chinese ---------------------------------------------------------------------------
+def _pets_zh(ctx: Context) -> list[Candidate]:
+    """ "我家里养了两只猫，叫咪咪"."""
+    found = []
+    for match in _HAVE_PET_ZH.finditer(ctx.clause):
+        kind = match.group("kind")
+        name = match.group("name") or ""
+        key = f"pet:{mapping('pet_kinds', 'zh')[kind]}" + (f":{name.lower()}" if name else "")
+        count = match.group("n") or "一"
+        text = f"{ctx.subject.zh}养了{count}只{kind}" + (f"，名叫{name}" if name else "")
+        found.append(_family_fact(ctx, f"{text}。", key))
+    return found
+
+
+def _relatives_zh(ctx: Context) -> list[Candidate]:
+    """ "我的妈妈叫王芳"."""
+    relations = mapping("relations")
+    found = []
+    for match in _MY_RELATION_ZH.finditer(ctx.clause):
+        name = zh_name(match.group("tail")) or clean_object(match.group("tail"))[:6]
+        rel = match.group("rel")
+        if name:
+            content = f"{ctx.subject.zh}的{rel}叫{name}。"
+            found.append(_family_fact(ctx, content, f"family:{relations[rel]}"))
+    return found
+
+
+def _children_zh(ctx: Context) -> list[Candidate]:
+    """ "我有两个孩子"."""
+    found = []
+    for match in _HAVE_KIDS_ZH.finditer(ctx.clause):
+        kind = match.group("kind")
+        content = f"{ctx.subject.zh}有{match.group('n')}个{kind}。"
+        key = "children" if kind in ("孩子", "小孩") else kind
+        found.append(_family_fact(ctx, content, f"family:{key}"))
+    return found
+
+
+# --- English ---------------------------------------------------------------------------
+def _pets_en(ctx: Context) -> list[Candidate]:
+    """ "I have two dogs", "I have a cat named Luna"."""
+    found = []
     for match in _HAVE_PET_EN.finditer(ctx.clause):
         kind = match.group("kind").lower()
         name = match.group("name")
         key = f"pet:{singular(kind.replace(' ', '-'))}" + (f":{name.lower()}" if name else "")
         text = f"{en_subject(ctx)} has {match.group('n').lower()} {kind}"
-        found.append(
-            ctx.make(
-                text + (f" named {name}." if name else "."),
-                FactCategory.FACT,
-                Confidence.MEDIUM,
-                key,
-                "has",
-            )
-        )
+        found.append(_family_fact(ctx, text + (f" named {name}." if name else "."), key))
+    return found
+
+
+def _named_pets_en(
+    ctx: Context, not_names: Collection[str], known: list[Candidate]
+) -> list[Candidate]:
+    """ "my dog's name is Rex", unless that pet is among the ``known`` ones already."""
+    found: list[Candidate] = []
     for match in _MY_PET_EN.finditer(ctx.clause):
         kind = match.group("kind").lower()
         name = match.group("name")
-        if name.lower() in not_names or any(f.topic.endswith(f":{name.lower()}") for f in found):
+        if name.lower() in not_names or any(
+            f.topic.endswith(f":{name.lower()}") for f in (*known, *found)
+        ):
             continue
-        found.append(
-            ctx.make(
-                f"{en_subject(ctx)} has a {kind} named {name}.",
-                FactCategory.FACT,
-                Confidence.MEDIUM,
-                f"pet:{singular(kind)}:{name.lower()}",
-                "has",
-            )
-        )
+        content = f"{en_subject(ctx)} has a {kind} named {name}."
+        found.append(_family_fact(ctx, content, f"pet:{singular(kind)}:{name.lower()}"))
+    return found
+
+
+def _relatives_en(ctx: Context, not_names: Collection[str]) -> list[Candidate]:
+    """ "my sister is called Ana"."""
+    relations = mapping("relations")
+    found = []
     for match in _MY_RELATION_EN.finditer(ctx.clause):
         rel = match.group("rel").lower()
         name = match.group("name")
-        if name.lower() in not_names:
-            continue
-        found.append(
-            ctx.make(
-                f"{ctx.subject.possessive()} {rel} is called {name}.",
-                FactCategory.FACT,
-                Confidence.MEDIUM,
-                f"family:{relations.get(rel, rel)}",
-                "has",
-            )
-        )
+        if name.lower() not in not_names:
+            content = f"{ctx.subject.possessive()} {rel} is called {name}."
+            found.append(_family_fact(ctx, content, f"family:{relations.get(rel, rel)}"))
+    return found
+
+
+def _children_en(ctx: Context) -> list[Candidate]:
+    """ "I have two kids", "I have a brother"."""
+    found = []
     for match in _HAVE_KIDS_EN.finditer(ctx.clause):
         kind = match.group("kind").lower()
         key = "children" if kind.startswith(("kid", "child")) else singular(kind)
-        found.append(
-            ctx.make(
-                f"{en_subject(ctx)} has {match.group('n').lower()} {kind}.",
-                FactCategory.FACT,
-                Confidence.MEDIUM,
-                f"family:{key}",
-                "has",
-            )
-        )
+        content = f"{en_subject(ctx)} has {match.group('n').lower()} {kind}."
+        found.append(_family_fact(ctx, content, f"family:{key}"))
     return found

@@ -41,77 +41,71 @@ _HABIT_ZH = re.compile(
 
 
 def find_habits(ctx: Context) -> list[Candidate]:
-    """What the user does regularly: "I usually ...", "every morning I ...", "我每天..."."""
-    found: list[Candidate] = []
+    """What the user does regularly: "I usually ...", "every morning I ...", "我每天...".
+
+    In English the first form found is all there is: adverb, leading time, trailing time."""
     if ctx.question:
-        return found
+        return []
     if ctx.zh:
-        for match in _HABIT_ZH.finditer(ctx.clause):
-            act = clean_object(match.group("act"))
-            if not act or len(act) < 2:
-                continue
+        return _habits_zh(ctx)
+    return _adverb_en(ctx) or _leading_when_en(ctx) or _trailing_when_en(ctx)
+
+
+def _habit(ctx: Context, content: str, act: str) -> Candidate:
+    return ctx.make(
+        content, FactCategory.FACT, Confidence.MEDIUM, f"habit:{topic_key(act)}", "habit"
+    )
+
+
+def _act_en(match: re.Match[str], act: str) -> str:
+    """The act as said of the user: "I run" -> "runs"; "Ana runs" stays."""
+    third = match.group("subj").lower() != "i"
+    return act if third else conjugate(third_person_en(act))
+
+
+def _habits_zh(ctx: Context) -> list[Candidate]:
+    """ "我每天早上跑步"."""
+    found = []
+    for match in _HABIT_ZH.finditer(ctx.clause):
+        act = clean_object(match.group("act"))
+        if act and len(act) >= 2:
             content = f"{ctx.subject.zh}{match.group('adv')}{third_person_zh(act)}。"
-            found.append(
-                ctx.make(
-                    content,
-                    FactCategory.FACT,
-                    Confidence.MEDIUM,
-                    f"habit:{topic_key(act)}",
-                    "habit",
-                )
-            )
-        return found
-    third = False
+            found.append(_habit(ctx, content, act))
+    return found
+
+
+def _adverb_en(ctx: Context) -> list[Candidate]:
+    """ "I usually run", "I tend to walk"."""
+    found = []
     for match in _HABIT_ADVERB_EN.finditer(ctx.clause):
         act = clean_object(match.group("act"))
         if not act:
             continue
-        third = match.group("subj").lower() != "i"
         adv = match.group("adv").lower()
         adv = "tends to" if adv == "tend to" else adv
-        act_text = act if third else conjugate(third_person_en(act))
-        if adv.startswith("tend"):
-            act_text = third_person_en(act)
-        found.append(
-            ctx.make(
-                f"{en_subject(ctx)} {adv} {act_text}.",
-                FactCategory.FACT,
-                Confidence.MEDIUM,
-                f"habit:{topic_key(act)}",
-                "habit",
-            )
-        )
-    if found:
-        return found
+        act_text = third_person_en(act) if adv.startswith("tend") else _act_en(match, act)
+        found.append(_habit(ctx, f"{en_subject(ctx)} {adv} {act_text}.", act))
+    return found
+
+
+def _leading_when_en(ctx: Context) -> list[Candidate]:
+    """ "Every morning I run"."""
+    found = []
     for match in _HABIT_LEADING_WHEN_EN.finditer(ctx.clause):
         act = clean_object(match.group("act"))
         if act:
-            third = match.group("subj").lower() != "i"
-            act_text = act if third else conjugate(third_person_en(act))
-            found.append(
-                ctx.make(
-                    f"{en_subject(ctx)} {act_text} {match.group('when').lower()}.",
-                    FactCategory.FACT,
-                    Confidence.MEDIUM,
-                    f"habit:{topic_key(act)}",
-                    "habit",
-                )
-            )
-    if found:
-        return found
+            content = f"{en_subject(ctx)} {_act_en(match, act)} {match.group('when').lower()}."
+            found.append(_habit(ctx, content, act))
+    return found
+
+
+def _trailing_when_en(ctx: Context) -> list[Candidate]:
+    """ "I swim twice a week with my team"."""
+    found = []
     for match in _HABIT_TRAILING_WHEN_EN.finditer(ctx.clause):
         act = match.group("act").strip()
-        third = match.group("subj").lower() != "i"
-        act_text = act if third else conjugate(third_person_en(act))
         rest = clean_object(match.group("rest")) if match.group("rest").strip() else ""
         tail = f" {third_person_en(rest)}" if rest else ""
-        found.append(
-            ctx.make(
-                f"{en_subject(ctx)} {act_text} {match.group('when').lower()}{tail}.",
-                FactCategory.FACT,
-                Confidence.MEDIUM,
-                f"habit:{topic_key(act)}",
-                "habit",
-            )
-        )
+        content = f"{en_subject(ctx)} {_act_en(match, act)} {match.group('when').lower()}{tail}."
+        found.append(_habit(ctx, content, act))
     return found

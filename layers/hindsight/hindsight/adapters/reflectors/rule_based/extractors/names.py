@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from hindsight.adapters.reflectors.rule_based.candidates import Candidate, Context, en_subject
 from hindsight.adapters.reflectors.rule_based.clauses import is_zh
@@ -65,73 +66,69 @@ def zh_name(tail: str) -> str:
 
 def find_names(ctx: Context) -> list[Candidate]:
     """The user's name, and what they want to be called."""
-    found: list[Candidate] = []
     if ctx.question:
-        return found
+        return []
     if ctx.zh:
-        for match in _MY_NAME_ZH.finditer(ctx.clause):
-            name = zh_name(match.group("tail"))
-            if name:
-                found.append(
-                    ctx.make(
-                        f"{ctx.subject.zh}的名字是{name}。",
-                        FactCategory.FACT,
-                        Confidence.HIGH,
-                        "name",
-                        "name",
-                    )
-                )
-        if not found:
-            for match in _CALL_ME_ZH.finditer(ctx.clause):
-                name = zh_name(match.group("tail"))
-                if name:
-                    found.append(
-                        ctx.make(
-                            f"{ctx.subject.zh}希望被称呼为{name}。",
-                            FactCategory.PREFERENCE,
-                            Confidence.HIGH,
-                            "name:preferred",
-                            "name",
-                        )
-                    )
-        return found
+        return _names_zh(ctx) or _called_zh(ctx)
     not_names = words("not_names", "en")
+    return (_names_en(ctx, not_names) or _introduction_en(ctx, not_names)) + _called_en(
+        ctx, not_names
+    )
+
+
+def _name(ctx: Context, content: str) -> Candidate:
+    return ctx.make(content, FactCategory.FACT, Confidence.HIGH, "name", "name")
+
+
+def _called(ctx: Context, content: str) -> Candidate:
+    return ctx.make(content, FactCategory.PREFERENCE, Confidence.HIGH, "name:preferred", "name")
+
+
+def _names_zh(ctx: Context) -> list[Candidate]:
+    """ "我叫李明"."""
+    found = []
+    for match in _MY_NAME_ZH.finditer(ctx.clause):
+        name = zh_name(match.group("tail"))
+        if name:
+            found.append(_name(ctx, f"{ctx.subject.zh}的名字是{name}。"))
+    return found
+
+
+def _called_zh(ctx: Context) -> list[Candidate]:
+    """ "叫我小王就行"."""
+    found = []
+    for match in _CALL_ME_ZH.finditer(ctx.clause):
+        name = zh_name(match.group("tail"))
+        if name:
+            found.append(_called(ctx, f"{ctx.subject.zh}希望被称呼为{name}。"))
+    return found
+
+
+def _names_en(ctx: Context, not_names: Collection[str]) -> list[Candidate]:
+    """ "my name is ana" (capitalised)."""
+    found = []
     for match in _MY_NAME_EN.finditer(ctx.clause):
         parts = match.group("name").split()
         if parts[0].lower() in not_names:
             continue
         name = " ".join(w[:1].upper() + w[1:] for w in parts)
-        found.append(
-            ctx.make(
-                f"{ctx.subject.possessive()} name is {name}.",
-                FactCategory.FACT,
-                Confidence.HIGH,
-                "name",
-                "name",
-            )
-        )
-    if not found:
-        intro = _I_AM_NAME_EN.search(ctx.clause)
-        if intro and not any(w.lower() in not_names for w in intro.group("name").split()):
-            found.append(
-                ctx.make(
-                    f"{ctx.subject.possessive()} name is {intro.group('name')}.",
-                    FactCategory.FACT,
-                    Confidence.HIGH,
-                    "name",
-                    "name",
-                )
-            )
+        found.append(_name(ctx, f"{ctx.subject.possessive()} name is {name}."))
+    return found
+
+
+def _introduction_en(ctx: Context, not_names: Collection[str]) -> list[Candidate]:
+    """ "Hi, I'm Ana from Lisbon", at the start of the clause."""
+    intro = _I_AM_NAME_EN.search(ctx.clause)
+    if intro is None or any(w.lower() in not_names for w in intro.group("name").split()):
+        return []
+    return [_name(ctx, f"{ctx.subject.possessive()} name is {intro.group('name')}.")]
+
+
+def _called_en(ctx: Context, not_names: Collection[str]) -> list[Candidate]:
+    """ "call me Jo"."""
+    found = []
     for match in _CALL_ME_EN.finditer(ctx.clause):
         name = match.group("name")
         if name.lower() not in not_names:
-            found.append(
-                ctx.make(
-                    f"{en_subject(ctx)} wants to be called {name}.",
-                    FactCategory.PREFERENCE,
-                    Confidence.HIGH,
-                    "name:preferred",
-                    "name",
-                )
-            )
+            found.append(_called(ctx, f"{en_subject(ctx)} wants to be called {name}."))
     return found

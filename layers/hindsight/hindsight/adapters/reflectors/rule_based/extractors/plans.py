@@ -80,79 +80,86 @@ def _plan_topic(act: str, reference: datetime) -> str:
     return f"plan:{key}" if key else "plan"
 
 
+def _plan(ctx: Context, content: str, act: str) -> Candidate:
+    return ctx.make(
+        content, FactCategory.TASK, Confidence.MEDIUM, _plan_topic(act, ctx.occurred_at), "plan"
+    )
+
+
 def find_plans(ctx: Context) -> list[Candidate]:
-    """Plans, to-dos and reminders, with the dates their time words resolve to."""
-    found: list[Candidate] = []
+    """Plans, to-dos and reminders, with the dates their time words resolve to.
+
+    Reminders first (all of them); failing those, and unless the clause is a question,
+    the first stated plan."""
     ranges = resolve_time_expressions(ctx.clause, ctx.occurred_at)
     when = _describe_ranges(ranges, ctx.zh)
+    reminders = _reminders_zh(ctx, when) if ctx.zh else _reminders_en(ctx, when)
+    if reminders or ctx.question:
+        return reminders
     if ctx.zh:
-        for match in _REMIND_ZH.finditer(ctx.clause):
-            act = clean_object(match.group("act"))
-            if act:
-                found.append(
-                    ctx.make(
-                        f"{ctx.subject.zh}请求提醒：{third_person_zh(act)}{when}。",
-                        FactCategory.TASK,
-                        Confidence.MEDIUM,
-                        _plan_topic(act, ctx.occurred_at),
-                        "plan",
-                    )
-                )
-        if found or ctx.question:
-            return found
-        for match in _PLAN_ZH.finditer(ctx.clause):
-            pre, modal = match.group("pre"), match.group("modal")
-            act = clean_object(match.group("act"))
-            if not act or not _pre_is_time(pre, ctx.occurred_at):
-                continue
-            if modal not in words("strong_plan_modals", "zh") and not ranges:
-                continue
-            content = f"{ctx.subject.zh}{pre}{modal}{third_person_zh(act)}{when}。"
-            found.append(
-                ctx.make(
-                    content,
-                    FactCategory.TASK,
-                    Confidence.MEDIUM,
-                    _plan_topic(act, ctx.occurred_at),
-                    "plan",
-                )
-            )
-            return found
-        for match in _GO_ZH.finditer(ctx.clause):
-            pre = match.group("pre")
-            act = clean_object(match.group("act"))
-            if (
-                act
-                and ranges
-                and _pre_is_time(pre, ctx.occurred_at)
-                and _without_time(pre, ctx.occurred_at) != pre
-            ):
-                content = f"{ctx.subject.zh}{pre}{third_person_zh(act)}{when}。"
-                found.append(
-                    ctx.make(
-                        content,
-                        FactCategory.TASK,
-                        Confidence.MEDIUM,
-                        _plan_topic(act, ctx.occurred_at),
-                        "plan",
-                    )
-                )
-                return found
-        return found
-    for match in _REMIND_EN.finditer(ctx.clause):
+        plan = _modal_plan_zh(ctx, ranges, when) or _going_zh(ctx, ranges, when)
+    else:
+        plan = _modal_plan_en(ctx, when) or (_progressive_en(ctx, when) if ranges else None)
+    return [plan] if plan is not None else []
+
+
+# --- Chinese ---------------------------------------------------------------------------
+def _reminders_zh(ctx: Context, when: str) -> list[Candidate]:
+    """ "提醒我……": every reminder asked for."""
+    found = []
+    for match in _REMIND_ZH.finditer(ctx.clause):
         act = clean_object(match.group("act"))
         if act:
             found.append(
-                ctx.make(
-                    f"{en_subject(ctx)} asked to be reminded to {third_person_en(act)}{when}.",
-                    FactCategory.TASK,
-                    Confidence.MEDIUM,
-                    _plan_topic(act, ctx.occurred_at),
-                    "plan",
-                )
+                _plan(ctx, f"{ctx.subject.zh}请求提醒：{third_person_zh(act)}{when}。", act)
             )
-    if found or ctx.question:
-        return found
+    return found
+
+
+def _modal_plan_zh(ctx: Context, ranges: Sequence[TimeRange], when: str) -> Candidate | None:
+    """ "我下周打算……": a plan modal after nothing but time words; a weak modal ("要",
+    "会") only with a time."""
+    for match in _PLAN_ZH.finditer(ctx.clause):
+        pre, modal = match.group("pre"), match.group("modal")
+        act = clean_object(match.group("act"))
+        if not act or not _pre_is_time(pre, ctx.occurred_at):
+            continue
+        if modal not in words("strong_plan_modals", "zh") and not ranges:
+            continue
+        return _plan(ctx, f"{ctx.subject.zh}{pre}{modal}{third_person_zh(act)}{when}。", act)
+    return None
+
+
+def _going_zh(ctx: Context, ranges: Sequence[TimeRange], when: str) -> Candidate | None:
+    """ "我下周三去北京": a movement verb after a time word that resolves."""
+    if not ranges:
+        return None
+    for match in _GO_ZH.finditer(ctx.clause):
+        pre = match.group("pre")
+        act = clean_object(match.group("act"))
+        if (
+            act
+            and _pre_is_time(pre, ctx.occurred_at)
+            and _without_time(pre, ctx.occurred_at) != pre
+        ):
+            return _plan(ctx, f"{ctx.subject.zh}{pre}{third_person_zh(act)}{when}。", act)
+    return None
+
+
+# --- English ---------------------------------------------------------------------------
+def _reminders_en(ctx: Context, when: str) -> list[Candidate]:
+    """ "remind me to ...": every reminder asked for."""
+    found = []
+    for match in _REMIND_EN.finditer(ctx.clause):
+        act = clean_object(match.group("act"))
+        if act:
+            content = f"{en_subject(ctx)} asked to be reminded to {third_person_en(act)}{when}."
+            found.append(_plan(ctx, content, act))
+    return found
+
+
+def _modal_plan_en(ctx: Context, when: str) -> Candidate | None:
+    """ "I'm going to / I need to ...", not negated; the modal in the third person."""
     for match in _PLAN_EN.finditer(ctx.clause):
         act = clean_object(match.group("act"))
         if not act or re.match(r"(?:not|never)\b", act, re.IGNORECASE):
@@ -160,28 +167,14 @@ def find_plans(ctx: Context) -> list[Candidate]:
         modal = " ".join(match.group("modal").lower().split())
         third = match.group("subj").lower() != "i"
         modal_text = modal if third else mapping("plan_modals", "en").get(modal, modal)
-        found.append(
-            ctx.make(
-                f"{en_subject(ctx)} {modal_text} {third_person_en(act)}{when}.",
-                FactCategory.TASK,
-                Confidence.MEDIUM,
-                _plan_topic(act, ctx.occurred_at),
-                "plan",
-            )
-        )
-        return found
-    if ranges:
-        for match in _PROGRESSIVE_EN.finditer(ctx.clause):
-            act = clean_object(match.group("act"))
-            if act and _without_time(act, ctx.occurred_at) != act:
-                found.append(
-                    ctx.make(
-                        f"{en_subject(ctx)} is {third_person_en(act)}{when}.",
-                        FactCategory.TASK,
-                        Confidence.MEDIUM,
-                        _plan_topic(act, ctx.occurred_at),
-                        "plan",
-                    )
-                )
-                return found
-    return found
+        return _plan(ctx, f"{en_subject(ctx)} {modal_text} {third_person_en(act)}{when}.", act)
+    return None
+
+
+def _progressive_en(ctx: Context, when: str) -> Candidate | None:
+    """ "I'm flying to Paris on Friday": a progressive with a time word in it."""
+    for match in _PROGRESSIVE_EN.finditer(ctx.clause):
+        act = clean_object(match.group("act"))
+        if act and _without_time(act, ctx.occurred_at) != act:
+            return _plan(ctx, f"{en_subject(ctx)} is {third_person_en(act)}{when}.", act)
+    return None

@@ -10,6 +10,7 @@ from hindsight.adapters.reflectors.rule_based.candidates import (
     I_EN,
     Candidate,
     Context,
+    Extractor,
     en_subject,
 )
 from hindsight.adapters.reflectors.rule_based.grammar import clean_object, third_person_en
@@ -63,44 +64,61 @@ def _en_verb(verb: str, table: Mapping[str, str]) -> str:
 
 
 def find_preferences(ctx: Context) -> list[Candidate]:
-    """Likes, dislikes and favourites that last; never what is (not) wanted just today."""
-    found: list[Candidate] = []
+    """Likes, dislikes and favourites that last; never what is (not) wanted just today.
+
+    Favourites first, then dislikes, then likes: the first kind found is all there is."""
     if ctx.temporary or ctx.question:
-        return found  # "I don't feel like Sichuan food today" is no lasting preference
-    if ctx.zh:
-        for match in _FAVORITE_ZH.finditer(ctx.clause):
-            obj = clean_object(match.group("obj"))
-            what = match.group("what")
-            if obj:
-                found.append(
-                    ctx.make(
-                        f"{ctx.subject.zh}最喜欢的{what}是{obj}。",
-                        FactCategory.PREFERENCE,
-                        Confidence.MEDIUM,
-                        f"preference:favorite:{topic_key(what, False)}",
-                        "favorite",
-                    )
-                )
+        return []  # "I don't feel like Sichuan food today" is no lasting preference
+    for stage in _STAGES_ZH if ctx.zh else _STAGES_EN:
+        found = stage(ctx)
         if found:
             return found
-        for pattern, stance in ((_DISLIKE_ZH, "dislike"), (_LIKE_ZH, "like")):
-            for match in pattern.finditer(ctx.clause):
-                obj = clean_object(match.group("obj"))
-                if not obj or obj.startswith(("的", "上", "过")):
-                    continue
-                verb = match.group("verb")
-                found.append(
-                    ctx.make(
-                        f"{ctx.subject.zh}{verb}{obj}。",
-                        FactCategory.PREFERENCE,
-                        Confidence.MEDIUM,
-                        f"preference:{topic_key(obj)}",
-                        stance,
-                    )
-                )
-            if found:
-                return found
-        return found
+    return []
+
+
+def _preference(ctx: Context, content: str, topic: str, stance: str) -> Candidate:
+    return ctx.make(content, FactCategory.PREFERENCE, Confidence.MEDIUM, topic, stance)
+
+
+# --- Chinese ---------------------------------------------------------------------------
+def _favorites_zh(ctx: Context) -> list[Candidate]:
+    """ "我最喜欢的水果是芒果"."""
+    found = []
+    for match in _FAVORITE_ZH.finditer(ctx.clause):
+        obj = clean_object(match.group("obj"))
+        what = match.group("what")
+        if obj:
+            topic = f"preference:favorite:{topic_key(what, False)}"
+            found.append(
+                _preference(ctx, f"{ctx.subject.zh}最喜欢的{what}是{obj}。", topic, "favorite")
+            )
+    return found
+
+
+def _stances_zh(ctx: Context, pattern: re.Pattern[str], stance: str) -> list[Candidate]:
+    """ "我很喜欢火锅" / "我讨厌香菜"; not "喜欢的", "喜欢上", "喜欢过"."""
+    found = []
+    for match in pattern.finditer(ctx.clause):
+        obj = clean_object(match.group("obj"))
+        if not obj or obj.startswith(("的", "上", "过")):
+            continue
+        content = f"{ctx.subject.zh}{match.group('verb')}{obj}。"
+        found.append(_preference(ctx, content, f"preference:{topic_key(obj)}", stance))
+    return found
+
+
+def _dislikes_zh(ctx: Context) -> list[Candidate]:
+    return _stances_zh(ctx, _DISLIKE_ZH, "dislike")
+
+
+def _likes_zh(ctx: Context) -> list[Candidate]:
+    return _stances_zh(ctx, _LIKE_ZH, "like")
+
+
+# --- English ---------------------------------------------------------------------------
+def _favorites_en(ctx: Context) -> list[Candidate]:
+    """ "my favorite tea is oolong"."""
+    found = []
     for match in _FAVORITE_EN.finditer(ctx.clause):
         obj = clean_object(match.group("obj"))
         what = match.group("what").lower()
@@ -108,39 +126,37 @@ def find_preferences(ctx: Context) -> list[Candidate]:
             owner = (
                 ctx.subject.possessive() if match.group("subj").lower() == "my" else "The user's"
             )
-            found.append(
-                ctx.make(
-                    f"{owner} favorite {what} is {obj}.",
-                    FactCategory.PREFERENCE,
-                    Confidence.MEDIUM,
-                    f"preference:favorite:{topic_key(what, False)}",
-                    "favorite",
-                )
-            )
-    if found:
-        return found
-    for pattern, stance, table in (
-        (_DISLIKE_EN, "dislike", mapping("dislike_verbs", "en")),
-        (_LIKE_EN, "like", mapping("like_verbs", "en")),
-    ):
-        for match in pattern.finditer(ctx.clause):
-            raw = match.group("obj")
-            if stance == "like" and re.match(r"(?:it|this|that)\b", raw.strip(), re.IGNORECASE):
-                continue
-            obj = clean_object(raw)
-            if not obj:
-                continue
-            third = match.group("subj").lower() != "i"
-            verb = match.group("verb") if third else _en_verb(match.group("verb"), table)
-            found.append(
-                ctx.make(
-                    f"{en_subject(ctx)} {verb.lower()} {third_person_en(obj)}.",
-                    FactCategory.PREFERENCE,
-                    Confidence.MEDIUM,
-                    f"preference:{topic_key(obj)}",
-                    stance,
-                )
-            )
-        if found:
-            return found
+            topic = f"preference:favorite:{topic_key(what, False)}"
+            found.append(_preference(ctx, f"{owner} favorite {what} is {obj}.", topic, "favorite"))
     return found
+
+
+def _stances_en(
+    ctx: Context, pattern: re.Pattern[str], stance: str, verbs: Mapping[str, str]
+) -> list[Candidate]:
+    """ "I love hiking" / "I can't stand cilantro", the verb in the third person."""
+    found = []
+    for match in pattern.finditer(ctx.clause):
+        raw = match.group("obj")
+        if stance == "like" and re.match(r"(?:it|this|that)\b", raw.strip(), re.IGNORECASE):
+            continue
+        obj = clean_object(raw)
+        if not obj:
+            continue
+        third = match.group("subj").lower() != "i"
+        verb = match.group("verb") if third else _en_verb(match.group("verb"), verbs)
+        content = f"{en_subject(ctx)} {verb.lower()} {third_person_en(obj)}."
+        found.append(_preference(ctx, content, f"preference:{topic_key(obj)}", stance))
+    return found
+
+
+def _dislikes_en(ctx: Context) -> list[Candidate]:
+    return _stances_en(ctx, _DISLIKE_EN, "dislike", mapping("dislike_verbs", "en"))
+
+
+def _likes_en(ctx: Context) -> list[Candidate]:
+    return _stances_en(ctx, _LIKE_EN, "like", mapping("like_verbs", "en"))
+
+
+_STAGES_ZH: tuple[Extractor, ...] = (_favorites_zh, _dislikes_zh, _likes_zh)
+_STAGES_EN: tuple[Extractor, ...] = (_favorites_en, _dislikes_en, _likes_en)
