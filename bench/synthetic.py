@@ -9,6 +9,7 @@ than the templates give.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 # --- generated memories ------------------------------------------------------------------
 
@@ -68,102 +69,99 @@ EN_PLACES = [
 EN_MOMENTS = ["in the morning", "at lunch", "in the evening", "late at night", "on the weekend"]
 
 
+Template = Callable[[random.Random], tuple[str, str]]
+
+# one (text, category) maker per kind of memory; the slots are drawn left to right
+_ZH_TEMPLATES: tuple[Template, ...] = (
+    lambda r: (f"我对{r.choice(ZH_FOODS)}过敏", "constraint"),
+    lambda r: (f"我对{r.choice(ZH_FOODS)}过敏，吃了会起疹子，点菜时请避开", "constraint"),
+    lambda r: (f"喜欢喝{r.choice(ZH_DRINKS)}", "preference"),
+    lambda r: (f"我每天早上都要喝一杯{r.choice(ZH_DRINKS)}，不加糖，少冰", "preference"),
+    lambda r: (
+        f"{r.choice(ZH_TIMES)}要去{r.choice(ZH_CITIES)}出差，帮我订靠窗的座位和离会场近的酒店，"
+        f"预算每晚{r.randrange(3, 12) * 100}元以内",
+        "task",
+    ),
+    lambda r: (
+        f"提醒我{r.choice(ZH_TIMES)}给{r.choice(ZH_RELATIONS)}{r.choice(ZH_NAMES)}打电话",
+        "task",
+    ),
+    lambda r: (f"今天心情{r.choice(ZH_MOODS)}，因为{r.choice(ZH_REASONS)}", "mood"),
+    lambda r: (
+        f"我在{r.choice(ZH_COMPANIES)}做{r.choice(ZH_JOBS)}，已经{r.randrange(1, 15)}年了",
+        "fact",
+    ),
+    lambda r: (f"我家的狗叫{r.choice(ZH_PETS)}，今年{r.randrange(1, 14)}岁，怕打雷", "fact"),
+    lambda r: (f"最近迷上了{r.choice(ZH_HOBBIES)}，每周{r.randrange(1, 6)}次", "preference"),
+    lambda r: (f"{r.choice(ZH_TIMES)}之前必须{r.choice(ZH_TASKS)}，别让我忘了", "task"),
+    lambda r: (
+        f"{r.choice(ZH_RELATIONS)}{r.choice(ZH_NAMES)}{r.choice(ZH_TIMES)}过生日，想送她一本关于"
+        f"{r.choice(ZH_HOBBIES)}的书，再订一家{r.choice(ZH_CITIES)}菜馆",
+        "task",
+    ),
+    lambda r: (f"会议改到{r.choice(ZH_TIMES)}下午{r.randrange(1, 6)}点", "task"),
+    lambda r: (
+        f"用户说{r.choice(ZH_MOMENTS)}{r.choice(ZH_PLACES)}不方便接电话，有事先发消息，"
+        f"紧急情况打给{r.choice(ZH_RELATIONS)}{r.choice(ZH_NAMES)}",
+        "preference",
+    ),
+)
+_EN_TEMPLATES: tuple[Template, ...] = (
+    lambda r: (f"User is allergic to {r.choice(EN_FOODS)}", "constraint"),
+    lambda r: (
+        f"I am seriously allergic to {r.choice(EN_FOODS)}, so please check every restaurant "
+        f"menu and warn me before ordering anything that might contain it",
+        "constraint",
+    ),
+    lambda r: (f"I prefer {r.choice(EN_DRINKS)} in the morning", "preference"),
+    lambda r: (
+        f"Flying to {r.choice(EN_CITIES)} {r.choice(EN_TIMES)} for a conference; book an aisle "
+        f"seat and a hotel under {r.randrange(8, 30) * 10} dollars a night close to the venue",
+        "task",
+    ),
+    lambda r: (
+        f"Remind me to call my {r.choice(EN_RELATIONS)} {r.choice(EN_NAMES)} {r.choice(EN_TIMES)}",
+        "task",
+    ),
+    lambda r: (f"Feeling {r.choice(EN_MOODS)} today because {r.choice(EN_REASONS)}", "mood"),
+    lambda r: (
+        f"I work as a {r.choice(EN_JOBS)} and have done so for {r.randrange(1, 20)} years",
+        "fact",
+    ),
+    lambda r: (
+        f"My dog {r.choice(EN_PETS)} is {r.randrange(1, 14)} and hates thunderstorms",
+        "fact",
+    ),
+    lambda r: (
+        f"Lately I have been getting into {r.choice(EN_HOBBIES)}, about {r.randrange(1, 6)} "
+        f"times a week",
+        "preference",
+    ),
+    lambda r: (f"I need to {r.choice(EN_TASKS)} before {r.choice(EN_TIMES)}", "task"),
+    lambda r: (
+        f"My {r.choice(EN_RELATIONS)} {r.choice(EN_NAMES)} has a birthday {r.choice(EN_TIMES)}; "
+        f"I want to get a book about {r.choice(EN_HOBBIES)} and reserve a table somewhere "
+        f"quiet in {r.choice(EN_CITIES)}, nothing with {r.choice(EN_FOODS)} on the menu, for "
+        f"{r.randrange(2, 9)} people at {r.randrange(6, 10)} pm",
+        "task",
+    ),
+    lambda r: (f"Meeting moved to {r.choice(EN_TIMES)} at {r.randrange(1, 6)} pm", "task"),
+    lambda r: (
+        f"Do not call me {r.choice(EN_MOMENTS)} when I am {r.choice(EN_PLACES)}; send a message "
+        f"instead, and for emergencies contact my {r.choice(EN_RELATIONS)} {r.choice(EN_NAMES)}",
+        "preference",
+    ),
+)
+
+
 def _zh_memory(rng: random.Random) -> tuple[str, str]:
     """One Chinese memory and its category; 5 to ~60 characters."""
-    c = rng.choice
-    kind = rng.randrange(14)
-    if kind == 0:
-        return f"我对{c(ZH_FOODS)}过敏", "constraint"
-    if kind == 1:
-        return f"我对{c(ZH_FOODS)}过敏，吃了会起疹子，点菜时请避开", "constraint"
-    if kind == 2:
-        return f"喜欢喝{c(ZH_DRINKS)}", "preference"
-    if kind == 3:
-        return f"我每天早上都要喝一杯{c(ZH_DRINKS)}，不加糖，少冰", "preference"
-    if kind == 4:
-        return (
-            f"{c(ZH_TIMES)}要去{c(ZH_CITIES)}出差，帮我订靠窗的座位和离会场近的酒店，"
-            f"预算每晚{rng.randrange(3, 12) * 100}元以内",
-            "task",
-        )
-    if kind == 5:
-        return f"提醒我{c(ZH_TIMES)}给{c(ZH_RELATIONS)}{c(ZH_NAMES)}打电话", "task"
-    if kind == 6:
-        return f"今天心情{c(ZH_MOODS)}，因为{c(ZH_REASONS)}", "mood"
-    if kind == 7:
-        return f"我在{c(ZH_COMPANIES)}做{c(ZH_JOBS)}，已经{rng.randrange(1, 15)}年了", "fact"
-    if kind == 8:
-        return f"我家的狗叫{c(ZH_PETS)}，今年{rng.randrange(1, 14)}岁，怕打雷", "fact"
-    if kind == 9:
-        return f"最近迷上了{c(ZH_HOBBIES)}，每周{rng.randrange(1, 6)}次", "preference"
-    if kind == 10:
-        return f"{c(ZH_TIMES)}之前必须{c(ZH_TASKS)}，别让我忘了", "task"
-    if kind == 11:
-        return (
-            f"{c(ZH_RELATIONS)}{c(ZH_NAMES)}{c(ZH_TIMES)}过生日，想送她一本关于"
-            f"{c(ZH_HOBBIES)}的书，再订一家{c(ZH_CITIES)}菜馆",
-            "task",
-        )
-    if kind == 12:
-        return f"会议改到{c(ZH_TIMES)}下午{rng.randrange(1, 6)}点", "task"
-    return (
-        f"用户说{c(ZH_MOMENTS)}{c(ZH_PLACES)}不方便接电话，有事先发消息，"
-        f"紧急情况打给{c(ZH_RELATIONS)}{c(ZH_NAMES)}",
-        "preference",
-    )
+    return _ZH_TEMPLATES[rng.randrange(len(_ZH_TEMPLATES))](rng)
 
 
 def _en_memory(rng: random.Random) -> tuple[str, str]:
     """One English memory and its category; 5 to ~60 words."""
-    c = rng.choice
-    kind = rng.randrange(13)
-    if kind == 0:
-        return f"User is allergic to {c(EN_FOODS)}", "constraint"
-    if kind == 1:
-        return (
-            f"I am seriously allergic to {c(EN_FOODS)}, so please check every restaurant menu "
-            f"and warn me before ordering anything that might contain it",
-            "constraint",
-        )
-    if kind == 2:
-        return f"I prefer {c(EN_DRINKS)} in the morning", "preference"
-    if kind == 3:
-        return (
-            f"Flying to {c(EN_CITIES)} {c(EN_TIMES)} for a conference; book an aisle seat and a "
-            f"hotel under {rng.randrange(8, 30) * 10} dollars a night close to the venue",
-            "task",
-        )
-    if kind == 4:
-        return f"Remind me to call my {c(EN_RELATIONS)} {c(EN_NAMES)} {c(EN_TIMES)}", "task"
-    if kind == 5:
-        return f"Feeling {c(EN_MOODS)} today because {c(EN_REASONS)}", "mood"
-    if kind == 6:
-        return f"I work as a {c(EN_JOBS)} and have done so for {rng.randrange(1, 20)} years", "fact"
-    if kind == 7:
-        return f"My dog {c(EN_PETS)} is {rng.randrange(1, 14)} and hates thunderstorms", "fact"
-    if kind == 8:
-        return (
-            f"Lately I have been getting into {c(EN_HOBBIES)}, about {rng.randrange(1, 6)} times "
-            f"a week",
-            "preference",
-        )
-    if kind == 9:
-        return f"I need to {c(EN_TASKS)} before {c(EN_TIMES)}", "task"
-    if kind == 10:
-        return (
-            f"My {c(EN_RELATIONS)} {c(EN_NAMES)} has a birthday {c(EN_TIMES)}; I want to get "
-            f"a book about {c(EN_HOBBIES)} and reserve a table somewhere quiet in "
-            f"{c(EN_CITIES)}, nothing with {c(EN_FOODS)} on the menu, for "
-            f"{rng.randrange(2, 9)} people at {rng.randrange(6, 10)} pm",
-            "task",
-        )
-    if kind == 11:
-        return f"Meeting moved to {c(EN_TIMES)} at {rng.randrange(1, 6)} pm", "task"
-    return (
-        f"Do not call me {c(EN_MOMENTS)} when I am {c(EN_PLACES)}; send a message instead, "
-        f"and for emergencies contact my {c(EN_RELATIONS)} {c(EN_NAMES)}",
-        "preference",
-    )
+    return _EN_TEMPLATES[rng.randrange(len(_EN_TEMPLATES))](rng)
 
 
 def generate_memories(count: int, seed: int, zh_share: float = 0.5) -> list[tuple[str, str]]:
