@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from hindsight.core.models import FactStatus, SemanticMemory
-from hindsight.core.service import MemoryService
 from hindsight.core.embedding import embed_documents
 from hindsight.core.indexing import index_document
+from hindsight.core.models import FactStatus, SemanticMemory
+from hindsight.core.service import MemoryService
 from tests.functional.conftest import ADMIN_KEY, GLOBEX_KEY, READONLY_KEY, assert_error, call
 
 
