@@ -30,11 +30,13 @@ from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from hindsight.core.errors import ConfigurationError
+from hindsight.core.policy import Policy
 
 ENV_PREFIX = "HINDSIGHT_"
 CONFIDENCE_LEVELS = ("high", "medium", "low")
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
+_POLICY = Policy()  # the defaults of every policy knob
 
 
 def variable(field_name: str) -> str:
@@ -86,23 +88,39 @@ class Settings(BaseSettings):
     # --- scheduled reflection ----------------------------------------------------------
     reflection_queue_url: str = ""  # the SQS queue the fan-out sends one job per user to
 
-    # --- policy: how the use cases behave (defaults as in core Policy) --------------------
-    dedup_window_seconds: float = Field(default=3_600.0, ge=0)
-    retrieve_budget_seconds: float = Field(default=5.0, gt=0)
-    auto_approve_high_confidence: bool = False
-    candidate_pool: int = Field(default=100, ge=1)  # hits per search before fusion
-    max_results: int = Field(default=200, ge=1)  # fused results ranked (and so pageable)
-    reflect_batch_size: int = Field(default=50, ge=1)  # episodes per reflector call
-    semantic_boost: float = Field(default=1.25, ge=0)
-    semantic_first_min_relevance: float = Field(default=0.5, ge=0, le=1)
-    confidence_weights: dict[str, float] = Field(
-        default_factory=lambda: {"high": 1.0, "medium": 0.85, "low": 0.6}
+    # --- policy: how the use cases behave (defaults are core Policy's own) --------------
+    dedup_window_seconds: float = Field(default=_POLICY.dedup_window_seconds, ge=0)
+    retrieve_budget_seconds: float = Field(default=_POLICY.retrieve_budget_seconds, gt=0)
+    auto_approve_high_confidence: bool = _POLICY.auto_approve_high_confidence
+    candidate_pool: int = Field(
+        default=_POLICY.candidate_pool, ge=1
+    )  # hits per search before fusion
+    max_results: int = Field(
+        default=_POLICY.max_results, ge=1
+    )  # fused results ranked (and so pageable)
+    reflect_batch_size: int = Field(
+        default=_POLICY.reflect_batch_size, ge=1
+    )  # episodes per reflector call
+    semantic_boost: float = Field(default=_POLICY.semantic_boost, ge=0)
+    semantic_first_min_relevance: float = Field(
+        default=_POLICY.semantic_first_min_relevance, ge=0, le=1
     )
-    time_cue_boost: float = Field(default=1.5, ge=0)
-    vector_weight: float = Field(default=0.6, ge=0, le=1)  # vector share; the rest keyword
-    decay_floor: float = Field(default=0.9, ge=0, le=1)  # least recency weight of an episode
-    session_pooling: float = Field(default=0.5, ge=0, le=1)  # share of the session's best
-    speaker_boost: float = Field(default=1.15, ge=0)  # episodes whose speaker the query names
+    confidence_weights: dict[str, float] = Field(
+        default_factory=lambda: dict(_POLICY.confidence_weights)
+    )
+    time_cue_boost: float = Field(default=_POLICY.time_cue_boost, ge=0)
+    vector_weight: float = Field(
+        default=_POLICY.vector_weight, ge=0, le=1
+    )  # vector share; the rest keyword
+    decay_floor: float = Field(
+        default=_POLICY.decay_floor, ge=0, le=1
+    )  # least recency weight of an episode
+    session_pooling: float = Field(
+        default=_POLICY.session_pooling, ge=0, le=1
+    )  # share of the session's best
+    speaker_boost: float = Field(
+        default=_POLICY.speaker_boost, ge=0
+    )  # episodes whose speaker the query names
 
     @classmethod
     def settings_customise_sources(
