@@ -92,15 +92,12 @@ class Settings(BaseSettings):
     dedup_window_seconds: float = Field(default=_POLICY.dedup_window_seconds, ge=0)
     retrieve_budget_seconds: float = Field(default=_POLICY.retrieve_budget_seconds, gt=0)
     auto_approve_high_confidence: bool = _POLICY.auto_approve_high_confidence
-    candidate_pool: int = Field(
-        default=_POLICY.candidate_pool, ge=1
-    )  # hits per search before fusion
-    max_results: int = Field(
-        default=_POLICY.max_results, ge=1
-    )  # fused results ranked (and so pageable)
-    reflect_batch_size: int = Field(
-        default=_POLICY.reflect_batch_size, ge=1
-    )  # episodes per reflector call
+    # hits per search before fusion
+    candidate_pool: int = Field(default=_POLICY.candidate_pool, ge=1)
+    # fused results ranked (and so pageable)
+    max_results: int = Field(default=_POLICY.max_results, ge=1)
+    # episodes per reflector call
+    reflect_batch_size: int = Field(default=_POLICY.reflect_batch_size, ge=1)
     semantic_boost: float = Field(default=_POLICY.semantic_boost, ge=0)
     semantic_first_min_relevance: float = Field(
         default=_POLICY.semantic_first_min_relevance, ge=0, le=1
@@ -109,18 +106,14 @@ class Settings(BaseSettings):
         default_factory=lambda: dict(_POLICY.confidence_weights)
     )
     time_cue_boost: float = Field(default=_POLICY.time_cue_boost, ge=0)
-    vector_weight: float = Field(
-        default=_POLICY.vector_weight, ge=0, le=1
-    )  # vector share; the rest keyword
-    decay_floor: float = Field(
-        default=_POLICY.decay_floor, ge=0, le=1
-    )  # least recency weight of an episode
-    session_pooling: float = Field(
-        default=_POLICY.session_pooling, ge=0, le=1
-    )  # share of the session's best
-    speaker_boost: float = Field(
-        default=_POLICY.speaker_boost, ge=0
-    )  # episodes whose speaker the query names
+    # vector share; the rest keyword
+    vector_weight: float = Field(default=_POLICY.vector_weight, ge=0, le=1)
+    # least recency weight of an episode
+    decay_floor: float = Field(default=_POLICY.decay_floor, ge=0, le=1)
+    # share of the session's best
+    session_pooling: float = Field(default=_POLICY.session_pooling, ge=0, le=1)
+    # episodes whose speaker the query names
+    speaker_boost: float = Field(default=_POLICY.speaker_boost, ge=0)
 
     @classmethod
     def settings_customise_sources(
