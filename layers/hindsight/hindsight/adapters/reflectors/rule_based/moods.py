@@ -59,7 +59,7 @@ def mood_patterns(
                 labels.add(mood)
         for turn in said:
             labels.update(moods_in(turn.text))
-        for label in labels:
+        for label in sorted(labels):  # a set: sorted, so that ties order the same every run
             seen.setdefault(label, []).append(episode)
     moods: list[Candidate] = []
     for label, where in seen.items():
