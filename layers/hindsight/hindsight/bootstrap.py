@@ -312,8 +312,8 @@ def get_service() -> MemoryService:
                 "service ready backend=%s data_dir=%s embedder=%s reflector=%s",
                 settings.backend,
                 settings.data_dir,
-                _service.describe()["embedder"],
-                _service.describe()["reflector"],
+                _service.ports.embedder.model_name,
+                _service.ports.reflector.label,
             )
         return _service
 

@@ -95,10 +95,6 @@ class MemoryService:
         """Queue one reflection job per user with new episodes (the scheduled run)."""
         return FanOutReflection(self.ports.records, queue, self.ports.clock)(request)
 
-    def users_with_episodes_since(self, since: datetime) -> list[tuple[str, str]]:
-        """(tenant_id, user_id) of every user with episodes created after ``since``."""
-        return list(self.ports.records.users_with_episodes_since(since))
-
     # --- context -------------------------------------------------------------
     def context(self, principal: Principal, command: ContextCommand) -> ContextResult:
         return self.use_cases.context(principal, command)
@@ -130,13 +126,6 @@ class MemoryService:
     def warm_up(self) -> None:
         """Load the embedding model now rather than on the first request."""
         self.ports.embedder.embed_query("warm up")
-
-    def describe(self) -> dict[str, str]:
-        """What this service runs on, for start-up logs."""
-        return {
-            "embedder": self.ports.embedder.model_name,
-            "reflector": self.ports.reflector.label,
-        }
 
     def health(self) -> dict[str, Any]:
         return {
