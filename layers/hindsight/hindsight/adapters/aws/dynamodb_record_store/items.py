@@ -10,18 +10,17 @@ import hashlib
 import math
 import zlib
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
 from pydantic import TypeAdapter
 
-from hindsight.adapters.paging import epoch_us
+from hindsight.adapters.paging import epoch_us, from_epoch_us
 from hindsight.core.models import EpisodicMemory, Memory, SemanticMemory, StoredVector
 
 MEMORY: TypeAdapter[Memory] = TypeAdapter(Memory)
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 SERIALIZER = TypeSerializer()
 _DESERIALIZER = TypeDeserializer()
 MEMORY_SK = "M"
@@ -61,8 +60,7 @@ def _ceil_seconds(moment: datetime) -> int:
     return math.ceil(epoch_us(moment) / 1_000_000)
 
 
-def from_us(value: int) -> datetime:
-    return _EPOCH + timedelta(microseconds=value)
+from_us = from_epoch_us  # the item attributes store epoch microseconds
 
 
 # --- item <-> memory mapping ---------------------------------------------------------------
