@@ -16,6 +16,7 @@ Both pass ``tests/contract/test_memory_writer_contract.py``.
 from __future__ import annotations
 
 import logging
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 
 from hindsight.core.errors import DuplicateMemoryError, HindsightError, UnavailableError
@@ -26,10 +27,26 @@ from hindsight.core.ports import NewRecord, RecordStore, SearchIndex
 logger = logging.getLogger(__name__)
 
 
-class _WriterBase:
+class _WriterBase(ABC):
     def __init__(self, records: RecordStore, index: SearchIndex) -> None:
         self.records = records
         self.index = index
+
+    def add(self, records: Sequence[NewRecord], dedup_window_seconds: float = 0.0) -> list[str]:
+        """Put the records, then index those written; an index error the policy does not
+        tolerate undoes the puts and is raised."""
+        ids, written = self._put_all(records, dedup_window_seconds)
+        if written:
+            try:
+                self._index_new([index_document(r.memory, r.vector) for r in written])
+            except HindsightError:
+                self._undo_add(written)
+                raise
+        return ids
+
+    @abstractmethod
+    def _index_new(self, documents: list[IndexDocument]) -> None:
+        """Index freshly written documents: this is where the policies differ."""
 
     def _put_all(
         self, records: Sequence[NewRecord], dedup_window_seconds: float
@@ -83,15 +100,8 @@ class _WriterBase:
 class CompensatingWriter(_WriterBase):
     """Records first, then the index; an index failure undoes the records and is raised."""
 
-    def add(self, records: Sequence[NewRecord], dedup_window_seconds: float = 0.0) -> list[str]:
-        ids, written = self._put_all(records, dedup_window_seconds)
-        if written:
-            try:
-                self.index.upsert([index_document(r.memory, r.vector) for r in written])
-            except HindsightError:
-                self._undo_add(written)
-                raise
-        return ids
+    def _index_new(self, documents: list[IndexDocument]) -> None:
+        self.index.upsert(documents)
 
     def update(self, tenant_id: str, memories: Sequence[Memory]) -> None:
         if not memories:
@@ -127,16 +137,8 @@ class StreamRepairedWriter(_WriterBase):
     Any other index error on ``add`` (one the stream would hit too) undoes the records.
     """
 
-    def add(self, records: Sequence[NewRecord], dedup_window_seconds: float = 0.0) -> list[str]:
-        ids, written = self._put_all(records, dedup_window_seconds)
-        if written:
-            documents = [index_document(r.memory, r.vector) for r in written]
-            try:
-                self._tolerating_outage("upsert", lambda: self.index.upsert(documents))
-            except HindsightError:
-                self._undo_add(written)
-                raise
-        return ids
+    def _index_new(self, documents: list[IndexDocument]) -> None:
+        self._tolerating_outage("upsert", lambda: self.index.upsert(documents))
 
     def update(self, tenant_id: str, memories: Sequence[Memory]) -> None:
         if not memories:
