@@ -72,7 +72,6 @@ class Settings(BaseSettings):
     opensearch_auth: Literal["none", "sigv4-es", "sigv4-aoss"] = "none"
     region: str = ""
     create_resources: bool = True  # create the table and index when they are missing
-    log_level: str = "INFO"
 
     # --- authentication ----------------------------------------------------------------
     # API keys: a JSON/YAML file, or inline JSON; none configured means keyless local mode

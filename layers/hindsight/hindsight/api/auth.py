@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
 import threading
 from collections.abc import Mapping
@@ -178,10 +177,6 @@ class SettingsKeyRingSource:
         return load_key_ring(self.settings)
 
 
-def keys_configured(settings: Settings) -> bool:
-    return bool(settings.api_keys_file or settings.api_keys.strip())
-
-
 def presented_key(headers: Mapping[str, Any] | None) -> str | None:
     """The key from ``Authorization: Bearer`` or ``x-api-key`` (header names case-blind)."""
     lowered = {str(k).lower(): v for k, v in (headers or {}).items() if v is not None}
@@ -254,8 +249,3 @@ def authenticate(
 def key_sha256(key: str) -> str:
     """The hex digest to put in a key file's ``key_sha256`` instead of the key itself."""
     return hashlib.sha256(key.encode()).hexdigest()
-
-
-def dump_key_config(entries: list[dict[str, Any]]) -> str:
-    """Inline JSON for ``HINDSIGHT_API_KEYS`` (used by tests and docs)."""
-    return json.dumps({"keys": entries})
