@@ -10,7 +10,7 @@ PORT ?= 8080
 DATA_DIR ?= .hindsight
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: run install install-test sam test lint test-unit test-functional test-contract \
+.PHONY: run run-aws install install-test sam test lint test-unit test-functional test-contract \
         test-integration test-e2e test-infrastructure bench clean services services-down
 
 $(BIN)/python:
@@ -46,6 +46,16 @@ run: install
 
 # ruff (lint, format, mccabe complexity <= 10) and mypy over the package and functions/
 # (both configured in pyproject.toml)
+# The AWS backend on this machine: the local engines (see `make services`: moto's DynamoDB on
+# 127.0.0.1:5055, OpenSearch with k-NN on 127.0.0.1:9200) and the server against them
+AWS_LOCAL_ENV := AWS_DEFAULT_REGION=us-east-1 AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing \
+	AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:5055 HINDSIGHT_BACKEND=aws \
+	HINDSIGHT_OPENSEARCH_URL=http://127.0.0.1:9200 HINDSIGHT_TABLE=hindsight-local
+run-aws: install-test
+	$(BIN)/python -m tests.services start
+	@echo "AWS backend on the local engines: $(AWS_LOCAL_ENV)"
+	$(AWS_LOCAL_ENV) $(BIN)/hindsight serve --host $(HOST) --port $(PORT)
+
 lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -45,3 +45,18 @@ def test_errors_defined_elsewhere_answer_like_their_domain_ancestor() -> None:
 def test_the_core_errors_carry_no_status() -> None:
     for cls in STATUS_BY_ERROR:
         assert not hasattr(cls, "http_status"), cls.__name__
+
+
+def test_aws_backend_without_a_region_says_what_to_set(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A newcomer's first try of HINDSIGHT_BACKEND=aws: a configuration error, not a trace."""
+    from hindsight.bootstrap import build_aws_service
+    from hindsight.core.errors import ConfigurationError
+    from hindsight.settings import Settings
+    from tests.fakes import HashingEmbedder
+
+    for name in ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    with pytest.raises(ConfigurationError, match="AWS_DEFAULT_REGION") as raised:
+        build_aws_service(Settings(backend="aws"), embedder=HashingEmbedder())
+    assert "make run-aws" in raised.value.message

@@ -6,6 +6,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from hindsight.core.errors import ConfigurationError
+
 BY_USER_INDEX = "by_user"
 BY_ACTIVITY_INDEX = "by_activity"
 _USER_INDEX_ATTRIBUTES = [
@@ -94,4 +96,13 @@ def default_client(region: str | None = None) -> Any:
         read_timeout=10,
         max_pool_connections=32,
     )
-    return boto3.client("dynamodb", region_name=region, config=config)
+    from botocore.exceptions import NoRegionError
+
+    try:
+        return boto3.client("dynamodb", region_name=region, config=config)
+    except NoRegionError as exc:
+        raise ConfigurationError(
+            "HINDSIGHT_BACKEND=aws found no AWS region: set AWS_DEFAULT_REGION (or "
+            "HINDSIGHT_REGION), e.g. AWS_DEFAULT_REGION=us-east-1; to run the AWS backend on "
+            "this machine against the local engines, use `make run-aws`"
+        ) from exc

@@ -51,7 +51,7 @@ def build_opensearch_client(
         if credentials is None or not region:
             raise UnavailableError(
                 "no AWS credentials or region for signing OpenSearch requests; configure the "
-                "standard AWS chain (AWS_REGION, AWS_PROFILE or a role)"
+                "standard AWS chain (AWS_DEFAULT_REGION, AWS_PROFILE or a role)"
             )
         service = "es" if auth_mode == "sigv4-es" else "aoss"
         options["http_auth"] = RequestsAWSV4SignerAuth(credentials, region, service)
