@@ -6,7 +6,7 @@ import pytest
 
 from hindsight.bootstrap import rewire
 from hindsight.core.commands import ListMemoriesCommand, ReflectCommand, StoreMemoryCommand
-from hindsight.core.errors import ConflictError, NotFoundError
+from hindsight.core.errors import ConflictError, NotFoundError, UnavailableError
 from hindsight.core.policy import Policy
 
 
@@ -142,3 +142,46 @@ def test_reviewing_an_episode_or_unknown_id_fails_clearly(
     fact_id = reflect(service, principal).created[0]["memory_id"]
     with pytest.raises(NotFoundError):
         service.approve(other_tenant, fact_id)
+
+
+class IndexFailingAfter:
+    """An index whose upserts fail once ``budget`` of them have gone through."""
+
+    def __init__(self, inner, budget):  # type: ignore[no-untyped-def]
+        self.inner = inner
+        self.budget = budget
+
+    def upsert(self, documents):  # type: ignore[no-untyped-def]
+        from hindsight.core.errors import UnavailableError
+
+        if self.budget <= 0:
+            raise UnavailableError("the search index is down (test)")
+        self.budget -= 1
+        self.inner.upsert(documents)
+
+    def __getattr__(self, name):  # type: ignore[no-untyped-def]
+        return getattr(self.inner, name)
+
+
+def test_a_failed_supersede_leaves_no_new_fact_beside_the_old(service, principal, reflector, clock):
+    reflector.when(
+        "love hiking", "The user loves hiking", "preference", "medium", "preference:hiking"
+    )
+    store(service, principal, "I love hiking")
+    old = reflect(service, principal).created[0]
+    service.approve(principal, old["memory_id"])
+    reflector.rules.clear()
+    reflector.when(
+        "no longer", "The user no longer likes hiking", "preference", "medium", "preference:hiking"
+    )
+    clock.advance(days=2)
+    store(service, principal, "I no longer like hiking, my knees hurt")
+    # the new fact is indexed (one upsert), then superseding the old one fails
+    failing = rewire(service, index=IndexFailingAfter(service.ports.index, budget=1))
+    with pytest.raises(UnavailableError):
+        reflect(failing, principal)
+    assert [f["memory_id"] for f in facts(service, principal)] == [old["memory_id"]]
+    assert facts(service, principal)[0]["status"] == "approved"
+    # nothing moved the cursor: the next run supersedes as it should
+    result = reflect(service, principal)
+    assert result.superseded[0]["memory_id"] == old["memory_id"]

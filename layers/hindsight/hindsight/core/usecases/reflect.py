@@ -16,7 +16,7 @@ from datetime import datetime
 
 from hindsight.core.commands import ReflectCommand, ReflectResult
 from hindsight.core.embedding import embed_documents
-from hindsight.core.errors import ForbiddenError
+from hindsight.core.errors import ForbiddenError, HindsightError
 from hindsight.core.fact_merge import FactMerger
 from hindsight.core.models import (
     EpisodicMemory,
@@ -160,10 +160,20 @@ class ReflectOnMemories:
         )
 
     def _write(self, merger: FactMerger) -> None:
-        """Persist created, updated and superseded facts through the write policy."""
-        self.writer.add(
-            [NewRecord(f, merger.new_vectors[f.memory_id]) for f in merger.created.values()]
-        )
-        self.writer.update(
-            merger.tenant_id, [*merger.updated.values(), *merger.superseded.values()]
-        )
+        """Persist created, updated and superseded facts through the write policy, whole:
+        if the updates fail (the index is down, or a fact was forgotten meanwhile), the
+        facts created in this run are deleted again, so that no new fact is left beside
+        the old one it supersedes; the cursor has not moved, so the next run retries."""
+        created = list(merger.created.values())
+        self.writer.add([NewRecord(f, merger.new_vectors[f.memory_id]) for f in created])
+        try:
+            self.writer.update(
+                merger.tenant_id, [*merger.updated.values(), *merger.superseded.values()]
+            )
+        except HindsightError:
+            if created:
+                try:
+                    self.writer.delete(merger.tenant_id, [f.memory_id for f in created])
+                except HindsightError:
+                    logger.exception("undo of created facts failed count=%d", len(created))
+            raise
