@@ -58,7 +58,8 @@ def test_variables_are_parsed_into_their_types() -> None:
     assert settings.dedup_window_seconds == 60.0
     assert settings.candidate_pool == 40
     assert settings.vector_weight == 0.7
-    assert settings.confidence_weights == {"high": 1.0, "low": 0.5}
+    # medium, left out, keeps its default rather than falling to 1.0
+    assert settings.confidence_weights == {"high": 1.0, "medium": 0.85, "low": 0.5}
     assert settings.reflection_queue_url == "https://sqs.example/queue"
 
 
@@ -151,3 +152,13 @@ def test_settings_are_immutable() -> None:
     settings = Settings()
     with pytest.raises(ValueError):
         settings.backend = "aws"  # type: ignore[misc]
+
+
+def test_confidence_weights_left_out_keep_their_defaults() -> None:
+    settings = Settings.from_env({"HINDSIGHT_CONFIDENCE_WEIGHTS": '{"low": 0.3}'})
+    assert settings.confidence_weights == {"high": 1.0, "medium": 0.85, "low": 0.3}
+
+
+def test_an_unknown_setting_name_is_refused_in_code() -> None:
+    with pytest.raises(ValueError, match="bogus"):
+        Settings(bogus=1)  # type: ignore[call-arg]

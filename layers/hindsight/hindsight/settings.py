@@ -48,7 +48,7 @@ class Settings(BaseSettings):
     """Configuration of one Hindsight process."""
 
     model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, case_sensitive=True, frozen=True, extra="ignore"
+        env_prefix=ENV_PREFIX, case_sensitive=True, frozen=True, extra="forbid"
     )
 
     # --- adapters ----------------------------------------------------------------------
@@ -176,7 +176,8 @@ class Settings(BaseSettings):
         negative = sorted(level for level, weight in value.items() if weight < 0)
         if negative:
             raise ValueError(f"weights must be ≥ 0 (not for {negative})")
-        return value
+        # levels left out keep their default weight (not 1.0)
+        return {**_POLICY.confidence_weights, **value}
 
 
 class EnvironmentSource(PydanticBaseSettingsSource):
