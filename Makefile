@@ -44,8 +44,6 @@ sam: $(SAM_VENV)/.installed
 run: install
 	$(BIN)/hindsight serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
-# ruff (lint, format, mccabe complexity <= 10) and mypy over the package and functions/
-# (both configured in pyproject.toml)
 # The AWS backend on this machine: the local engines (see `make services`: moto's DynamoDB on
 # 127.0.0.1:5055, OpenSearch with k-NN on 127.0.0.1:9200) and the server against them
 AWS_LOCAL_ENV := AWS_DEFAULT_REGION=us-east-1 AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing \
@@ -56,6 +54,8 @@ run-aws: install-test
 	@echo "AWS backend on the local engines: $(AWS_LOCAL_ENV)"
 	$(AWS_LOCAL_ENV) $(BIN)/hindsight serve --host $(HOST) --port $(PORT)
 
+# ruff (lint, format, mccabe complexity <= 10) and mypy over the package and functions/
+# (both configured in pyproject.toml)
 lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

@@ -1,7 +1,8 @@
 """MCP function: POST /mcp, MCP over streamable HTTP (stateless, JSON responses).
 
-The tools are Hindsight's MCP tools (``hindsight.mcp.server``); authentication is the
-REST API's (Bearer / x-api-key, or the API Gateway authorizer's context).
+The tools are Hindsight's MCP tools (``hindsight.mcp.tools``, served by
+``hindsight.mcp.server``); authentication is the REST API's (Bearer / x-api-key, or the
+API Gateway authorizer's context).
 """
 
 from __future__ import annotations

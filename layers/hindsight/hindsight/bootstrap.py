@@ -212,10 +212,11 @@ def build_aws_service(
 ) -> MemoryService:
     """DynamoDB record store + OpenSearch index (``HINDSIGHT_BACKEND=aws``).
 
-    The index is wrapped in ``ReadYourWritesIndex``: a failed direct index write never
-    undoes the DynamoDB write (the stream indexer applies it), and this process finds
-    what it stored a moment ago. Missing resources are created unless
-    ``HINDSIGHT_CREATE_RESOURCES=false``. ``index`` replaces OpenSearch (tests).
+    Writes go through ``StreamRepairedWriter``: an unavailable OpenSearch never undoes the
+    DynamoDB write (the stream indexer applies it). The index is wrapped in
+    ``ReadYourWritesIndex``, so this process finds what it stored a moment ago. Missing
+    resources are created unless ``HINDSIGHT_CREATE_RESOURCES=false``. ``index`` replaces
+    OpenSearch (tests).
     """
     from hindsight.adapters.aws.dynamodb_record_store import (
         DynamoDBRecordStore,

@@ -18,10 +18,16 @@ from datetime import datetime
 
 import numpy as np
 
-from hindsight.adapters.index_rules import BM25_B, BM25_K1, dedup_blocks, hit_facts, model_mismatch
+from hindsight.adapters.index_rules import (
+    BM25_B,
+    BM25_K1,
+    already_exists,
+    dedup_blocks,
+    hit_facts,
+    model_mismatch,
+)
 from hindsight.adapters.paging import page_of
 from hindsight.core.errors import (
-    ConflictError,
     DuplicateMemoryError,
     EmbeddingModelMismatchError,
     NotFoundError,
@@ -66,9 +72,7 @@ class InMemoryRecordStore:
         key = (memory.tenant_id, memory.memory_id)
         with self._lock:
             if key in self._memories:
-                raise ConflictError(
-                    f"memory {memory.memory_id} already exists; store it under a new id"
-                )
+                raise already_exists(memory)
             if dedup_key is not None:
                 marker_key = (memory.tenant_id, memory.user_id, dedup_key)
                 marker = self._markers.get(marker_key)

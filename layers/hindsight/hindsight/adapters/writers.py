@@ -120,7 +120,9 @@ class CompensatingWriter(_WriterBase):
             raise
 
     def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
-        # the index first: if it fails, nothing has changed
+        # the index first: if it fails (the likely failure), nothing has changed; if the
+        # record delete fails after it, the memory is unsearchable until the next start,
+        # whose rebuild_from re-indexes every record the index lacks
         self.index.delete(tenant_id, memory_ids)
         for memory_id in memory_ids:
             self.records.delete(tenant_id, memory_id)

@@ -2,10 +2,10 @@
 
 The core raises errors that describe what went wrong (``NotFoundError``,
 ``ConfigurationError``...) and knows nothing of HTTP. Every entry point that speaks
-HTTP or reports a status (the Lambda resolvers, the MCP transports, the local
-gateway, the authorizer) asks ``status_for(error)``. Subclasses answer like their
-nearest listed ancestor, so an error defined next to an adapter or a handler only
-needs to derive from the right domain error.
+HTTP or reports a status (the Lambda resolvers behind every route, the MCP transports)
+asks ``status_for(error)``; the local gateway relays what the handlers answer.
+Subclasses answer like their nearest listed ancestor, so an error defined next to an
+adapter or a handler only needs to derive from the right domain error.
 
 ``ConfigurationError`` is 500, not 503: the process is misconfigured and stays so until
 an operator changes a setting, so a client's retry cannot succeed (503 invites one),

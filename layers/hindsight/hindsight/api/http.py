@@ -30,7 +30,7 @@ from hindsight.api.auth import authenticate
 from hindsight.api.errors import status_for
 from hindsight.api.observability import MetricUnit, logger, metrics
 from hindsight.bootstrap import get_settings
-from hindsight.core.commands import Identifier
+from hindsight.core.commands import MAX_BODY_BYTES, Identifier
 from hindsight.core.errors import (
     HindsightError,
     InvalidRequestError,
@@ -39,7 +39,6 @@ from hindsight.core.errors import (
 )
 from hindsight.core.models import Principal
 
-MAX_BODY_BYTES = 1_048_576  # 1 MiB, the limit of every request body
 GENERIC_ERROR_MESSAGE = (
     "internal error; the request may not have completed — retry, and if it keeps failing "
     "report the time and request id to the operator"
@@ -259,7 +258,10 @@ def build_resolver() -> APIGatewayRestResolver:
     def _domain_error(error: HindsightError) -> Response[dict[str, Any]]:
         status = status_for(error)
         if status >= 500:
-            logger.warning("request failed", status=status, error=type(error).__name__)
+            # the operator's log says what to fix (a misconfiguration names its setting)
+            logger.warning(
+                "request failed", status=status, error=type(error).__name__, reason=error.message
+            )
         else:
             logger.info("request refused", status=status, error=type(error).__name__)
         _count_error(status)

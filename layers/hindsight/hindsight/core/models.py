@@ -251,7 +251,7 @@ class HitFacts:
     """What an index holds of a hit besides its score: enough to bound the hit's final rank.
 
     With these for every candidate, retrieve reads from the record store only the
-    candidates that can still reach the requested page (see ``usecases/retrieve.py``).
+    candidates that can still reach the requested page (see ``core/ranking.py``).
     """
 
     kind: MemoryKind

@@ -8,6 +8,7 @@ from hindsight.core.errors import ConfigurationError
 class GatewayConfigError(ConfigurationError):
     """The gateway cannot start as asked (template missing, unsafe keyless bind...).
 
-    Not a client's error: a ``ConfigurationError``, it answers 500 where a status is
-    needed (``hindsight.api.errors.status_for``).
+    Not a client's error: a ``ConfigurationError``. At start-up it stops the gateway with
+    its message; a function that cannot be loaded at request time answers 502, as API
+    Gateway would.
     """

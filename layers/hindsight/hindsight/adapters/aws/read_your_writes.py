@@ -41,7 +41,8 @@ DEFAULT_MAX_RECENT = 2_000
 
 
 class ReadYourWritesIndex:
-    """A SearchIndex over ``inner`` that tolerates write failures and finds recent writes."""
+    """A SearchIndex over ``inner`` that finds this process's recent writes (even while
+    ``inner`` refuses them) and counts failed inner writes; it raises them like any index."""
 
     def __init__(
         self,

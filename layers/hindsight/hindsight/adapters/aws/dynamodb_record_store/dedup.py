@@ -18,7 +18,6 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from hindsight.adapters.aws.dynamodb_record_store.errors import (
-    already_exists,
     is_condition_failure,
 )
 from hindsight.adapters.aws.dynamodb_record_store.expressions import Expression
@@ -30,6 +29,7 @@ from hindsight.adapters.aws.dynamodb_record_store.items import (
     user_pk,
 )
 from hindsight.adapters.aws.dynamodb_record_store.requests import TableRequests
+from hindsight.adapters.index_rules import already_exists
 from hindsight.core.errors import DuplicateMemoryError, UnavailableError
 from hindsight.core.models import Memory
 

@@ -10,8 +10,7 @@ from contextlib import contextmanager
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from hindsight.core.errors import ConflictError, UnavailableError
-from hindsight.core.models import Memory
+from hindsight.core.errors import UnavailableError
 
 
 @contextmanager
@@ -61,7 +60,3 @@ def _advice(table_name: str, operation: str, code: str, message: str) -> str:
 
 def is_condition_failure(exc: ClientError) -> bool:
     return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
-
-
-def already_exists(memory: Memory) -> ConflictError:
-    return ConflictError(f"memory {memory.memory_id} already exists; store it under a new id")

@@ -12,7 +12,6 @@ from botocore.exceptions import ClientError
 
 from hindsight.adapters.aws.dynamodb_record_store.dedup import delete_marker, put_deduplicated
 from hindsight.adapters.aws.dynamodb_record_store.errors import (
-    already_exists,
     is_condition_failure,
 )
 from hindsight.adapters.aws.dynamodb_record_store.expressions import Expression
@@ -38,6 +37,7 @@ from hindsight.adapters.aws.dynamodb_record_store.listing import (
 )
 from hindsight.adapters.aws.dynamodb_record_store.requests import TableRequests
 from hindsight.adapters.aws.dynamodb_record_store.table import BY_USER_INDEX, default_client
+from hindsight.adapters.index_rules import already_exists
 from hindsight.adapters.paging import epoch_us
 from hindsight.core.errors import NotFoundError
 from hindsight.core.models import EpisodicMemory, ListQuery, Memory, Page, StoredVector

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from hindsight.core.errors import UnavailableError
+from hindsight.core.errors import ConfigurationError
 
 AuthMode = Literal["none", "basic", "sigv4-es", "sigv4-aoss"]
 
@@ -49,9 +49,10 @@ def build_opensearch_client(
         credentials = session.get_credentials()
         region = region or session.region_name
         if credentials is None or not region:
-            raise UnavailableError(
+            raise ConfigurationError(
                 "no AWS credentials or region for signing OpenSearch requests; configure the "
-                "standard AWS chain (AWS_DEFAULT_REGION, AWS_PROFILE or a role)"
+                "standard AWS chain (AWS_DEFAULT_REGION or HINDSIGHT_REGION, AWS_PROFILE or a "
+                "role)"
             )
         service = "es" if auth_mode == "sigv4-es" else "aoss"
         options["http_auth"] = RequestsAWSV4SignerAuth(credentials, region, service)
