@@ -78,7 +78,8 @@ def test_a_repeat_raises_confidence_and_adds_sources(service, principal, reflect
     assert updated["mention_count"] == 2
 
 
-def test_a_contradiction_supersedes_the_old_fact(service, principal, reflector, clock):
+def approved_fact_then_its_contradiction(service, principal, reflector, clock):
+    """An approved fact ("loves hiking"), then an episode that contradicts it; the fact."""
     reflector.when(
         "love hiking", "The user loves hiking", "preference", "medium", "preference:hiking"
     )
@@ -91,6 +92,11 @@ def test_a_contradiction_supersedes_the_old_fact(service, principal, reflector, 
     )
     clock.advance(days=2)
     store(service, principal, "I no longer like hiking, my knees hurt")
+    return old
+
+
+def test_a_contradiction_supersedes_the_old_fact(service, principal, reflector, clock):
+    old = approved_fact_then_its_contradiction(service, principal, reflector, clock)
     result = reflect(service, principal)
     new = result.created[0]
     assert new["supersedes"] == [old["memory_id"]]
@@ -164,18 +170,7 @@ class IndexFailingAfter:
 
 
 def test_a_failed_supersede_leaves_no_new_fact_beside_the_old(service, principal, reflector, clock):
-    reflector.when(
-        "love hiking", "The user loves hiking", "preference", "medium", "preference:hiking"
-    )
-    store(service, principal, "I love hiking")
-    old = reflect(service, principal).created[0]
-    service.approve(principal, old["memory_id"])
-    reflector.rules.clear()
-    reflector.when(
-        "no longer", "The user no longer likes hiking", "preference", "medium", "preference:hiking"
-    )
-    clock.advance(days=2)
-    store(service, principal, "I no longer like hiking, my knees hurt")
+    old = approved_fact_then_its_contradiction(service, principal, reflector, clock)
     # the new fact is indexed (one upsert), then superseding the old one fails
     failing = rewire(service, index=IndexFailingAfter(service.ports.index, budget=1))
     with pytest.raises(UnavailableError):
