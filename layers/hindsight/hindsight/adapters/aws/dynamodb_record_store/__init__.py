@@ -42,7 +42,7 @@ asynchronously (usually well under a second) after a write.
 
 The modules: ``items`` (keys, item <-> memory mapping), ``table`` (creating the table, the
 default client), ``requests`` (counted requests, paging, batches), ``errors`` (botocore
-errors as domain errors), ``expressions`` (placeholders, list filters), ``dedup`` (the
+errors as domain errors), ``expressions`` (attribute names and values, list filters), ``dedup`` (the
 memory-and-marker transaction), ``listing`` (pages, scans, active users) and ``store``.
 """
 

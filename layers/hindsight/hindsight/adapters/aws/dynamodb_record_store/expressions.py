@@ -1,4 +1,4 @@
-"""Expression placeholders, and the filter a list query needs beyond the index's key."""
+"""Expression attribute names and values, and the filter a list query needs beyond the key."""
 
 from __future__ import annotations
 
