@@ -266,10 +266,13 @@ class HindsightStore(BaseStore):
             m for m in [self._by_memory_id(namespace, key)] if m is not None
         ]
         for memory in found:
-            try:
-                self.client.delete(memory.memory_id)
-            except NotFoundError:
-                continue  # deleted meanwhile (or with the episode it was derived from)
+            self._forget(memory.memory_id)
+
+    def _forget(self, memory_id: str) -> None:
+        try:
+            self.client.delete(memory_id)
+        except NotFoundError:
+            pass  # deleted meanwhile (or with the episode a fact was derived from)
 
     def _put(self, op: PutOp) -> None:
         namespace, key = tuple(op.namespace), str(op.key)
@@ -279,7 +282,14 @@ class HindsightStore(BaseStore):
         target = self.target(namespace)
         assert target is not None
         value = dict(op.value)
-        record = {"namespace": list(namespace), "key": key, "value": value}
+        existing = self._find(namespace, key)
+        created = _created_at(existing[0]) if existing else datetime.now(timezone.utc)
+        record = {
+            "namespace": list(namespace),
+            "key": key,
+            "value": value,
+            "created_at": created.isoformat(),
+        }
         size = len(json.dumps(record, ensure_ascii=False, default=str).encode("utf-8"))
         if size > MAX_METADATA_BYTES - 64:
             raise ValueError(
@@ -289,7 +299,8 @@ class HindsightStore(BaseStore):
         fields = op.index if isinstance(op.index, list) else self.fields
         passed = {k: value[k] for k in PASSED_FIELDS if isinstance(value.get(k), str)}
         ttl_seconds = max(1, math.ceil(op.ttl * 60)) if op.ttl else None
-        self._delete(namespace, key)
+        for memory in existing:
+            self._forget(memory.memory_id)
         result = self.client.store(
             target.user_id,
             item_text(value, fields),
@@ -347,25 +358,25 @@ class HindsightStore(BaseStore):
         self, memory: Memory | RetrievedMemory, user_id: str, score: float | None
     ) -> SearchItem:
         stored = _stored_item(memory.metadata)
-        created = memory.created_at or _EPOCH
+        created = _created_at(memory)
         return SearchItem(
             namespace=self.memory_namespace(memory, user_id),
             key=str(stored["key"]) if stored else memory.memory_id,
             value=dict(stored["value"]) if stored else memory_value(memory),
             created_at=created,
-            updated_at=getattr(memory, "updated_at", None) or created,
+            updated_at=memory.created_at or created,
             score=score,
         )
 
     def _item(self, memory: Memory, namespace: tuple[str, ...], key: str) -> Item:
         stored = _stored_item(memory.metadata)
-        created = memory.created_at or _EPOCH
+        created = _created_at(memory)
         return Item(
             namespace=namespace,
             key=key,
             value=dict(stored["value"]) if stored else memory_value(memory),
             created_at=created,
-            updated_at=memory.updated_at or created,
+            updated_at=memory.created_at or created,
         )
 
     # --- list_namespaces --------------------------------------------------------------
@@ -405,6 +416,17 @@ def _stored_item(metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
     ):
         return stored
     return None
+
+
+def _created_at(memory: Memory | RetrievedMemory) -> datetime:
+    """When the item was first put (kept across puts), else when the memory was created."""
+    stored = _stored_item(memory.metadata)
+    if stored is not None and isinstance(stored.get("created_at"), str):
+        try:
+            return datetime.fromisoformat(stored["created_at"])
+        except ValueError:
+            pass
+    return memory.created_at or _EPOCH
 
 
 def memory_value(memory: Memory | RetrievedMemory) -> dict[str, Any]:
