@@ -18,8 +18,7 @@ import anyio.to_thread
 import httpx
 
 from hindsight.bootstrap import configure
-from hindsight.core.commands import MAX_BODY_BYTES
-from hindsight.gateway.dispatch import Dispatcher, GatewayResponse, error_response
+from hindsight.gateway.dispatch import Dispatcher
 from hindsight.gateway.local_gateway import prepare_settings
 from hindsight.gateway.template import find_template, routes_from_template, stage_name
 
@@ -34,16 +33,11 @@ class InProcessTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         self.client_ip = client_ip
 
     def _dispatch(self, request: httpx.Request, body: bytes) -> httpx.Response:
-        if len(body) > MAX_BODY_BYTES:
-            answer: GatewayResponse = error_response(
-                413,
-                f"the request body is {len(body)} bytes; the limit is {MAX_BODY_BYTES} bytes "
-                "(1 MiB) — send fewer or shorter memories per request",
-            )
-        else:
-            target = request.url.raw_path.decode("ascii")
-            headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
-            answer = self.dispatcher.dispatch(request.method, target, headers, body, self.client_ip)
+        # the body is already in memory (no socket to stop reading from): the handlers
+        # themselves refuse one over the size limit with 413
+        target = request.url.raw_path.decode("ascii")
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
+        answer = self.dispatcher.dispatch(request.method, target, headers, body, self.client_ip)
         return httpx.Response(
             answer.status, headers=answer.headers, content=answer.body, request=request
         )
