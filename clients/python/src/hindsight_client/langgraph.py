@@ -22,6 +22,7 @@ Needs ``pip install "hindsight-client[langgraph]"``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import logging
@@ -269,10 +270,9 @@ class HindsightStore(BaseStore):
             self._forget(memory.memory_id)
 
     def _forget(self, memory_id: str) -> None:
-        try:
+        # NotFound: deleted meanwhile (or with the episode a fact was derived from)
+        with contextlib.suppress(NotFoundError):
             self.client.delete(memory_id)
-        except NotFoundError:
-            pass  # deleted meanwhile (or with the episode a fact was derived from)
 
     def _put(self, op: PutOp) -> None:
         namespace, key = tuple(op.namespace), str(op.key)
@@ -480,15 +480,9 @@ class HindsightContextHook:
         self.session_id = session_id
         self.user_key = user_key
         self.session_key = session_key
-        self.options = {
-            k: v
-            for k, v in {
-                "budget_tokens": budget_tokens,
-                "recent_turns": recent_turns,
-                "max_facts": max_facts,
-            }.items()
-            if v is not None
-        }
+        self.budget_tokens = budget_tokens
+        self.recent_turns = recent_turns
+        self.max_facts = max_facts
 
     def __call__(self, state: Any, config: RunnableConfig) -> dict[str, list[AnyMessage]]:
         return {"llm_input_messages": self.messages(state, config)}
@@ -513,7 +507,12 @@ class HindsightContextHook:
                 "when invoking the graph, or fix them with user_id=/session_id="
             )
         result = self.client.context(
-            str(user_id), str(session_id), query=query or None, **self.options
+            str(user_id),
+            str(session_id),
+            query=query or None,
+            budget_tokens=self.budget_tokens,
+            recent_turns=self.recent_turns,
+            max_facts=self.max_facts,
         )
         return result.context
 
