@@ -30,6 +30,8 @@ EXPECTED_ROUTES = {
     ("DELETE", "/v1/memories/{memory_id}", "ForgetFunction"),
     ("DELETE", "/v1/users/{user_id}", "ForgetFunction"),
     ("POST", "/mcp", "McpFunction"),
+    ("GET", "/v1/openapi.json", "DocsFunction"),
+    ("GET", "/docs", "DocsFunction"),
 }
 
 

@@ -242,10 +242,10 @@ def test_api_has_authorizer_cors_throttling_and_access_logs(template: dict) -> N
     (method,) = api["MethodSettings"]
     assert {"ThrottlingBurstLimit", "ThrottlingRateLimit"} <= set(method)
     assert {"UNAUTHORIZED", "THROTTLED", "DEFAULT_5XX"} <= set(api["GatewayResponses"])
-    # only health is public
+    # only health and the API reference are public
     paths = api["DefinitionBody"]["paths"]
     public = {(m.upper(), p) for p, ms in paths.items() for m, op in ms.items() if "security" in op}
-    assert public == {("GET", "/v1/health")}
+    assert public == {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/docs")}
 
 
 def test_definition_body_and_api_events_name_the_same_routes_and_functions(
