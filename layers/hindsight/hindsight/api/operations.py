@@ -1,0 +1,284 @@
+"""Every operation of the HTTP API: its route, function, models and statuses.
+
+The OpenAPI document (``hindsight.api.openapi``) is built from this table and the
+pydantic models it names; ``tests/contract/test_openapi_drift.py`` checks the table
+against the code that serves the routes: the same (method, path) pairs as template.yaml's
+Api events and as the Powertools resolvers in ``functions/*/app.py``, each operation id
+being the name of the route function that answers it.
+
+Error statuses are derived, not listed per route: every operation can answer 429 (API
+Gateway's throttling) and 500; one that needs a key 401 and 403; one with a JSON body
+400, 413 and 422; one with an id in its path 404 and 422; one that touches the store or
+the index 503. ``extra_errors`` adds what is particular to a route (409...).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from hindsight.api import wire
+from hindsight.core.commands import (
+    ContextCommand,
+    ListMemoriesCommand,
+    ReflectCommand,
+    RetrieveCommand,
+    StoreBatchCommand,
+    StoreMemoryCommand,
+    StoreOutcome,
+)
+
+JSON = "application/json"
+HTML = "text/html"
+
+
+@dataclass(frozen=True)
+class Success:
+    """One success answer: status, body model (None: not JSON), description."""
+
+    status: int
+    model: type[BaseModel] | None
+    description: str
+    media_type: str = JSON
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    path: str
+    operation_id: str  # the route function's name in functions/<function>/app.py
+    function: str  # the directory under functions/ that serves it
+    tag: str
+    summary: str
+    description: str
+    successes: tuple[Success, ...]
+    request: type[BaseModel] | None = None  # the JSON body
+    query: type[BaseModel] | None = None  # query parameters: this model's fields
+    authenticated: bool = True
+    uses_backend: bool = True  # reads or writes the store, index or model (may answer 503)
+    extra_errors: tuple[int, ...] = ()
+    error_model: type[BaseModel] = wire.ErrorResponse
+    request_media_type: str = JSON
+    notes: dict[int, str] = field(default_factory=dict)  # status -> what it means here
+
+    @property
+    def path_parameters(self) -> list[str]:
+        return [part[1:-1] for part in self.path.split("/") if part.startswith("{")]
+
+    def error_statuses(self) -> list[int]:
+        statuses = {429, 500, *self.extra_errors}
+        if self.authenticated:
+            statuses |= {401, 403}
+        if self.request is not None:
+            statuses |= {400, 413, 422}
+        if self.path_parameters:
+            statuses |= {404, 422}
+        if self.query is not None:
+            statuses.add(422)
+        if self.uses_backend:
+            statuses.add(503)
+        return sorted(statuses)
+
+
+def _ok(model: type[BaseModel], description: str) -> tuple[Success, ...]:
+    return (Success(200, model, description),)
+
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "POST",
+        "/v1/memories",
+        "store_memory",
+        "store",
+        "memories",
+        "Store one episodic memory",
+        "What was said or happened, with when, who and what came of it. The same content "
+        "for the same user and scope within the dedup window (default one hour) is not "
+        "stored again: the answer is 200 with status `skipped` and the existing id.",
+        (
+            Success(201, StoreOutcome, "stored (`status: success`)"),
+            Success(200, StoreOutcome, "a duplicate, not stored (`status: skipped`)"),
+        ),
+        request=StoreMemoryCommand,
+        extra_errors=(409,),
+        notes={409: "the stored vectors were made by another embedding model"},
+    ),
+    Operation(
+        "POST",
+        "/v1/memories/batch",
+        "store_batch",
+        "store",
+        "memories",
+        "Store up to 100 memories of one user",
+        "One result per item, in order; a failure stores none of them.",
+        _ok(wire.StoreBatchResponse, "one result per item"),
+        request=StoreBatchCommand,
+        extra_errors=(409,),
+        notes={409: "the stored vectors were made by another embedding model"},
+    ),
+    Operation(
+        "POST",
+        "/v1/retrieve",
+        "retrieve_memories",
+        "retrieve",
+        "retrieval",
+        "Retrieve the memories that matter for a query",
+        "Hybrid search (meaning, keywords, time, expiry, priority); each result's `why` "
+        "shows the parts of its score. At most 20 a page: `has_more` and `next_cursor` "
+        "lead on (pass it back as `cursor` with the same query). `partial` is true when "
+        "the time budget ran out.",
+        _ok(wire.RetrieveResponse, "one page of results, best first"),
+        request=RetrieveCommand,
+        extra_errors=(409,),
+        notes={409: "the stored vectors were made by another embedding model"},
+    ),
+    Operation(
+        "POST",
+        "/v1/context",
+        "build_context",
+        "retrieve",
+        "retrieval",
+        "Build the working-memory prompt block of a session",
+        "The user's top approved facts, a summary of the session and its last turns, "
+        "within a token budget.",
+        _ok(wire.ContextResponse, "the prompt block and what went into it"),
+        request=ContextCommand,
+    ),
+    Operation(
+        "GET",
+        "/v1/users/{user_id}/memories",
+        "list_memories",
+        "retrieve",
+        "memories",
+        "List a user's memories",
+        "Newest first, filtered; `has_more` and `next_cursor` lead on.",
+        _ok(wire.ListResponse, "one page of memories"),
+        query=ListMemoriesCommand,
+    ),
+    Operation(
+        "GET",
+        "/v1/memories/{memory_id}",
+        "get_memory",
+        "retrieve",
+        "memories",
+        "Read one memory",
+        "An episode or a fact by id (404 once expired).",
+        _ok(wire.MemoryResponse, "the memory"),
+    ),
+    Operation(
+        "DELETE",
+        "/v1/memories/{memory_id}",
+        "delete_memory",
+        "forget",
+        "memories",
+        "Forget one memory",
+        "Facts that only it supported are deleted with it; others lose it as a source.",
+        _ok(wire.DeleteResponse, "forgotten"),
+    ),
+    Operation(
+        "DELETE",
+        "/v1/users/{user_id}",
+        "erase_user",
+        "forget",
+        "memories",
+        "Erase a user",
+        "Every memory, marker and cursor of the user in every scope; needs a key that "
+        "may write every scope.",
+        _ok(wire.EraseResponse, "erased"),
+    ),
+    Operation(
+        "POST",
+        "/v1/reflect",
+        "reflect",
+        "reflect",
+        "reflection",
+        "Distil a user's episodes into facts",
+        "Episodes since the user's reflection cursor (or `since`) become semantic facts "
+        "with a confidence and their sources; new facts wait for review (`pending`). "
+        "`dry_run` writes nothing.",
+        _ok(wire.ReflectResponse, "what the reflection did"),
+        request=ReflectCommand,
+        notes={503: "the reflector (an LLM) is unavailable or answered unusable output"},
+    ),
+    Operation(
+        "POST",
+        "/v1/semantic/{memory_id}/approve",
+        "approve_fact",
+        "reflect",
+        "reflection",
+        "Approve a pending fact",
+        "Approved facts are retrievable and ranked ahead of episodes.",
+        _ok(wire.MemoryResponse, "the approved fact"),
+        extra_errors=(409,),
+        notes={409: "the memory is not a fact, or the fact was superseded"},
+    ),
+    Operation(
+        "POST",
+        "/v1/semantic/{memory_id}/reject",
+        "reject_fact",
+        "reflect",
+        "reflection",
+        "Reject a pending fact",
+        "Rejected facts are left out of retrieval.",
+        _ok(wire.MemoryResponse, "the rejected fact"),
+        extra_errors=(409,),
+        notes={409: "the memory is not a fact, or the fact was superseded"},
+    ),
+    Operation(
+        "GET",
+        "/v1/health",
+        "health",
+        "retrieve",
+        "service",
+        "Health",
+        "The embedding model, the reflector and the index size. No key needed.",
+        _ok(wire.HealthResponse, "the service is up"),
+        authenticated=False,
+    ),
+    Operation(
+        "POST",
+        "/mcp",
+        "mcp",
+        "mcp",
+        "mcp",
+        "Model Context Protocol (streamable HTTP)",
+        "Stateless, JSON responses: POST one JSON-RPC message (`tools/list`, `tools/call` "
+        "with memory_store, memory_retrieve, memory_reflect, memory_forget, memory_list); "
+        "no session or `initialize` needed. Send `Accept: application/json, "
+        "text/event-stream`. Tool failures are tool results with `isError`.",
+        _ok(wire.JsonRpcMessage, "the JSON-RPC answer"),
+        request=wire.JsonRpcMessage,
+        extra_errors=(405, 406),
+        error_model=wire.McpErrorResponse,
+        notes={
+            400: "not a JSON-RPC message",
+            405: "only POST is served (no event stream, no session)",
+            406: "the Accept header must name application/json and text/event-stream",
+        },
+    ),
+    Operation(
+        "GET",
+        "/v1/openapi.json",
+        "openapi_document",
+        "docs",
+        "service",
+        "This document",
+        "The OpenAPI 3.1 document of the HTTP API. No key needed.",
+        _ok(wire.OpenApiDocument, "the document"),
+        authenticated=False,
+        uses_backend=False,
+    ),
+    Operation(
+        "GET",
+        "/docs",
+        "docs_page",
+        "docs",
+        "service",
+        "API reference (HTML)",
+        "This document rendered as one self-contained HTML page. No key needed.",
+        (Success(200, None, "the reference page", HTML),),
+        authenticated=False,
+        uses_backend=False,
+    ),
+)

@@ -1,0 +1,176 @@
+"""Response bodies of the HTTP API as pydantic models, for the OpenAPI document.
+
+The route functions answer ``{"status": "success", **result}`` (``api.http.success``)
+around the use cases' results (``core.commands``) or the views of stored memories
+(``core.views``); errors answer ``ErrorResponse``. The envelopes here extend the core
+result models, so a field added to a result appears in the document by itself; the
+views that the core builds as dicts (a memory, a turn, a fact) are spelled out here with
+``extra="forbid"``, so ``tests/contract/test_openapi_responses.py`` fails when a view
+gains a field that this module does not describe.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hindsight.core.commands import (
+    ContextResult,
+    ListResult,
+    ReflectResult,
+    RetrieveResult,
+    StoreOutcome,
+)
+from hindsight.core.models import Confidence, FactStatus, MemoryKind, TimeRange
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorResponse(_Strict):
+    """Every error, whatever the status: what went wrong and what to do about it."""
+
+    status: Literal["error"]
+    message: str = Field(description="what went wrong and what to do about it")
+
+
+class MemoryView(_Strict):
+    """A stored memory as the API shows it. Episodic memories carry the session fields,
+    semantic ones (facts) the review fields."""
+
+    memory_id: str
+    kind: MemoryKind
+    user_id: str
+    scope: str
+    content: str
+    category: str | None
+    metadata: dict[str, Any]
+    occurred_at: datetime
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime | None
+    # episodic
+    session_id: str | None = None
+    speaker: str | None = None
+    participants: list[str] | None = None
+    emotion: str | None = None
+    agent_action: str | None = None
+    outcome: str | None = None
+    event_time: list[TimeRange] | None = None
+    # semantic
+    confidence: Confidence | None = None
+    status: FactStatus | None = None
+    topic: str | None = None
+    source_memory_ids: list[str] | None = None
+    supersedes: list[str] | None = None
+    superseded_by: str | None = None
+    reflector: str | None = None
+    mention_count: int | None = None
+
+
+class TurnView(_Strict):
+    """One recent turn of the session in a context block."""
+
+    memory_id: str
+    speaker: str | None
+    content: str
+    occurred_at: datetime
+
+
+class FactView(_Strict):
+    """One approved fact in a context block."""
+
+    memory_id: str
+    content: str
+    category: str | None
+    confidence: Confidence
+
+
+class Success(BaseModel):
+    """A success envelope: every field is in the answer (required in the schema)."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    status: Literal["success"] = "success"
+
+
+class StoreBatchResponse(Success):
+    results: list[StoreOutcome] = Field(description="one result per item, in order")
+
+
+class RetrieveResponse(RetrieveResult, Success):
+    pass
+
+
+class ContextResponse(ContextResult, Success):
+    recent_turns: list[TurnView]  # type: ignore[assignment]
+    facts: list[FactView]  # type: ignore[assignment]
+
+
+class ReflectResponse(ReflectResult, Success):
+    created: list[MemoryView]  # type: ignore[assignment]
+    updated: list[MemoryView]  # type: ignore[assignment]
+    superseded: list[MemoryView]  # type: ignore[assignment]
+    pending: list[MemoryView] = Field(  # type: ignore[assignment]
+        description="facts created or updated by this run that wait for review"
+    )
+
+
+class ListResponse(ListResult, Success):
+    results: list[MemoryView]  # type: ignore[assignment]
+
+
+class MemoryResponse(Success):
+    memory: MemoryView
+
+
+class DeleteResponse(Success, _Strict):
+    memory_id: str
+    deleted_facts: list[str] = Field(description="facts that only this memory supported")
+    updated_facts: list[str] = Field(description="facts that lost this memory as a source")
+
+
+class EraseResponse(Success, _Strict):
+    user_id: str
+    deleted: int = Field(description="records deleted")
+
+
+class HealthResponse(Success, _Strict):
+    embedding_model: str
+    embedding_dimension: int
+    reflector: str
+    indexed_documents: int
+
+
+class JsonRpcMessage(BaseModel):
+    """A JSON-RPC 2.0 message of the Model Context Protocol (streamable HTTP, stateless)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    jsonrpc: Literal["2.0"]
+    id: int | str | None = None
+    method: str | None = Field(default=None, description="e.g. tools/list, tools/call")
+    params: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+class OpenApiDocument(BaseModel):
+    """This document (OpenAPI 3.1)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    openapi: str
+    info: dict[str, Any]
+    paths: dict[str, Any]
+
+
+class McpErrorResponse(ErrorResponse):
+    """An error of the MCP endpoint: the usual error, readable as a JSON-RPC error too."""
+
+    jsonrpc: Literal["2.0"]
+    id: int | str | None
+    error: dict[str, Any] = Field(description="the JSON-RPC error: code and message")
