@@ -10,6 +10,7 @@ PORT ?= 8080
 DATA_DIR ?= .hindsight
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
+.PHONY: openapi
 .PHONY: run run-aws install install-test sam test lint test-unit test-functional test-contract \
         test-integration test-e2e test-infrastructure bench clean services services-down
 
@@ -21,8 +22,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e .
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml $(VENV)/.installed
+$(VENV)/.installed-test: pyproject.toml clients/python/pyproject.toml $(VENV)/.installed
 	$(BIN)/pip install --quiet -e ".[test,sentence-transformers]"
+	$(BIN)/pip install --quiet -e ./clients/python
 	touch $@
 
 install: $(VENV)/.installed
@@ -54,12 +56,18 @@ run-aws: install-test
 	@echo "AWS backend on the local engines: $(AWS_LOCAL_ENV)"
 	$(AWS_LOCAL_ENV) $(BIN)/hindsight serve --host $(HOST) --port $(PORT)
 
+# The OpenAPI document the API serves at /v1/openapi.json, regenerated from the code's models
+# (tests/contract/test_openapi_drift.py fails while the committed copy is stale)
+openapi: install
+	$(BIN)/python -m hindsight.api.openapi --output layers/hindsight/hindsight/api/openapi.json
+
 # ruff (lint, format, mccabe complexity <= 10) and mypy over the package and functions/
 # (both configured in pyproject.toml)
 lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	cd clients/python && $(abspath $(BIN))/mypy
 
 # Run $(1) with the local engines up (OpenSearch + moto, see `make services`); stop them
 # afterwards unless they were already running before.
