@@ -184,6 +184,13 @@ class LookupEmbedder:
     def dimension(self) -> int:
         return self._inner.dimension
 
+    @property
+    def window_tokens(self) -> int:
+        return self._inner.window_tokens
+
+    def count_tokens(self, text: str) -> int:
+        return self._inner.count_tokens(text)
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if self.documents is None:
             return self._inner.embed_documents(texts)

@@ -44,9 +44,12 @@ class HashingEmbedder:
     Not a language model: it only knows shared characters, which is all unit tests need.
     """
 
-    def __init__(self, dimension: int = 64, model_name: str = "test-hashing-64") -> None:
+    def __init__(
+        self, dimension: int = 64, model_name: str = "test-hashing-64", window_tokens: int = 512
+    ) -> None:
         self._dimension = dimension
         self._model_name = model_name
+        self._window_tokens = window_tokens
 
     @property
     def model_name(self) -> str:
@@ -55,6 +58,14 @@ class HashingEmbedder:
     @property
     def dimension(self) -> int:
         return self._dimension
+
+    @property
+    def window_tokens(self) -> int:
+        return self._window_tokens
+
+    def count_tokens(self, text: str) -> int:
+        """Words and Chinese characters, plus 2 (as if for special tokens)."""
+        return len(re.findall(r"[^\W\u2e80-\u9fff]+|[\u2e80-\u9fff]|[^\w\s]", text)) + 2
 
     def _one(self, text: str) -> np.ndarray:
         vector = np.zeros(self._dimension, dtype=np.float32)

@@ -221,6 +221,10 @@ class SlowEmbedder:
 
     model_name = property(lambda self: self.inner.model_name)
     dimension = property(lambda self: self.inner.dimension)
+    window_tokens = property(lambda self: self.inner.window_tokens)
+
+    def count_tokens(self, text):
+        return self.inner.count_tokens(text)
 
     def embed_documents(self, texts):
         return self.inner.embed_documents(texts)

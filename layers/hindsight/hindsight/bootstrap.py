@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from hindsight.core.embedding import ChunkSizes
 from hindsight.core.errors import ConfigurationError
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Embedder, MemoryWriter, Ports, RecordStore, Reflector, SearchIndex
@@ -48,10 +49,18 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
     """Wire every use case from exactly the ports and policy knobs it uses."""
     policy = policy or Policy()
     records, writer, clock = ports.records, ports.writer, ports.clock
+    sizes = ChunkSizes(policy.chunk_tokens, policy.chunk_overlap_tokens)
     retrieve = RetrieveMemories(records, ports.index, ports.embedder, clock, policy)
     use_cases = UseCases(
         store=StoreMemories(
-            records, writer, ports.embedder, clock, ports.ids, policy.dedup_window_seconds
+            records,
+            writer,
+            ports.embedder,
+            clock,
+            ports.ids,
+            policy.dedup_window_seconds,
+            max_content_chars=policy.max_content_chars,
+            chunk_sizes=sizes,
         ),
         retrieve=retrieve,
         reflect=ReflectOnMemories(
@@ -68,7 +77,7 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
         context=BuildContext(records, ports.reflector, clock, retrieve),
         browse=BrowseMemories(records, clock),
         forget=ForgetMemories(records, writer, clock),
-        reindex=ReindexMemories(records, ports.index, ports.embedder),
+        reindex=ReindexMemories(records, ports.index, ports.embedder, sizes),
     )
     return MemoryService(use_cases=use_cases, ports=ports, policy=policy)
 

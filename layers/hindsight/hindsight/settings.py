@@ -89,6 +89,11 @@ class Settings(BaseSettings):
 
     # --- policy: how the use cases behave (defaults are core Policy's own) --------------
     dedup_window_seconds: float = Field(default=_POLICY.dedup_window_seconds, ge=0)
+    # longest memory content (characters); the request body limit follows (max_body_bytes)
+    max_content_chars: int = Field(default=_POLICY.max_content_chars, ge=1_000, le=5_000_000)
+    # chunk size (tokens, the embedder's window at most) and overlap of long memories
+    chunk_tokens: int = Field(default=_POLICY.chunk_tokens, ge=32, le=8_192)
+    chunk_overlap_tokens: int = Field(default=_POLICY.chunk_overlap_tokens, ge=0, le=1_024)
     retrieve_budget_seconds: float = Field(default=_POLICY.retrieve_budget_seconds, gt=0)
     auto_approve_high_confidence: bool = _POLICY.auto_approve_high_confidence
     # hits per search before fusion

@@ -40,6 +40,7 @@ from hindsight.core.models import (
     Page,
     SearchFilter,
     SearchHit,
+    Span,
     StoredVector,
 )
 from hindsight.core.text import tokenize
@@ -184,15 +185,35 @@ class InMemoryRecordStore:
 
 # --- search index ------------------------------------------------------------------------
 @dataclass
-class _Entry:
-    document: IndexDocument
+class _Piece:
+    """One searchable piece of a document: a chunk of a long memory, or the whole memory."""
+
+    number: int
+    span: Span | None
+    values: np.ndarray
     terms: Counter[str]
     length: int
 
 
 @dataclass
+class _Entry:
+    document: IndexDocument
+    pieces: list[_Piece]
+
+    def hit(self, piece: _Piece, score: float) -> SearchHit:
+        chunked = piece.span is not None
+        return SearchHit(
+            self.document.memory_id,
+            score,
+            hit_facts(self.document),
+            chunk=piece.number if chunked else None,
+            span=piece.span,
+        )
+
+
+@dataclass
 class _Corpus:
-    """BM25 statistics of one (tenant, user)."""
+    """BM25 statistics of one (tenant, user); every piece counts as a document."""
 
     documents: int = 0
     total_length: int = 0
@@ -201,16 +222,20 @@ class _Corpus:
     def add(self, entry: _Entry, sign: int) -> None:
         if self.frequency is None:
             self.frequency = Counter()
-        self.documents += sign
-        self.total_length += sign * entry.length
-        for term in entry.terms:
-            self.frequency[term] += sign
-            if self.frequency[term] <= 0:
-                del self.frequency[term]
+        for piece in entry.pieces:
+            self.documents += sign
+            self.total_length += sign * piece.length
+            for term in piece.terms:
+                self.frequency[term] += sign
+                if self.frequency[term] <= 0:
+                    del self.frequency[term]
 
 
 class InMemorySearchIndex:
-    """SearchIndex with exact BM25 (k1=1.2, b=0.75) per user and exact cosine search."""
+    """SearchIndex with exact BM25 (k1=1.2, b=0.75) per user and exact cosine search.
+
+    A long memory's chunks are searched one by one; a memory scores as its best chunk.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
@@ -243,8 +268,11 @@ class InMemorySearchIndex:
             for document in documents:
                 key = (document.tenant_id, document.memory_id)
                 self._remove(key)
-                terms = Counter(tokenize(document.text))
-                entry = _Entry(document, terms, sum(terms.values()))
+                pieces = []
+                for number, text, values, span in document.pieces():
+                    terms = Counter(tokenize(text))
+                    pieces.append(_Piece(number, span, values, terms, sum(terms.values())))
+                entry = _Entry(document, pieces)
                 self._entries[key] = entry
                 owner = (document.tenant_id, document.user_id)
                 self._corpora.setdefault(owner, _Corpus()).add(entry, 1)
@@ -274,15 +302,14 @@ class InMemorySearchIndex:
             passing = self._passing(search_filter)
             if not passing or k <= 0:
                 return []
-            matrix = np.stack([e.document.vector.values for e in passing]).astype(np.float32)
-            scores = matrix @ np.asarray(vector.values, dtype=np.float32)
-        order = np.argsort(-scores, kind="stable")[:k]
-        return [
-            SearchHit(
-                passing[i].document.memory_id, float(scores[i]), hit_facts(passing[i].document)
-            )
-            for i in order
-        ]
+            query = np.asarray(vector.values, dtype=np.float32)
+            hits = []
+            for entry in passing:
+                scores = np.stack([piece.values for piece in entry.pieces]) @ query
+                best = int(np.argmax(scores))
+                hits.append(entry.hit(entry.pieces[best], float(scores[best])))
+        hits.sort(key=lambda hit: -hit.score)
+        return hits[:k]
 
     def keyword_search(self, search_filter: SearchFilter, text: str, k: int) -> list[SearchHit]:
         query_terms = set(tokenize(text))
@@ -304,16 +331,10 @@ class InMemorySearchIndex:
             }
             hits: list[SearchHit] = []
             for entry in self._passing(search_filter):
-                score = 0.0
-                norm = BM25_K1 * (1.0 - BM25_B + BM25_B * entry.length / max(average, 1e-9))
-                for term, weight in weights.items():
-                    tf = entry.terms.get(term, 0)
-                    if tf:
-                        score += weight * tf * (BM25_K1 + 1.0) / (tf + norm)
+                scored = [(_bm25(piece, weights, average), piece) for piece in entry.pieces]
+                score, piece = max(scored, key=lambda pair: pair[0])
                 if score > 0.0:
-                    hits.append(
-                        SearchHit(entry.document.memory_id, score, hit_facts(entry.document))
-                    )
+                    hits.append(entry.hit(piece, score))
         hits.sort(key=lambda hit: (-hit.score, hit.memory_id))
         return hits[:k]
 
@@ -322,3 +343,13 @@ class InMemorySearchIndex:
             if tenant_id is None:
                 return len(self._entries)
             return sum(1 for key in self._entries if key[0] == tenant_id)
+
+
+def _bm25(piece: _Piece, weights: dict[str, float], average: float) -> float:
+    norm = BM25_K1 * (1.0 - BM25_B + BM25_B * piece.length / max(average, 1e-9))
+    score = 0.0
+    for term, weight in weights.items():
+        tf = piece.terms.get(term, 0)
+        if tf:
+            score += weight * tf * (BM25_K1 + 1.0) / (tf + norm)
+    return score

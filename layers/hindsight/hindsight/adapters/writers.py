@@ -19,9 +19,14 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 
-from hindsight.core.errors import DuplicateMemoryError, HindsightError, UnavailableError
+from hindsight.core.errors import (
+    DuplicateMemoryError,
+    HindsightError,
+    NotFoundError,
+    UnavailableError,
+)
 from hindsight.core.indexing import index_document
-from hindsight.core.models import IndexDocument, Memory
+from hindsight.core.models import IndexDocument, Memory, StoredVector
 from hindsight.core.ports import NewRecord, RecordStore, SearchIndex
 
 logger = logging.getLogger(__name__)
@@ -96,9 +101,30 @@ class _WriterBase(ABC):
         vectors = self.records.get_vectors(tenant_id, [m.memory_id for m in memories])
         return [index_document(m, vectors[m.memory_id]) for m in memories if m.memory_id in vectors]
 
+    def _replace_record(self, record: NewRecord) -> tuple[Memory, StoredVector | None]:
+        """Replace the memory and its vector in the record store; what was there before."""
+        memory = record.memory
+        before = self.records.get(memory.tenant_id, memory.memory_id)
+        if before is None:
+            raise NotFoundError(f"memory {memory.memory_id} does not exist")
+        old = self.records.get_vectors(memory.tenant_id, [memory.memory_id]).get(memory.memory_id)
+        self.records.update(memory, record.vector)
+        return before, old
+
 
 class CompensatingWriter(_WriterBase):
     """Records first, then the index; an index failure undoes the records and is raised."""
+
+    def replace(self, record: NewRecord) -> None:
+        before, old = self._replace_record(record)
+        try:
+            self.index.upsert([index_document(record.memory, record.vector)])
+        except HindsightError:
+            try:
+                self.records.update(before, old)
+            except HindsightError:
+                logger.exception("undo failed memory_id=%s", before.memory_id)
+            raise
 
     def _index_new(self, documents: list[IndexDocument]) -> None:
         self.index.upsert(documents)
@@ -141,6 +167,11 @@ class StreamRepairedWriter(_WriterBase):
 
     def _index_new(self, documents: list[IndexDocument]) -> None:
         self._tolerating_outage("upsert", lambda: self.index.upsert(documents))
+
+    def replace(self, record: NewRecord) -> None:
+        self._replace_record(record)
+        document = index_document(record.memory, record.vector)
+        self._tolerating_outage("upsert", lambda: self.index.upsert([document]))
 
     def update(self, tenant_id: str, memories: Sequence[Memory]) -> None:
         if not memories:

@@ -30,7 +30,7 @@ from hindsight.api.auth import authenticate
 from hindsight.api.errors import status_for
 from hindsight.api.observability import MetricUnit, logger, metrics
 from hindsight.bootstrap import get_settings
-from hindsight.core.commands import MAX_BODY_BYTES, Identifier
+from hindsight.core.commands import Identifier, body_too_large, max_body_bytes
 from hindsight.core.errors import (
     HindsightError,
     InvalidRequestError,
@@ -176,14 +176,19 @@ def _raw_body(event: Mapping[str, Any]) -> bytes:
     return str(body).encode("utf-8", errors="surrogatepass")
 
 
+def body_limit() -> int:
+    """The request body limit in force: it follows HINDSIGHT_MAX_CONTENT_CHARS."""
+    from hindsight.bootstrap import get_settings
+
+    return max_body_bytes(get_settings().max_content_chars)
+
+
 def json_body(event: Mapping[str, Any]) -> dict[str, Any]:
-    """The request body as a JSON object: 413 if over 1 MiB, 400 if not a JSON object."""
+    """The request body as a JSON object: 413 if over the limit, 400 if not a JSON object."""
     raw = _raw_body(event)
-    if len(raw) > MAX_BODY_BYTES:
-        raise PayloadTooLargeError(
-            f"the request body is {len(raw)} bytes; the limit is {MAX_BODY_BYTES} bytes "
-            "(1 MiB) — send fewer or shorter memories per request"
-        )
+    limit = body_limit()
+    if len(raw) > limit:
+        raise PayloadTooLargeError(body_too_large(len(raw), limit))
     if not raw.strip():
         raise MalformedRequestError(
             "the request body is empty; send a JSON object (Content-Type: application/json)"

@@ -29,14 +29,35 @@ from hindsight.core.models import (
     utc,
 )
 
-MAX_CONTENT_CHARS = 8_000
+# The hard ceiling of one memory's content; the limit in force is the setting
+# HINDSIGHT_MAX_CONTENT_CHARS (Policy.max_content_chars, default 100,000), checked by the
+# store use case so that its message can name the setting.
+MAX_CONTENT_CHARS = 5_000_000
 MAX_FIELD_CHARS = 2_000
 MAX_METADATA_BYTES = 16_384
 MAX_BATCH_ITEMS = 100
 MAX_PAGE_SIZE = 20
 MAX_QUERY_CHARS = 2_000
 MAX_LIST_ITEMS = 50
-MAX_BODY_BYTES = 1_048_576  # 1 MiB: every entry point refuses a larger request body
+# Every entry point refuses a request body larger than ``max_body_bytes``: at least 6 MiB
+# (AWS Lambda's limit for a synchronous request), more if one memory of the content limit,
+# escaped as JSON (\uXXXX: 6 bytes a character), would not fit.
+MAX_BODY_BYTES = 6 * 1_048_576
+
+
+def max_body_bytes(max_content_chars: int) -> int:
+    """The request body limit that follows the content limit."""
+    return max(MAX_BODY_BYTES, 6 * max_content_chars + 65_536)
+
+
+def body_too_large(size: int, limit: int) -> str:
+    """The message of a refused request body: the limit, and what to do."""
+    return (
+        f"the request body is {size} bytes; the limit is {limit} bytes ({limit / 1_048_576:.1f} "
+        "MiB) — send fewer memories per request (a batch of long memories can be split), "
+        "or raise HINDSIGHT_MAX_CONTENT_CHARS, which raises this limit with it"
+    )
+
 
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}$")
 _LABEL_PATTERN = re.compile(r"^[\w.\-:/ ]{1,64}$")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from hindsight.core import chunking
 from hindsight.core.errors import UnavailableError
-from hindsight.core.models import StoredVector
+from hindsight.core.indexing import chunk_texts, index_text
+from hindsight.core.models import Memory, Span, StoredVector
 from hindsight.core.ports import Embedder
 
 
@@ -19,6 +22,59 @@ def embed_documents(embedder: Embedder, texts: Sequence[str]) -> list[StoredVect
             f"the embedding model {embedder.model_name} failed ({exc}); retry later"
         ) from exc
     return [StoredVector(model=embedder.model_name, values=row) for row in matrix]
+
+
+@dataclass(frozen=True)
+class ChunkSizes:
+    """How long memories are cut for search: at most ``tokens`` a chunk (the embedder's
+    window at most), consecutive chunks overlapping by ``overlap`` tokens."""
+
+    tokens: int = 256
+    overlap: int = 32
+
+
+DEFAULT_CHUNK_SIZES = ChunkSizes()
+
+
+def embed_memories(
+    embedder: Embedder, memories: Sequence[Memory], sizes: ChunkSizes
+) -> list[StoredVector]:
+    """Each memory's vector: one for a memory that fits a chunk, one per chunk otherwise.
+
+    A memory whose search text (``index_text``) is at most ``sizes.tokens`` tokens (capped
+    by the model's window) is embedded whole, as it always was; a longer one is split
+    (``core/chunking.py``) and every chunk embedded. All texts go to the model in one call.
+    """
+    limit = max(8, min(sizes.tokens, embedder.window_tokens))
+    plans: list[tuple[Span, ...]] = []
+    texts: list[str] = []
+    for memory in memories:
+        whole = index_text(memory)
+        if _fits(embedder, whole, limit):
+            plans.append(())
+            texts.append(whole)
+            continue
+        spans = tuple(chunking.split(memory.content, embedder.count_tokens, limit, sizes.overlap))
+        plans.append(spans)
+        texts.extend(chunk_texts(memory, spans))
+    rows = embed_documents(embedder, texts)
+    out: list[StoredVector] = []
+    position = 0
+    for spans in plans:
+        if not spans:
+            out.append(rows[position])
+            position += 1
+            continue
+        matrix = np.stack([row.values for row in rows[position : position + len(spans)]])
+        out.append(StoredVector(model=embedder.model_name, values=matrix, spans=spans))
+        position += len(spans)
+    return out
+
+
+def _fits(embedder: Embedder, text: str, limit: int) -> bool:
+    # a token covers at least one character, so a text with fewer characters than the
+    # limit (less a margin for the prefix and special tokens) fits without counting
+    return len(text) + 16 <= limit or embedder.count_tokens(text) <= limit
 
 
 def embed_query(embedder: Embedder, text: str) -> StoredVector:

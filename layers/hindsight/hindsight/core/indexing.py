@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hindsight.core.models import (
     EpisodicMemory,
+    IndexChunk,
     IndexDocument,
     Memory,
     SemanticMemory,
+    Span,
     StoredVector,
 )
 
@@ -23,6 +27,23 @@ def index_text(memory: Memory) -> str:
             parts.insert(0, memory.context)
         parts += [p for p in (memory.agent_action, memory.outcome) if p]
     return "\n".join(parts)
+
+
+def chunk_texts(memory: Memory, spans: Sequence[Span]) -> list[str]:
+    """The text each chunk of a long memory is searched by.
+
+    The content within the chunk's span; the session context (the turn before) goes before
+    the first chunk and what the agent did and its outcome after the last, as in
+    ``index_text`` for a memory searched whole.
+    """
+    texts = [memory.content[start:end] for start, end in spans]
+    if isinstance(memory, EpisodicMemory) and texts:
+        if memory.context:
+            texts[0] = f"{memory.context}\n{texts[0]}"
+        extras = [p for p in (memory.agent_action, memory.outcome) if p]
+        if extras:
+            texts[-1] = "\n".join([texts[-1], *extras])
+    return texts
 
 
 def index_document(memory: Memory, vector: StoredVector) -> IndexDocument:
@@ -53,4 +74,12 @@ def index_document(memory: Memory, vector: StoredVector) -> IndexDocument:
         event_start=event_start,
         event_end=event_end,
         session_id=session_id,
+        chunks=tuple(
+            IndexChunk(text=text, values=row, span=span)
+            for text, row, span in zip(
+                chunk_texts(memory, vector.spans), vector.rows, vector.spans, strict=True
+            )
+        )
+        if vector.chunked
+        else (),
     )

@@ -163,21 +163,67 @@ class Principal(BaseModel):
         return "*" in self.write_scopes or scope in self.write_scopes
 
 
+Span = tuple[int, int]  # [start, end) character offsets into a memory's content
+
+
 @dataclass(frozen=True)
 class StoredVector:
-    """An embedding together with the model that made it (never mix vector spaces)."""
+    """An embedding together with the model that made it (never mix vector spaces).
+
+    A memory short enough for the model's window has one vector: ``values`` of shape
+    ``(dim,)`` and no ``spans``. A long memory is searched by chunks (``core/chunking.py``):
+    ``values`` has one row per chunk, shape ``(len(spans), dim)``, and ``spans`` holds each
+    chunk's character span of the content, in order.
+    """
 
     model: str
-    values: np.ndarray  # float32, L2-normalised, shape (dim,)
+    values: np.ndarray  # float32, L2-normalised rows
+    spans: tuple[Span, ...] = ()
+
+    def __post_init__(self) -> None:
+        expected = 1 if not self.spans else 2
+        if self.values.ndim != expected or (self.spans and len(self.values) != len(self.spans)):
+            raise ValueError(
+                f"a vector with {len(self.spans)} chunk spans must have "
+                f"{'one row per span' if self.spans else 'one dimension'}; "
+                f"got shape {self.values.shape}"
+            )
 
     @property
     def dim(self) -> int:
-        return int(self.values.shape[0])
+        return int(self.values.shape[-1])
+
+    @property
+    def chunked(self) -> bool:
+        return bool(self.spans)
+
+    @property
+    def rows(self) -> np.ndarray:
+        """Every chunk's vector as a ``(chunks, dim)`` matrix (one row when not chunked)."""
+        return self.values.reshape(-1, self.values.shape[-1])
+
+    def similarity(self, query: np.ndarray) -> float:
+        """Cosine similarity of the best-matching chunk to a (unit) query vector."""
+        return float(np.max(self.rows @ np.asarray(query, dtype=np.float32)))
+
+
+@dataclass(frozen=True)
+class IndexChunk:
+    """One searchable piece of a long memory: its text, vector and span of the content."""
+
+    text: str
+    values: np.ndarray  # (dim,)
+    span: Span
 
 
 @dataclass(frozen=True)
 class IndexDocument:
-    """What a search index holds for one memory: text, vector and filter fields."""
+    """What a search index holds for one memory: text, vector and filter fields.
+
+    A long memory also has ``chunks`` (see ``core/chunking.py``): the index searches each
+    chunk's text and vector and scores the memory by its best chunk, so it still comes back
+    once. ``text`` is then the whole memory's text and ``vector`` holds every chunk's row.
+    """
 
     memory_id: str
     tenant_id: str
@@ -195,6 +241,17 @@ class IndexDocument:
     event_start: datetime | None = None
     event_end: datetime | None = None
     session_id: str | None = None
+    chunks: tuple[IndexChunk, ...] = ()
+
+    def pieces(self) -> list[tuple[int, str, np.ndarray, Span | None]]:
+        """(chunk number, text, vector, span) of everything searchable: one piece per chunk,
+        or the whole memory (span None) when it is not chunked."""
+        if not self.chunks:
+            return [(0, self.text, np.asarray(self.vector.values, dtype=np.float32), None)]
+        return [
+            (number, chunk.text, np.asarray(chunk.values, dtype=np.float32), chunk.span)
+            for number, chunk in enumerate(self.chunks)
+        ]
 
 
 @dataclass(frozen=True)
@@ -263,6 +320,9 @@ class SearchHit:
     memory_id: str
     score: float  # cosine similarity for vector search, BM25-like score for keyword search
     facts: HitFacts | None = None  # None: the index does not know them
+    # a chunked memory's best chunk: its number and character span of the content
+    chunk: int | None = None
+    span: Span | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,12 @@ class Policy:
     """Tunable behaviour, read from settings by the bootstrap."""
 
     dedup_window_seconds: float = 3_600.0
+    # the longest memory content accepted (characters); longer is refused with 413
+    max_content_chars: int = 100_000
+    # a memory longer than this many tokens (the embedder's window at most) is searched by
+    # chunks of at most this size, overlapping by chunk_overlap_tokens (core/chunking.py)
+    chunk_tokens: int = 256
+    chunk_overlap_tokens: int = 32
     retrieve_budget_seconds: float = 5.0
     auto_approve_high_confidence: bool = False
     candidate_pool: int = 100  # how many hits each search returns before fusion

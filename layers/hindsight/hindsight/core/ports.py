@@ -147,6 +147,14 @@ class Embedder(Protocol):
     @property
     def dimension(self) -> int: ...
 
+    @property
+    def window_tokens(self) -> int:
+        """How many tokens the model reads of one text (its prefix and special tokens
+        included); long memories are split into chunks that fit (``core/chunking.py``)."""
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` embedded as a document, prefix and special tokens included."""
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Shape (len(texts), dimension)."""
 
@@ -220,6 +228,10 @@ class MemoryWriter(Protocol):
 
     def update(self, tenant_id: str, memories: Sequence[Memory]) -> None:
         """Replace existing memories and re-index them with their stored vectors."""
+
+    def replace(self, record: NewRecord) -> None:
+        """Replace an existing memory's content and vector (every chunk) in both;
+        NotFoundError if it does not exist."""
 
     def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
         """Delete memories from the record store and the index."""

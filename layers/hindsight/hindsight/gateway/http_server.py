@@ -12,12 +12,13 @@ import logging
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from hindsight.core.commands import MAX_BODY_BYTES
+from hindsight.api.http import body_limit
+from hindsight.core.commands import body_too_large
 from hindsight.gateway.dispatch import Dispatcher, GatewayResponse, error_response
 
 logger = logging.getLogger(__name__)
 
-DRAIN_LIMIT_BYTES = 16 * MAX_BODY_BYTES  # refused bodies up to this size are read and dropped
+DRAIN_FACTOR = 4  # refused bodies up to this many times the limit are read and dropped
 
 
 class GatewayRequestHandler(BaseHTTPRequestHandler):
@@ -52,18 +53,15 @@ class GatewayRequestHandler(BaseHTTPRequestHandler):
             length = int(length_header)
         except ValueError:
             return error_response(400, "Content-Length is not a number")
-        if length > MAX_BODY_BYTES:
-            self._discard(length)
-            return error_response(
-                413,
-                f"the request body is {length} bytes; the limit is {MAX_BODY_BYTES} bytes "
-                "(1 MiB) — send fewer or shorter memories per request",
-            )
+        limit = body_limit()
+        if length > limit:
+            self._discard(length, limit)
+            return error_response(413, body_too_large(length, limit))
         return self.rfile.read(length)
 
-    def _discard(self, length: int) -> None:
+    def _discard(self, length: int, limit: int) -> None:
         """Read and drop a refused body (if not huge) so the client sees the answer."""
-        remaining = length if length <= DRAIN_LIMIT_BYTES else 0
+        remaining = length if length <= DRAIN_FACTOR * limit else 0
         while remaining > 0:
             chunk = self.rfile.read(min(remaining, 65_536))
             if not chunk:
@@ -73,6 +71,7 @@ class GatewayRequestHandler(BaseHTTPRequestHandler):
     def _read_chunked(self) -> bytes | GatewayResponse:
         chunks: list[bytes] = []
         total = 0
+        limit = body_limit()
         while True:
             size_line = self.rfile.readline(1024).split(b";", 1)[0].strip()
             try:
@@ -84,10 +83,8 @@ class GatewayRequestHandler(BaseHTTPRequestHandler):
                     pass
                 return b"".join(chunks)
             total += size
-            if total > MAX_BODY_BYTES:
-                return error_response(
-                    413, f"the request body exceeds {MAX_BODY_BYTES} bytes (1 MiB)"
-                )
+            if total > limit:
+                return error_response(413, body_too_large(total, limit))
             chunks.append(self.rfile.read(size))
             self.rfile.readline(1024)
 

@@ -26,7 +26,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from hindsight.api.auth import authenticate
 from hindsight.api.errors import status_for
-from hindsight.core.commands import MAX_BODY_BYTES
+from hindsight.core.commands import body_too_large, max_body_bytes
 from hindsight.core.errors import HindsightError, UnavailableError
 from hindsight.core.models import Principal
 from hindsight.mcp.results import UNAVAILABLE_MESSAGE
@@ -118,7 +118,7 @@ def _asgi_scope(event: Mapping[str, Any], headers: list[tuple[str, str]]) -> dic
 
 
 async def _serve(
-    server: Server[Any], principal: Principal, scope: dict[str, Any], body: bytes
+    server: Server[Any], principal: Principal, scope: dict[str, Any], body: bytes, limit: int
 ) -> tuple[int, list[tuple[str, str]], bytes]:
     """One request through the SDK's stateless JSON transport; (status, headers, body)."""
     _principal.set(principal)  # tasks started below inherit it
@@ -149,7 +149,7 @@ async def _serve(
                 done.set()
 
     manager = StreamableHTTPSessionManager(
-        app=server, json_response=True, stateless=True, max_request_body_size=MAX_BODY_BYTES
+        app=server, json_response=True, stateless=True, max_request_body_size=limit
     )
     async with manager.run():
         await manager.handle_request(scope, receive, send)
@@ -180,14 +180,13 @@ def handle_proxy_event(
         logger.info("mcp request refused status=%s", status)
         return error_proxy_response(status, exc.message)
     body = _body(event)
-    if len(body) > MAX_BODY_BYTES:
-        return error_proxy_response(
-            413, f"the request body exceeds {MAX_BODY_BYTES} bytes (1 MiB); send less per call"
-        )
+    limit = max_body_bytes(settings.max_content_chars)
+    if len(body) > limit:
+        return error_proxy_response(413, body_too_large(len(body), limit))
     headers = _headers(event)
     try:
         status, response_headers, payload = asyncio.run(
-            _serve(server, principal, _asgi_scope(event, headers), body)
+            _serve(server, principal, _asgi_scope(event, headers), body, limit)
         )
     except Exception:
         logger.exception("mcp transport failed")

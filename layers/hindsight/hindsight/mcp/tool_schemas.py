@@ -34,8 +34,10 @@ class StoreArguments(_Arguments):
     user_id: str = Field(description=_USER_ID)
     content: str = Field(
         description="What the user stated or what happened, as one self-contained sentence in "
-        "the user's words or a faithful paraphrase (at most 8000 characters). One memory per "
-        "fact. Examples: '用户对花生过敏', 'The user prefers aisle seats'."
+        "the user's words or a faithful paraphrase. One memory per fact. Examples: "
+        "'用户对花生过敏', 'The user prefers aisle seats'. A document or long paste the user "
+        "shared may be stored whole (up to the server's content limit, 100,000 characters by "
+        "default): it is searched by its parts."
     )
     session_id: str | None = Field(
         default=None, description="Id of the current conversation, if you have one."

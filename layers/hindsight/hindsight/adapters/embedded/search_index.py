@@ -2,9 +2,12 @@
 
 Files under ``path``:
 
-- ``keyword.db``: table ``docs``, one row per memory: filter columns, original text, model,
-  float32 vector and ``terms`` (``core.text.tokenize`` output joined by spaces, so Chinese
-  is searchable word by word).
+- ``keyword.db``: table ``docs``, one row per memory, or per chunk of a long memory
+  (``chunk`` 0, 1, ... with its ``span_start``/``span_end`` in the content; NULL spans for a
+  memory searched whole): filter columns, the piece's text, model, float32 vector and
+  ``terms`` (``core.text.tokenize`` output joined by spaces, so Chinese is searchable word
+  by word). A file from before chunking (no ``chunk`` column) is migrated on open: its rows
+  become chunk 0 of their memories.
 - ``ann/``: saved HNSW graphs of the vector index (see ``VectorIndex.save``).
 
 On open, vectors and terms are loaded into the in-process ``VectorIndex``, which answers
@@ -38,10 +41,12 @@ from hindsight.core.errors import EmbeddingModelMismatchError
 from hindsight.core.indexing import index_document
 from hindsight.core.models import (
     FactStatus,
+    IndexChunk,
     IndexDocument,
     MemoryKind,
     SearchFilter,
     SearchHit,
+    Span,
     StoredVector,
 )
 from hindsight.core.ports import RecordStore
@@ -68,9 +73,12 @@ _COLUMNS = (
     "text",
     "model",
     "vector",
+    "chunk",
+    "span_start",
+    "span_end",
 )
 _TERMS = "terms TEXT NOT NULL DEFAULT ''"  # also the column a migrated table gains
-_SCHEMA = f"""
+_CREATE_DOCS = f"""
 CREATE TABLE IF NOT EXISTS docs (
     tenant_id TEXT NOT NULL,
     memory_id TEXT NOT NULL,
@@ -89,11 +97,13 @@ CREATE TABLE IF NOT EXISTS docs (
     text TEXT NOT NULL,
     model TEXT NOT NULL,
     vector BLOB NOT NULL,
+    chunk INTEGER NOT NULL DEFAULT 0,
+    span_start INTEGER,
+    span_end INTEGER,
     {_TERMS},
-    UNIQUE (tenant_id, memory_id)
-);
-CREATE INDEX IF NOT EXISTS docs_by_owner ON docs (tenant_id, user_id);
-"""
+    UNIQUE (tenant_id, memory_id, chunk)
+)"""
+_CREATE_OWNER_INDEX = "CREATE INDEX IF NOT EXISTS docs_by_owner ON docs (tenant_id, user_id)"
 
 # a rewritten document replaces its row (new rowid: loaded after the others, as before)
 _INSERT = (
@@ -135,6 +145,31 @@ def _migrate_from_fts(conn: sqlite3.Connection) -> None:
     conn.execute("COMMIT")
 
 
+def _migrate_to_chunks(conn: sqlite3.Connection) -> None:
+    """Give a ``docs`` table from before chunking (unique by memory) the chunk columns:
+    its rows become chunk 0 of their memory, searched whole (NULL spans)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(docs)")}
+    if "chunk" in columns:
+        return
+    kept = [name for name in _COLUMNS if name in columns] + ["terms"]
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("ALTER TABLE docs RENAME TO docs_unchunked")
+        conn.execute("DROP INDEX IF EXISTS docs_by_owner")
+        conn.execute(_CREATE_DOCS)
+        conn.execute(_CREATE_OWNER_INDEX)
+        conn.execute(
+            f"INSERT INTO docs ({', '.join(kept)}) SELECT {', '.join(kept)} "
+            "FROM docs_unchunked ORDER BY rowid"
+        )
+        conn.execute("DROP TABLE docs_unchunked")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    logger.info("search index migrated to chunk rows")
+
+
 class EmbeddedSearchIndex:
     """SearchIndex on local files; one instance per data directory, thread-safe."""
 
@@ -148,9 +183,11 @@ class EmbeddedSearchIndex:
             self.path.mkdir(parents=True, exist_ok=True)
             self._conn = open_connection(self._db_path)
             self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.executescript(_SCHEMA)
+            self._conn.execute(_CREATE_DOCS)
+            self._conn.execute(_CREATE_OWNER_INDEX)
             if _has_fts_table(self._conn):
                 _migrate_from_fts(self._conn)
+            _migrate_to_chunks(self._conn)
             self._load_vectors()
         self._vectors.load(self._ann_dir)
 
@@ -169,9 +206,19 @@ class EmbeddedSearchIndex:
                 raise
             self._conn.execute("COMMIT")
 
-    def _document(self, row: sqlite3.Row | tuple[Any, ...]) -> IndexDocument:
-        values = dict(zip(_COLUMNS, row, strict=True))
-        vector = np.frombuffer(values["vector"], dtype="<f4").copy()
+    def _document(self, rows: Sequence[sqlite3.Row | tuple[Any, ...]]) -> IndexDocument:
+        """The document of one memory from its rows (one, or one per chunk in order)."""
+        values = dict(zip(_COLUMNS, rows[0], strict=True))
+        pieces = [dict(zip(_COLUMNS, row, strict=True)) for row in rows]
+        matrix = np.stack([np.frombuffer(p["vector"], dtype="<f4") for p in pieces])
+        spans = tuple(
+            (int(p["span_start"]), int(p["span_end"]))
+            for p in pieces
+            if p["span_start"] is not None
+        )
+        vector = StoredVector(
+            model=values["model"], values=matrix if spans else matrix[0].copy(), spans=spans
+        )
         return IndexDocument(
             memory_id=values["memory_id"],
             tenant_id=values["tenant_id"],
@@ -179,7 +226,7 @@ class EmbeddedSearchIndex:
             kind=MemoryKind(values["kind"]),
             scope=values["scope"],
             text=values["text"],
-            vector=StoredVector(model=values["model"], values=vector),
+            vector=vector,
             occurred_at=_moment(values["occurred_at"]) or EPOCH,
             created_at=_moment(values["created_at"]) or EPOCH,
             category=values["category"],
@@ -189,15 +236,39 @@ class EmbeddedSearchIndex:
             event_start=_moment(values["event_start"]),
             event_end=_moment(values["event_end"]),
             session_id=values["session_id"],
+            chunks=tuple(
+                IndexChunk(text=p["text"], values=row, span=span)
+                for p, row, span in zip(pieces, matrix, spans, strict=True)
+            )
+            if spans
+            else (),
         )
 
     def _load_vectors(self) -> None:
-        cursor = self._conn.execute(f"SELECT {', '.join(_COLUMNS)}, terms FROM docs ORDER BY rowid")
-        while batch := cursor.fetchmany(_BATCH):
-            self._vectors.upsert(
-                [self._document(row[:-1]) for row in batch],
-                [row[-1].split() for row in batch],
-            )
+        cursor = self._conn.execute(
+            f"SELECT {', '.join(_COLUMNS)}, terms FROM docs ORDER BY tenant_id, memory_id, chunk"
+        )
+        group: list[tuple[Any, ...]] = []
+        documents: list[IndexDocument] = []
+        terms: list[list[list[str]]] = []
+
+        def flush() -> None:
+            if group:
+                documents.append(self._document([row[:-1] for row in group]))
+                terms.append([row[-1].split() for row in group])
+                group.clear()
+            if len(documents) >= _BATCH:
+                self._vectors.upsert(documents, terms)
+                documents.clear()
+                terms.clear()
+
+        for row in cursor:
+            if group and (row[0], row[1]) != (group[0][0], group[0][1]):
+                flush()
+            group.append(tuple(row))
+        flush()
+        if documents:
+            self._vectors.upsert(documents, terms)
 
     def close(self) -> None:
         """Save the HNSW graphs (so the next start need not rebuild them) and close."""
@@ -219,15 +290,25 @@ class EmbeddedSearchIndex:
                 if fixed is not None and fixed != (vector.model, vector.dim):
                     raise EmbeddingModelMismatchError(model_mismatch(*fixed, vector))
                 fixed = fixed or (vector.model, vector.dim)
-            terms = [tokenize(document.text) for document in documents]
+            terms = [[tokenize(text) for _, text, _, _ in doc.pieces()] for doc in documents]
             with self._transaction() as conn:
                 for document, document_terms in zip(documents, terms, strict=True):
-                    self._write(conn, document, document_terms)
+                    conn.execute(
+                        "DELETE FROM docs WHERE tenant_id = ? AND memory_id = ?",
+                        (document.tenant_id, document.memory_id),
+                    )
+                    for piece, piece_terms in zip(document.pieces(), document_terms, strict=True):
+                        self._write(conn, document, piece, piece_terms)
             self._vectors.upsert(documents, terms)
 
     def _write(
-        self, conn: sqlite3.Connection, document: IndexDocument, terms: Sequence[str]
+        self,
+        conn: sqlite3.Connection,
+        document: IndexDocument,
+        piece: tuple[int, str, np.ndarray, Span | None],
+        terms: Sequence[str],
     ) -> None:
+        number, text, vector, span = piece
         values = (
             document.tenant_id,
             document.memory_id,
@@ -243,9 +324,12 @@ class EmbeddedSearchIndex:
             _us(document.expires_at),
             _us(document.event_start),
             _us(document.event_end),
-            document.text,
+            text,
             document.vector.model,
-            np.asarray(document.vector.values, dtype="<f4").tobytes(),
+            np.asarray(vector, dtype="<f4").tobytes(),
+            number,
+            None if span is None else span[0],
+            None if span is None else span[1],
             " ".join(terms),
         )
         conn.execute(_INSERT, values)
@@ -277,7 +361,9 @@ class EmbeddedSearchIndex:
         """
         with self._lock:
             with self._translate():
-                indexed = set(self._conn.execute("SELECT tenant_id, memory_id FROM docs"))
+                indexed = set(
+                    self._conn.execute("SELECT tenant_id, memory_id FROM docs WHERE chunk = 0")
+                )
             vector_keys = getattr(records, "vector_keys", None)
             if not force and vector_keys is not None and vector_keys() == indexed:
                 return 0  # in step: the usual start, without reading every memory
@@ -322,10 +408,10 @@ class EmbeddedSearchIndex:
     def count(self, tenant_id: str | None = None) -> int:
         with self._lock, self._translate():
             if tenant_id is None:
-                row = self._conn.execute("SELECT COUNT(*) FROM docs").fetchone()
+                row = self._conn.execute("SELECT COUNT(*) FROM docs WHERE chunk = 0").fetchone()
             else:
                 row = self._conn.execute(
-                    "SELECT COUNT(*) FROM docs WHERE tenant_id = ?", (tenant_id,)
+                    "SELECT COUNT(*) FROM docs WHERE tenant_id = ? AND chunk = 0", (tenant_id,)
                 ).fetchone()
         return int(row[0])
 

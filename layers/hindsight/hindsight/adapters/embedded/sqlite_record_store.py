@@ -8,7 +8,9 @@ so they sort and compare exactly:
   ``occurred_at``, ``created_at``, ``expires_at`` (NULL: never), ``body`` (the whole
   memory as pydantic JSON). Indexed by (tenant, user, occurred_at, memory_id) for
   paging, (tenant, user, created_at) and (kind, created_at) for reflection.
-- ``vectors``: ``tenant_id``, ``memory_id``, ``model``, ``dim``, ``data`` (float32 bytes).
+- ``vectors``: ``tenant_id``, ``memory_id``, ``model``, ``dim``, ``data`` (float32 bytes,
+  one row per chunk of a long memory) and ``spans`` (the chunks' spans as JSON, NULL for a
+  memory embedded whole; ``adapters/vector_codec.py``; added to older files on open).
 - ``dedup_markers``: ``tenant_id``, ``user_id``, ``key`` (primary key), ``memory_id``,
   ``occurred_at``; indexed by (tenant, memory_id) so deleting a memory frees its marker.
 - ``cursors``: ``tenant_id``, ``user_id``, ``name`` (primary key), ``value``.
@@ -30,7 +32,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from pydantic import TypeAdapter
 
 from hindsight.adapters.embedded.sqlite_files import open_connection, unavailable_on_failure
@@ -41,6 +42,7 @@ from hindsight.adapters.paging import (
     epoch_us,
     from_epoch_us,
 )
+from hindsight.adapters.vector_codec import decode_vector, spans_text, vector_bytes
 from hindsight.core.errors import (
     DuplicateMemoryError,
     NotFoundError,
@@ -88,6 +90,7 @@ CREATE TABLE IF NOT EXISTS vectors (
     model TEXT NOT NULL,
     dim INTEGER NOT NULL,
     data BLOB NOT NULL,
+    spans TEXT,
     PRIMARY KEY (tenant_id, memory_id)
 );
 CREATE TABLE IF NOT EXISTS dedup_markers (
@@ -119,8 +122,12 @@ def _marks(count: int) -> str:
     return ",".join("?" * count)
 
 
-def _vector_of(model: str, data: bytes) -> StoredVector:
-    return StoredVector(model=model, values=np.frombuffer(data, dtype="<f4").copy())
+def _add_spans_column(conn: sqlite3.Connection) -> None:
+    """Files written before memories were chunked lack ``vectors.spans``: add it (NULL:
+    every stored vector is a whole memory's)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(vectors)")}
+    if "spans" not in columns:
+        conn.execute("ALTER TABLE vectors ADD COLUMN spans TEXT")
 
 
 def _columns(memory: Memory) -> dict[str, Any]:
@@ -154,6 +161,7 @@ class SqliteRecordStore:
             with self._connection() as conn:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.executescript(_SCHEMA)
+                _add_spans_column(conn)
 
     # --- plumbing ------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
@@ -341,11 +349,11 @@ class SqliteRecordStore:
         with self._read() as conn:
             for chunk in _chunks(unique):
                 rows = conn.execute(
-                    f"SELECT memory_id, model, data FROM vectors WHERE tenant_id = ? "
+                    f"SELECT memory_id, model, data, spans FROM vectors WHERE tenant_id = ? "
                     f"AND memory_id IN ({_marks(len(chunk))})",
                     (tenant_id, *chunk),
                 ).fetchall()
-                found.update((mid, _vector_of(model, data)) for mid, model, data in rows)
+                found.update((row[0], decode_vector(*row[1:])) for row in rows)
         return found
 
     def list(
@@ -415,7 +423,7 @@ class SqliteRecordStore:
         self, tenant_id: str | None = None
     ) -> Sequence[tuple[Memory, StoredVector | None]]:
         sql = (
-            "SELECT m.body, v.model, v.data FROM memories m LEFT JOIN vectors v "
+            "SELECT m.body, v.model, v.data, v.spans FROM memories m LEFT JOIN vectors v "
             "ON v.tenant_id = m.tenant_id AND v.memory_id = m.memory_id"
         )
         params: tuple[str, ...] = ()
@@ -428,9 +436,9 @@ class SqliteRecordStore:
         return [
             (
                 _MEMORY.validate_json(body),
-                None if data is None else _vector_of(model, data),
+                None if data is None else decode_vector(model, data, spans),
             )
-            for body, model, data in rows
+            for body, model, data, spans in rows
         ]
 
     def vector_keys(self) -> set[tuple[str, str]]:
@@ -458,13 +466,14 @@ class SqliteRecordStore:
 
 def _write_vector(conn: sqlite3.Connection, memory: Memory, vector: StoredVector) -> None:
     conn.execute(
-        "INSERT OR REPLACE INTO vectors (tenant_id, memory_id, model, dim, data) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO vectors (tenant_id, memory_id, model, dim, data, spans) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
         (
             memory.tenant_id,
             memory.memory_id,
             vector.model,
             vector.dim,
-            np.asarray(vector.values, dtype="<f4").tobytes(),
+            vector_bytes(vector),
+            spans_text(vector),
         ),
     )

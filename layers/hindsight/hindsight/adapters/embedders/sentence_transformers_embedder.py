@@ -97,6 +97,18 @@ class SentenceTransformersEmbedder:
         """Whether the model has been loaded (it is loaded on first use)."""
         return self._model is not None
 
+    @property
+    def window_tokens(self) -> int:
+        """The model's ``max_seq_length`` (loads the model if needed); longer texts are cut."""
+        with self._lock:
+            return int(self._load_locked().max_seq_length or 512)
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of the passage prefix plus ``text``, special tokens included."""
+        with self._lock:
+            tokenizer = self._load_locked().tokenizer
+            return len(tokenizer(self._passage_prefix + text)["input_ids"])
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Embed texts with the passage prefix; shape (len(texts), dimension)."""
         return self._embed(list(texts), self._passage_prefix)

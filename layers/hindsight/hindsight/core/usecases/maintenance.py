@@ -2,7 +2,8 @@
 
 The record store is the source of truth; the index can always be rebuilt from it. After
 switching embedding models, ``re_embed`` recomputes every stored vector with the
-configured model first, so that one index never mixes two vector spaces.
+configured model first (long memories chunked again for its window), so that one index
+never mixes two vector spaces.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from hindsight.core.embedding import embed_documents
-from hindsight.core.indexing import index_document, index_text
+from hindsight.core.embedding import DEFAULT_CHUNK_SIZES, ChunkSizes, embed_memories
+from hindsight.core.indexing import index_document
 from hindsight.core.ports import Embedder, RecordStore, SearchIndex
 
 logger = logging.getLogger(__name__)
@@ -24,10 +25,17 @@ class ReindexMemories:
     """Operator task (no principal): rebuild the index from the records, directly on the
     ports (this is the repair path, not a write that needs a write policy)."""
 
-    def __init__(self, records: RecordStore, index: SearchIndex, embedder: Embedder) -> None:
+    def __init__(
+        self,
+        records: RecordStore,
+        index: SearchIndex,
+        embedder: Embedder,
+        chunk_sizes: ChunkSizes = DEFAULT_CHUNK_SIZES,
+    ) -> None:
         self.records = records
         self.index = index
         self.embedder = embedder
+        self.chunk_sizes = chunk_sizes
 
     def __call__(
         self, re_embed: bool = False, progress: Callable[[int, int], None] | None = None
@@ -43,7 +51,8 @@ class ReindexMemories:
         for start in range(0, total, BATCH):
             chunk = everything[start : start + BATCH]
             if re_embed:
-                vectors = embed_documents(self.embedder, [index_text(m) for m, _ in chunk])
+                memories = [memory for memory, _ in chunk]
+                vectors = embed_memories(self.embedder, memories, self.chunk_sizes)
                 for (memory, _), vector in zip(chunk, vectors, strict=True):
                     self.records.update(memory, vector)
                 pairs = [

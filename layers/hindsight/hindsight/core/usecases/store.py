@@ -13,9 +13,8 @@ from datetime import timedelta
 
 from hindsight.core.access import require_write
 from hindsight.core.commands import StoreMemoryCommand, StoreOutcome
-from hindsight.core.embedding import embed_documents
-from hindsight.core.errors import InvalidRequestError
-from hindsight.core.indexing import index_text
+from hindsight.core.embedding import DEFAULT_CHUNK_SIZES, ChunkSizes, embed_memories
+from hindsight.core.errors import InvalidRequestError, PayloadTooLargeError
 from hindsight.core.models import EpisodicMemory, ListQuery, MemoryKind, Principal
 from hindsight.core.ports import Clock, Embedder, IdGenerator, MemoryWriter, NewRecord, RecordStore
 from hindsight.core.temporal import resolve_time_expressions
@@ -38,6 +37,8 @@ class StoreMemories:
         clock: Clock,
         ids: IdGenerator,
         dedup_window_seconds: float,
+        max_content_chars: int = 100_000,
+        chunk_sizes: ChunkSizes = DEFAULT_CHUNK_SIZES,
     ) -> None:
         self.records = records
         self.writer = writer
@@ -45,13 +46,17 @@ class StoreMemories:
         self.clock = clock
         self.ids = ids
         self.dedup_window_seconds = dedup_window_seconds
+        self.max_content_chars = max_content_chars
+        self.chunk_sizes = chunk_sizes
 
     def __call__(
         self, principal: Principal, commands: Sequence[StoreMemoryCommand]
     ) -> list[StoreOutcome]:
+        for position, command in enumerate(commands):
+            self.check_length(command.content, position if len(commands) > 1 else None)
         memories = [self._build_memory(principal, command) for command in commands]
         memories = self.with_session_context(memories)
-        vectors = embed_documents(self.embedder, [index_text(m) for m in memories])
+        vectors = embed_memories(self.embedder, memories, self.chunk_sizes)
         ids = self.writer.add(
             [
                 NewRecord(memory, vector, f"{memory.user_id}|{memory.scope}|{memory.content_hash}")
@@ -73,6 +78,17 @@ class StoreMemories:
             len(memories) - stored,
         )
         return outcomes
+
+    def check_length(self, content: str, item: int | None = None) -> None:
+        """PayloadTooLargeError (413) for content over the limit: nothing is cut silently."""
+        if len(content) <= self.max_content_chars:
+            return
+        where = "content" if item is None else f"items[{item}].content"
+        raise PayloadTooLargeError(
+            f"{where} is {len(content):,} characters; the limit is {self.max_content_chars:,} "
+            "(HINDSIGHT_MAX_CONTENT_CHARS). Split the text into several memories, or raise "
+            "the limit on the server"
+        )
 
     def _build_memory(self, principal: Principal, command: StoreMemoryCommand) -> EpisodicMemory:
         now = self.clock.now()

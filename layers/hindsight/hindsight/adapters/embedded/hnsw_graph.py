@@ -1,0 +1,65 @@
+"""An hnswlib HNSW graph over (label, vector) pairs, as the in-process vector index uses it.
+
+Parameters chosen by ``bench/decisions/ann_choice.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 128
+# recall 0.996 at k=10 on 100k clustered vectors (bench/decisions/ann_choice.py)
+HNSW_EF_SEARCH = 128
+
+
+class Graph:
+    """An hnswlib HNSW graph over (label, vector) pairs; removal marks labels deleted."""
+
+    def __init__(self, dim: int, capacity: int) -> None:
+        import hnswlib
+
+        self.dim = dim
+        self.index = hnswlib.Index(space="ip", dim=dim)
+        self.index.init_index(
+            max_elements=max(capacity, 16), M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION
+        )
+        self.live = 0
+        self.deleted = 0
+
+    @classmethod
+    def load(cls, path: Path, dim: int, live: int) -> Graph:
+        import hnswlib
+
+        graph = cls.__new__(cls)
+        graph.dim = dim
+        graph.index = hnswlib.Index(space="ip", dim=dim)
+        graph.index.load_index(str(path))
+        graph.live = live
+        graph.deleted = graph.index.element_count - live
+        return graph
+
+    def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
+        needed = self.index.element_count + len(labels)
+        if needed > self.index.max_elements:
+            self.index.resize_index(max(needed, 2 * self.index.max_elements))
+        self.index.add_items(vectors, labels, num_threads=-1 if len(labels) > 1_000 else 1)
+        self.live += len(labels)
+
+    def remove(self, label: int) -> None:
+        self.index.mark_deleted(int(label))
+        self.live -= 1
+        self.deleted += 1
+
+    def search(self, query: np.ndarray, count: int) -> np.ndarray:
+        count = min(count, self.live)
+        if count <= 0:
+            return np.zeros(0, dtype=np.int64)
+        self.index.set_ef(max(HNSW_EF_SEARCH, count))
+        labels, _ = self.index.knn_query(query, k=count, num_threads=1)
+        return np.asarray(labels[0], dtype=np.int64)
+
+    def save(self, path: Path) -> None:
+        self.index.save_index(str(path))
