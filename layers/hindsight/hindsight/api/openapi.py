@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from hindsight import __version__
+from hindsight.api import wire
 from hindsight.api.errors import STATUS_BY_ERROR
 from hindsight.api.operations import OPERATIONS, Operation
 from hindsight.core.errors import HindsightError
@@ -100,6 +101,7 @@ def _models(operations: tuple[Operation, ...]) -> list[tuple[type[BaseModel], Js
             wanted.append((op.query, "validation"))
         wanted += [(s.model, "serialization") for s in op.successes if s.model is not None]
         wanted.append((op.error_model, "serialization"))
+        wanted += [(model, "serialization") for model in op.error_models.values()]
     return list(dict.fromkeys(wanted))
 
 
@@ -158,14 +160,14 @@ def _responses(op: Operation, refs: dict[Any, Any]) -> dict[str, Any]:
             "description": success.description,
             "content": _content(success.media_type, ref),
         }
-    error_ref = refs[(op.error_model, "serialization")]
     for status in op.error_statuses():
-        if status in op.notes or op.error_model.__name__ != "ErrorResponse":
+        model = op.error_model_for(status)
+        if status in op.notes or model is not wire.ErrorResponse:
             note = op.notes.get(status)
             description = f"{note}. {status_description(status)}" if note else None
             responses[str(status)] = {
                 "description": description or status_description(status),
-                "content": _content("application/json", error_ref),
+                "content": _content("application/json", refs[(model, "serialization")]),
             }
         else:
             responses[str(status)] = {"$ref": f"#/components/responses/Error{status}"}

@@ -59,12 +59,16 @@ class Operation:
     uses_backend: bool = True  # reads or writes the store, index or model (may answer 503)
     extra_errors: tuple[int, ...] = ()
     error_model: type[BaseModel] = wire.ErrorResponse
+    error_models: dict[int, type[BaseModel]] = field(default_factory=dict)  # per status
     request_media_type: str = JSON
     notes: dict[int, str] = field(default_factory=dict)  # status -> what it means here
 
     @property
     def path_parameters(self) -> list[str]:
         return [part[1:-1] for part in self.path.split("/") if part.startswith("{")]
+
+    def error_model_for(self, status: int) -> type[BaseModel]:
+        return self.error_models.get(status, self.error_model)
 
     def error_statuses(self) -> list[int]:
         statuses = {429, 500, *self.extra_errors}
@@ -249,12 +253,13 @@ OPERATIONS: tuple[Operation, ...] = (
         "text/event-stream`. Tool failures are tool results with `isError`.",
         _ok(wire.JsonRpcMessage, "the JSON-RPC answer"),
         request=wire.JsonRpcMessage,
-        extra_errors=(405, 406),
+        extra_errors=(406,),
         error_model=wire.McpErrorResponse,
+        error_models={400: wire.JsonRpcErrorResponse, 406: wire.JsonRpcErrorResponse},
         notes={
-            400: "not a JSON-RPC message",
-            405: "only POST is served (no event stream, no session)",
-            406: "the Accept header must name application/json and text/event-stream",
+            400: "not a JSON-RPC message (a JSON-RPC error from the MCP transport)",
+            406: "the Accept header must name application/json and text/event-stream "
+            "(a JSON-RPC error from the MCP transport)",
         },
     ),
     Operation(

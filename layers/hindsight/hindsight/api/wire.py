@@ -169,8 +169,23 @@ class OpenApiDocument(BaseModel):
 
 
 class McpErrorResponse(ErrorResponse):
-    """An error of the MCP endpoint: the usual error, readable as a JSON-RPC error too."""
+    """An error of the MCP endpoint before any tool runs (no key, too large, unavailable):
+    the usual error, readable as a JSON-RPC error too (API Gateway's own refusals carry
+    only status and message)."""
+
+    jsonrpc: Literal["2.0"] | None = None
+    id: int | str | None = None
+    error: dict[str, Any] | None = Field(
+        default=None, description="the JSON-RPC error: code and message"
+    )
+
+
+class JsonRpcErrorResponse(BaseModel):
+    """A JSON-RPC error from the MCP transport itself (a body that is not a JSON-RPC
+    message, or an Accept header without application/json and text/event-stream)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     jsonrpc: Literal["2.0"]
     id: int | str | None
-    error: dict[str, Any] = Field(description="the JSON-RPC error: code and message")
+    error: dict[str, Any] = Field(description="code (e.g. -32700 parse error) and message")
