@@ -129,7 +129,7 @@ def test_tenants_do_not_see_each_other(service: MemoryService, runner: CliRunner
 # --- import -----------------------------------------------------------------------------------
 
 
-def test_import_json_array_reports_a_bad_item_by_line(
+def test_import_json_array_reports_a_bad_item_by_position(
     service: MemoryService, runner: CliRunner, tmp_path: Path
 ) -> None:
     items = [
@@ -144,10 +144,10 @@ def test_import_json_array_reports_a_bad_item_by_line(
 
     assert result.exit_code == 1  # one turn failed: the import says so
     body = json.loads(result.stdout)
-    assert (body["stored"], body["skipped"], body["failed"]) == (2, 0, 1)
-    failed = [item for item in body["items"] if item["status"] == "failed"]
-    assert failed[0]["line"] == 3
-    assert "content" in failed[0]["reason"]
+    assert (body["stored"], body["skipped"], body["refused"]) == (2, 0, 1)
+    refused = body["refused_items"]
+    assert [(r["where"], r["session_id"]) for r in refused] == [("item 2", "s1")]
+    assert "content" in refused[0]["reason"]
     listed = run_json(runner, "list", "carol")["results"]
     assert {m["session_id"] for m in listed} == {"s1", "s9"}
 
@@ -167,11 +167,11 @@ def test_import_jsonl_reports_bad_line_and_stores_the_rest(
     result = run(runner, "import", str(path), "--user-id", "dave")
 
     assert result.exit_code == 1
-    assert "stored 2" in result.stdout and "failed 2" in result.stdout
+    assert "stored 2" in result.stdout and "refused 2" in result.stdout
     assert "not valid JSON" in result.stdout
     assert "mallory" in result.stdout
-    lines = [row.split()[1] for row in result.stdout.splitlines() if "not valid JSON" in row]
-    assert lines == ["3"]
+    rows = [row for row in result.stdout.splitlines() if "not valid JSON" in row]
+    assert len(rows) == 1 and "line 3 " in rows[0]
     contents = {m["content"] for m in run_json(runner, "list", "dave")["results"]}
     assert contents == {"first turn", "third turn"}
 
@@ -181,9 +181,10 @@ def test_import_text_transcript_keeps_speakers_and_order(
 ) -> None:
     path = tmp_path / "chat.txt"
     path.write_text(
+        "this line has no speaker\n"
         "User: I am planning a trip to Kyoto\n"
         "Assistant: When would you like to go?\n"
-        "this line has no speaker\n"
+        "A line without a speaker continues the turn above.\n"
         "\n"
         "用户：下个月吧\n"
     )
@@ -193,12 +194,15 @@ def test_import_text_transcript_keeps_speakers_and_order(
     body = json.loads(result.stdout)
     assert result.exit_code == 1
     assert body["format"] == "text"
-    assert (body["stored"], body["failed"]) == (3, 1)
-    assert [i["line"] for i in body["items"] if i["status"] == "failed"] == [3]
+    assert (body["stored"], body["refused"]) == (3, 1)
+    assert [i["where"] for i in body["refused_items"]] == ["line 1"]
     listed = run_json(runner, "list", "erin")["results"]  # newest first
     assert [(m["speaker"], m["content"]) for m in reversed(listed)] == [
         ("User", "I am planning a trip to Kyoto"),
-        ("Assistant", "When would you like to go?"),
+        (
+            "Assistant",
+            "When would you like to go?\nA line without a speaker continues the turn above.",
+        ),
         ("用户", "下个月吧"),
     ]
     assert {m["session_id"] for m in listed} == {"trip"}
@@ -213,9 +217,9 @@ def test_import_twice_skips_duplicates_in_small_batches(
     first = run_json(runner, "import", str(path), "--user-id", "finn", "--batch-size", "2")
     second = run_json(runner, "import", str(path), "--user-id", "finn", "--batch-size", "2")
 
-    assert (first["stored"], first["skipped"], first["failed"]) == (5, 0, 0)
-    assert (second["stored"], second["skipped"], second["failed"]) == (0, 5, 0)
-    assert {i["memory_id"] for i in first["items"]} == {i["memory_id"] for i in second["items"]}
+    assert (first["stored"], first["skipped"], first["refused"]) == (5, 0, 0)
+    assert (second["stored"], second["skipped"], second["refused"]) == (0, 5, 0)
+    assert len(run_json(runner, "list", "finn")["results"]) == 5
 
 
 def test_import_of_broken_json_array_imports_nothing(

@@ -1,36 +1,39 @@
-"""Putting memories in: ``store`` one, or ``import`` a whole conversation in batches."""
+"""Putting memories in: ``store`` one, or ``import`` a whole conversation history.
+
+The import itself (formats, streaming, resuming, limits) is in ``hindsight.cli.importing``;
+this module holds the commands' options and renders the import's progress and summary.
+"""
 
 from __future__ import annotations
 
 import json
-import logging
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from hindsight import bootstrap
+from hindsight.cli.chat_exports import FORMATS, Format, parse_time
 from hindsight.cli.errors import handles_errors
+from hindsight.cli.importing import (
+    ImportOptions,
+    ImportStoppedError,
+    ImportSummary,
+    TurnWriter,
+    default_base_time,
+    plan_import,
+    run_import,
+)
 from hindsight.cli.output import emit_json, fail, make_console, table
-from hindsight.cli.state import JsonFlag, cli_state, given, open_service
-from hindsight.cli.transcript import (
-    Format,
-    ParsedTurn,
-    TranscriptFormatError,
-    parse_conversation,
-)
-from hindsight.core.commands import (
-    MAX_BATCH_ITEMS,
-    StoreBatchCommand,
-    StoreMemoryCommand,
-    StoreOutcome,
-)
-from hindsight.core.errors import HindsightError
-from hindsight.core.models import Principal
-from hindsight.core.service import MemoryService
+from hindsight.cli.state import CliState, JsonFlag, cli_state, given, open_service
+from hindsight.cli.transcript import TranscriptFormatError, open_source, unreadable_file
+from hindsight.core.commands import MAX_BATCH_ITEMS, MAX_CONTENT_CHARS, StoreMemoryCommand
+from hindsight.settings import Settings
 
-logger = logging.getLogger(__name__)
+SHOWN_SESSIONS = 20  # sessions listed in the table; --json lists them all
+SHOWN_REFUSALS = 50  # refused turns listed in the table; --json lists up to MAX_REPORTED
 
 
 def _parse_metadata(raw: str | None) -> dict[str, Any] | None:
@@ -100,35 +103,24 @@ def store(
         )
 
 
-def _read_conversation(file: Path) -> str:
-    if str(file) == "-":
-        return sys.stdin.read()
-    try:
-        return file.read_text(encoding="utf-8-sig")
-    except FileNotFoundError as exc:
-        raise typer.BadParameter(f"{file} does not exist", param_hint="FILE") from exc
-    except IsADirectoryError as exc:
-        raise typer.BadParameter(f"{file} is a directory", param_hint="FILE") from exc
-    except UnicodeDecodeError as exc:
-        raise typer.BadParameter(f"{file} is not UTF-8 text", param_hint="FILE") from exc
+def content_limit(settings: Settings) -> int:
+    """The longest content one memory may have: the setting, where the core has it."""
+    return int(getattr(settings, "max_content_chars", MAX_CONTENT_CHARS))
 
 
-def _store_chunk(
-    service: MemoryService, principal: Principal, user_id: str, chunk: list[ParsedTurn]
-) -> list[tuple[ParsedTurn, StoreOutcome | None, str | None]]:
-    """Store one batch; if the batch fails as a whole, retry its turns one by one."""
-    items = [turn.item for turn in chunk if turn.item is not None]
+def _chosen_format(fmt: str) -> Format:
+    if fmt not in FORMATS:
+        raise typer.BadParameter(f"use one of {', '.join(FORMATS)}", param_hint="--format")
+    return fmt  # type: ignore[return-value]
+
+
+def _base_time(occurred_at: str | None) -> Any:
+    if occurred_at is None:
+        return None
     try:
-        outcomes = service.store_batch(principal, StoreBatchCommand(user_id=user_id, items=items))
-        return [(turn, outcome, None) for turn, outcome in zip(chunk, outcomes, strict=True)]
-    except HindsightError as exc:
-        if len(chunk) == 1:
-            return [(chunk[0], None, exc.message)]
-        logger.info("batch failed, storing one by one reason=%s", exc.message)
-    results: list[tuple[ParsedTurn, StoreOutcome | None, str | None]] = []
-    for turn in chunk:
-        results.extend(_store_chunk(service, principal, user_id, [turn]))
-    return results
+        return parse_time(occurred_at, "--occurred-at")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--occurred-at") from exc
 
 
 @handles_errors
@@ -136,49 +128,77 @@ def import_conversation(
     ctx: typer.Context,
     file: Annotated[
         Path,
-        typer.Argument(help="JSON array, JSON Lines or 'Speaker: text' transcript; - reads stdin."),
+        typer.Argument(
+            help="JSON Lines, a JSON document (turns, OpenAI-style chats, ChatGPT's "
+            "conversations.json, dated sessions) or a 'Speaker: text' transcript; - reads stdin."
+        ),
     ],
     user_id: Annotated[str, typer.Option("--user-id", help="Whose conversation this is.")],
     session_id: Annotated[
-        str | None, typer.Option(help="Session for turns that name none.")
+        str | None,
+        typer.Option(help="Session for turns that name none (and the base of generated names)."),
     ] = None,
     batch_size: Annotated[
         int, typer.Option(min=1, max=MAX_BATCH_ITEMS, help="Turns per store call.")
     ] = MAX_BATCH_ITEMS,
-    fmt: Annotated[str, typer.Option("--format", help="auto, json, jsonl or text.")] = "auto",
+    fmt: Annotated[str, typer.Option("--format", help=f"One of {', '.join(FORMATS)}.")] = "auto",
+    occurred_at: Annotated[
+        str | None,
+        typer.Option(
+            help="When the last turn without a time of its own happened (earlier ones a "
+            "second apart); default the file's modification time, now for stdin."
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Import a conversation in batches; duplicates are skipped, bad lines reported."""
+    """Import a conversation history; a re-run resumes it (nothing is stored twice)."""
     state = cli_state(ctx, as_json)
-    if fmt not in {"auto", "json", "jsonl", "text"}:
-        raise typer.BadParameter("use auto, json, jsonl or text", param_hint="--format")
+    chosen = _chosen_format(fmt)
+    base_time = _base_time(occurred_at)
     # validates --user-id and --session-id before anything is read or written
     StoreMemoryCommand(user_id=user_id, content="-", session_id=session_id)
-    text = _read_conversation(file)
-    service, principal = open_service(state)
-    chosen_format: Format = fmt  # type: ignore[assignment]
-    try:
-        used, turns = parse_conversation(
-            text,
+    problem = unreadable_file(file)
+    if problem is not None:
+        raise typer.BadParameter(problem, param_hint="FILE")
+    with open_source(file) as source:
+        service, principal = open_service(state)
+        settings = bootstrap.get_settings()
+        options = ImportOptions(
             user_id=user_id,
             session_id=session_id,
-            now=service.now(),
-            fmt=chosen_format,
-            suffix=file.suffix,
+            fmt=chosen,
+            content_limit=content_limit(settings),
+            dedup_window_seconds=settings.dedup_window_seconds,
+            base_time=base_time or default_base_time(source.modified_at, service.now()),
+            batch_size=batch_size,
         )
-    except TranscriptFormatError as exc:
-        fail(f"{file}: {exc}", 2, as_json=state.json_output)
-    if not turns:
-        fail(f"{file}: no conversation turns found", 1, as_json=state.json_output)
+        try:
+            plan = plan_import(source.path, source.name, options)
+        except TranscriptFormatError as exc:
+            fail(f"{source.name}: {exc}", 2, as_json=state.json_output)
+        if not plan.turns:
+            fail(f"{source.name}: no conversation turns found", 1, as_json=state.json_output)
+        summary = ImportSummary(format=plan.label, turns=plan.turns)
+        writer = TurnWriter(service, principal, user_id, settings.dedup_window_seconds)
+        progress = _progress(state)
+        with progress:
+            task = progress.add_task("import", total=plan.turns)
+            try:
+                run_import(
+                    source.path, plan, options, writer, summary, lambda n: progress.advance(task, n)
+                )
+            except ImportStoppedError as exc:
+                summary.stopped = f"stopped at {exc.where}: {exc.reason}"
+            except KeyboardInterrupt:
+                summary.stopped = "interrupted"
+    _report(summary, state)
+    if summary.stopped or summary.totals.refused:
+        raise typer.Exit(1)
 
-    valid = [turn for turn in turns if turn.item is not None]
-    rows: list[dict[str, Any]] = [
-        {"line": turn.line, "status": "failed", "memory_id": None, "reason": turn.error}
-        for turn in turns
-        if turn.item is None
-    ]
+
+def _progress(state: CliState) -> Progress:
     err_console = make_console(stderr=True)
-    progress = Progress(
+    return Progress(
         TextColumn("importing"),
         BarColumn(),
         MofNCompleteColumn(),
@@ -186,42 +206,45 @@ def import_conversation(
         console=err_console,
         disable=state.json_output or not err_console.is_terminal,
     )
-    with progress:
-        task = progress.add_task("import", total=len(valid))
-        for start in range(0, len(valid), batch_size):
-            chunk = valid[start : start + batch_size]
-            for turn, outcome, error in _store_chunk(service, principal, user_id, chunk):
-                if outcome is None:
-                    rows.append(
-                        {"line": turn.line, "status": "failed", "memory_id": None, "reason": error}
-                    )
-                else:
-                    rows.append(
-                        {
-                            "line": turn.line,
-                            "status": "stored" if outcome.status == "success" else "skipped",
-                            "memory_id": outcome.memory_id,
-                            "reason": outcome.reason,
-                        }
-                    )
-            progress.advance(task, len(chunk))
-    rows.sort(key=lambda row: row["line"])
-    counts = {
-        name: sum(row["status"] == name for row in rows) for name in ("stored", "skipped", "failed")
-    }
+
+
+def _report(summary: ImportSummary, state: CliState) -> None:
     if state.json_output:
-        emit_json({"status": "success", "format": used, **counts, "items": rows})
-    else:
-        console = make_console()
+        emit_json(summary.to_json())
+        return
+    console = make_console()
+    totals = summary.totals
+    console.print(
+        f"[green]stored {totals.stored}[/green], "
+        f"[yellow]skipped {totals.skipped}[/yellow] (duplicates), "
+        f"[red]refused {totals.refused}[/red], ignored {totals.ignored} — "
+        f"{summary.turns} turns read as {summary.format}"
+    )
+    if len(summary.sessions) > 1:
+        _sessions_table(console, summary)
+    if summary.refusals:
+        rows = [(r.where, r.session_id or "", r.reason) for r in summary.refusals]
+        console.print(table("refused", ["where", "session", "reason"], rows[:SHOWN_REFUSALS]))
+        if totals.refused > SHOWN_REFUSALS:
+            console.print(f"… and {totals.refused - SHOWN_REFUSALS} more refused (see --json)")
+    if summary.ignored_reasons:
+        reasons = ", ".join(f"{n} {why}" for why, n in summary.ignored_reasons.most_common())
+        console.print(f"ignored (not conversation turns): {reasons}", markup=False)
+    if summary.stopped:
         console.print(
-            f"[green]stored {counts['stored']}[/green], "
-            f"[yellow]skipped {counts['skipped']}[/yellow] (duplicates), "
-            f"[red]failed {counts['failed']}[/red] — {len(turns)} turns read as {used}"
+            f"{summary.stopped}; run the same command again to resume "
+            "(turns already stored are skipped)",
+            style="red",
+            markup=False,
         )
-        failures = [row for row in rows if row["status"] == "failed"]
-        if failures:
-            console.print(
-                table("failed", ["line", "reason"], ((r["line"], r["reason"]) for r in failures))
-            )
-    if counts["failed"]:
-        raise typer.Exit(1)
+
+
+def _sessions_table(console: Console, summary: ImportSummary) -> None:
+    rows = [
+        (session_id or "(none)", t.stored, t.skipped, t.refused, t.ignored)
+        for session_id, t in list(summary.sessions.items())[:SHOWN_SESSIONS]
+    ]
+    columns = ["session", "stored", "skipped", "refused", "ignored"]
+    console.print(table("by session", columns, rows))
+    if len(summary.sessions) > SHOWN_SESSIONS:
+        console.print(f"… and {len(summary.sessions) - SHOWN_SESSIONS} more sessions (see --json)")
