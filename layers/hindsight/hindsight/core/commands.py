@@ -202,12 +202,30 @@ class RetrieveCommand(_Command):
     min_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
     time_decay: float = Field(default=0.95, gt=0.0, le=1.0)
     as_of: AwareDatetime | None = None
+    max_content_chars: int | None = Field(
+        default=None,
+        ge=100,
+        description="cut longer contents to this many characters around the match "
+        "(marked with content_truncated and content_span)",
+    )
 
     @model_validator(mode="after")
     def _range(self) -> RetrieveCommand:
         if self.since and self.until and self.since >= self.until:
             raise ValueError("since must be before until")
         return self
+
+
+class Highlight(BaseModel):
+    """Where a long memory matched: the chunk, its span, and a short excerpt inside it."""
+
+    chunk: int = Field(description="the chunk's number (0 is the first)")
+    start: int = Field(description="the chunk's first character in content")
+    end: int = Field(description="one past the chunk's last character in content")
+    matched_by: Literal["keyword", "vector"]
+    excerpt: str = Field(description="at most ~300 characters of the chunk around the match")
+    excerpt_start: int
+    excerpt_end: int
 
 
 class ScoredMemory(BaseModel):
@@ -232,6 +250,16 @@ class ScoredMemory(BaseModel):
     status: FactStatus | None = None
     source_memory_ids: list[str] | None = None
     supersedes: list[str] | None = None
+    highlights: list[Highlight] = Field(
+        default_factory=list,
+        description="where a long (chunked) memory matched, best first; empty for short ones",
+    )
+    content_truncated: bool = Field(
+        default=False, description="content was cut to max_content_chars around the match"
+    )
+    content_span: tuple[int, int] | None = Field(
+        default=None, description="when cut: the characters of the whole content returned"
+    )
 
 
 class RetrieveResult(BaseModel):

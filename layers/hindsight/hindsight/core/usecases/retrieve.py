@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from hindsight.core.access import readable_scopes
-from hindsight.core.commands import RetrieveCommand, RetrieveResult, ScoredMemory
+from hindsight.core.commands import Highlight, RetrieveCommand, RetrieveResult, ScoredMemory
 from hindsight.core.embedding import embed_query, neutral_vector
+from hindsight.core.highlight import Match, cut_around, highlight, query_words
 from hindsight.core.models import (
     FactStatus,
     HitFacts,
@@ -24,6 +25,7 @@ from hindsight.core.models import (
     MemoryKind,
     Principal,
     SearchFilter,
+    SearchHit,
     SemanticMemory,
     StoredVector,
 )
@@ -89,8 +91,10 @@ class RetrieveMemories:
         )
         wanted = min(offset + command.top_k, policy.max_results)
         ranked, total = rank(policy, candidates, scoring, search.fetched, search.fetch, wanted)
+        shaping = _Shaping(query_words(command.query), command.max_content_chars)
         page = [
-            _result(memory, score, parts.why()) for _, score, memory, parts in ranked[offset:wanted]
+            shaping.result(memory, score, parts.why(), search.matches.get(memory.memory_id, []))
+            for _, score, memory, parts in ranked[offset:wanted]
         ]
         has_more = offset + command.top_k < min(total, policy.max_results)
         next_cursor = (
@@ -152,7 +156,12 @@ class _Search:
         self.query_vector: StoredVector | None = None
         self.candidate_ids: list[str] = []
         self.fetched: dict[str, Memory | None] = {}  # None: gone from the store, or filtered
+        self.matches: dict[str, list[Match]] = {}  # the chunks long memories were found by
         self.partial = False
+
+    def _matched(self, hit: SearchHit, by: str) -> None:
+        if hit.chunk is not None and hit.span is not None:
+            self.matches.setdefault(hit.memory_id, []).append(Match(hit.chunk, hit.span, by))
 
     def run(self, deadline: float) -> None:
         """Keyword search, then (within the budget) vector search."""
@@ -164,11 +173,13 @@ class _Search:
         for hit in index.keyword_search(self.filter, self.command.query, pool):
             self.keyword_hits[hit.memory_id] = hit.score
             self.facts[hit.memory_id] = hit.facts
+            self._matched(hit, "keyword")
         if clock.monotonic() < deadline:
             self.query_vector = embed_query(self.use_case.embedder, self.command.query)
             for hit in index.vector_search(self.filter, self.query_vector, pool):
                 self.vector_hits[hit.memory_id] = hit.score
                 self.facts[hit.memory_id] = self.facts.get(hit.memory_id) or hit.facts
+                self._matched(hit, "vector")
         else:
             self.partial = True
         self.candidate_ids = list(dict.fromkeys([*self.keyword_hits, *self.vector_hits]))
@@ -212,7 +223,12 @@ class _Search:
         stored = self.use_case.records.get_vectors(self.tenant_id, keyword_only)
         for memory_id, vector in stored.items():
             if vector.model == query.model and vector.dim == query.dim:
-                self.similarities[memory_id] = float(np.dot(vector.values, query.values))
+                scores = vector.rows @ query.values
+                best = int(np.argmax(scores))
+                self.similarities[memory_id] = float(scores[best])
+                if vector.chunked:
+                    hit = SearchHit(memory_id, float(scores[best]), None, best, vector.spans[best])
+                    self._matched(hit, "vector")
 
 
 def _allowed(memory: Memory, search_filter: SearchFilter, as_of: datetime | None) -> bool:
@@ -221,6 +237,41 @@ def _allowed(memory: Memory, search_filter: SearchFilter, as_of: datetime | None
     if as_of is not None and memory.occurred_at > as_of and memory.kind == MemoryKind.EPISODIC:
         return False
     return search_filter.admits(memory)
+
+
+class _Shaping:
+    """How results are presented: highlights of long memories, contents cut if asked."""
+
+    def __init__(self, words: list[str], max_content_chars: int | None) -> None:
+        self.words = words
+        self.max_content_chars = max_content_chars
+
+    def result(
+        self, memory: Memory, score: float, why: dict[str, Any], matches: list[Match]
+    ) -> ScoredMemory:
+        highlights = [highlight(memory.content, match, self.words) for match in _ordered(matches)]
+        if highlights:
+            first = highlights[0]
+            why = {**why, "chunk": {k: first[k] for k in ("chunk", "start", "end", "matched_by")}}
+        shaped = _result(memory, score, why)
+        update: dict[str, Any] = {"highlights": [Highlight.model_validate(h) for h in highlights]}
+        limit = self.max_content_chars
+        if limit is not None and len(memory.content) > limit:
+            span = matches[0].span if matches else None
+            content, kept = cut_around(memory.content, span, self.words, limit)
+            update.update(content=content, content_truncated=True, content_span=kept)
+        return shaped.model_copy(update=update)
+
+
+def _ordered(matches: list[Match]) -> list[Match]:
+    """Keyword matches first (the query's own words), then by meaning; one per chunk."""
+    seen: set[int] = set()
+    out = []
+    for match in sorted(matches, key=lambda m: m.by != "keyword"):
+        if match.chunk not in seen:
+            seen.add(match.chunk)
+            out.append(match)
+    return out
 
 
 def _result(memory: Memory, score: float, why: dict[str, Any]) -> ScoredMemory:
