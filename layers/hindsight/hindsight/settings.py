@@ -66,6 +66,8 @@ class Settings(BaseSettings):
     # backend "aws": DynamoDB table, OpenSearch endpoint and index; region and credentials
     # come from the standard AWS chain, endpoints also from AWS_ENDPOINT_URL(_DYNAMODB)
     table: str = "hindsight"
+    # S3 bucket for memories too large for one DynamoDB item (content and chunk vectors)
+    blob_bucket: str = ""
     opensearch_url: str = ""
     opensearch_index: str = "hindsight-memories"
     # none (local node), sigv4-es (Amazon OpenSearch Service), sigv4-aoss (Serverless)
