@@ -13,7 +13,10 @@ from hindsight_client.langgraph import HindsightContextHook, HindsightStore, key
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import create_react_agent
 from langgraph.store.base import BaseStore, InvalidNamespaceError, Item, SearchItem
+from scripted_langchain import ScriptedWaiter
+from story import SAFE_ANSWER, TUESDAY, UNSAFE_ANSWER
 
 
 @pytest.fixture
@@ -211,3 +214,19 @@ def test_context_hook_puts_approved_facts_before_the_messages(
     assert messages[1:] == state["messages"]
     with pytest.raises(ValueError, match="needs a user and a session"):
         hook(state, {"configurable": {"thread_id": "t1"}})
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_context_hook_as_create_react_agent_pre_model_hook(memory: Hindsight, user_id: str) -> None:
+    agent = create_react_agent(
+        ScriptedWaiter(), tools=[], pre_model_hook=HindsightContextHook(memory)
+    )
+    config: RunnableConfig = {"configurable": {"user_id": user_id, "thread_id": "tuesday"}}
+    ask = {"messages": [HumanMessage(TUESDAY)]}
+    assert agent.invoke(ask, config)["messages"][-1].text == UNSAFE_ANSWER  # nothing known yet
+    memory.store(user_id, "I am allergic to peanuts", session_id="monday")
+    for fact in memory.reflect(user_id).pending:
+        memory.approve(fact.memory_id)
+    out = agent.invoke(ask, config)["messages"]
+    assert out[-1].text == SAFE_ANSWER
+    assert not any(m.type == "system" for m in out)  # the block is not kept in the history
