@@ -33,7 +33,11 @@ class ScriptedWaiter(BaseChatModel):
         return self.model_copy(update={"tool_names": names})
 
     def _generate(
-        self, messages: list[BaseMessage], stop: list[str] | None = None, **_: Any
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **_: Any,
     ) -> ChatResult:
         turn_start = max(
             (i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, ClassVar
 
 import pytest
@@ -84,9 +85,11 @@ class RecordingWaiter(ScriptedWaiter):
 
     seen: ClassVar[list[list[BaseMessage]]] = []
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, **kw: Any) -> Any:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> Any:
         type(self).seen.append(list(messages))
-        return super()._generate(messages, stop, **kw)
+        return super()._generate(messages, stop, run_manager, **kw)
 
 
 def agent_say(agent: Any, user_id: str, thread: str, text: str) -> str:
@@ -128,3 +131,19 @@ def test_context_middleware_adds_the_block_to_the_system_message(
     assert system.type == "system"
     assert system.text.startswith("You are a waiter.\n\n## What you know about the user")
     assert "The user is allergic to peanuts." in system.text
+
+
+def test_async_agent_with_tools_and_middleware(memory: Hindsight, user_id: str) -> None:
+    agent = create_agent(
+        ScriptedWaiter(),
+        tools=hindsight_tools(memory),
+        middleware=[HindsightContextMiddleware(memory)],
+    )
+
+    async def story() -> str:
+        for thread, text in (("monday", MONDAY), ("tuesday", TUESDAY)):
+            config: RunnableConfig = {"configurable": {"user_id": user_id, "thread_id": thread}}
+            state = await agent.ainvoke({"messages": [HumanMessage(text)]}, config)
+        return str(state["messages"][-1].text)
+
+    assert asyncio.run(story()) == SAFE_ANSWER
