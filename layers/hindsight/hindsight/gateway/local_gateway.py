@@ -19,6 +19,7 @@ import argparse
 import ipaddress
 import logging
 import os
+import socket
 import sys
 import threading
 from collections.abc import Mapping
@@ -50,6 +51,14 @@ DEFAULT_PORT = 8080
 KEYLESS_WARNING = "no API keys configured: serving keyless on {host} — do not expose this port"
 
 
+class GatewayHTTPServer(ThreadingHTTPServer):
+    """One thread per connection, with a listen backlog for many agents connecting at once
+    (the standard library's 5 resets connections beyond a handful of simultaneous ones)."""
+
+    request_queue_size = socket.SOMAXCONN
+    daemon_threads = True
+
+
 class LocalGateway:
     """An HTTP server in a background thread serving the template's routes.
 
@@ -70,8 +79,7 @@ class LocalGateway:
         self.routes = routes_from_template(self.template_path)
         self.stage = stage_name(self.template_path)
         self.dispatcher = Dispatcher(self.routes, self.stage)
-        self._server = ThreadingHTTPServer((host, port), request_handler_class(self.dispatcher))
-        self._server.daemon_threads = True
+        self._server = GatewayHTTPServer((host, port), request_handler_class(self.dispatcher))
         self._thread: threading.Thread | None = None
 
     @property
