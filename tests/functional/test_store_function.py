@@ -97,10 +97,37 @@ def test_wrong_types_are_422_naming_each_field(service: MemoryService) -> None:
     assert listed("u1") == []
 
 
-def test_content_over_8000_characters_is_422(service: MemoryService) -> None:
-    reply = store({"user_id": "u1", "content": "x" * 8001})
-    assert_error(reply, 422, "content: must have at most 8000 characters")
+def test_content_over_the_limit_is_413_naming_the_limit_and_setting(
+    service: MemoryService,
+) -> None:
+    reply = store({"user_id": "u1", "content": "x" * 100_001})
+    message = assert_error(reply, 413, "the limit is 100,000 (HINDSIGHT_MAX_CONTENT_CHARS)")
+    assert "Split the text" in message
     assert listed("u1") == []
+
+
+def test_a_long_memory_is_stored_whole_and_found_with_a_highlight(service: MemoryService) -> None:
+    paragraphs = [
+        f"Section {i}. The quarterly vendor review covered invoices, budgets and deadlines."
+        for i in range(1_200)
+    ]
+    paragraphs[1_100] = "Section 1100. The spare key to the workshop is under the blue flowerpot."
+    content = "\n\n".join(paragraphs)
+    assert len(content) > 90_000
+    reply = store({"user_id": "u1", "content": content})
+    assert reply.status == 201, reply.body
+    memory_id = reply.body["memory_id"]
+    assert [m["content"] for m in listed("u1")] == [content]
+    found = call(
+        "POST",
+        "/v1/retrieve",
+        body={"user_id": "u1", "query": "where is the workshop spare key", "top_k": 3},
+    )
+    assert found.status == 200, found.body
+    results = found.body["results"]
+    assert [r["memory_id"] for r in results][:1] == [memory_id]
+    assert [r["memory_id"] for r in results].count(memory_id) == 1
+    assert "blue flowerpot" in results[0]["highlights"][0]["excerpt"]
 
 
 def test_unknown_field_and_bad_date_are_422(service: MemoryService) -> None:
@@ -110,9 +137,10 @@ def test_unknown_field_and_bad_date_are_422(service: MemoryService) -> None:
     assert listed("u1") == []
 
 
-def test_body_over_one_mebibyte_is_413(service: MemoryService) -> None:
-    body = json.dumps({"user_id": "u1", "content": "a", "metadata": {"blob": "x" * 1_100_000}})
-    assert_error(call("POST", "/v1/memories", raw_body=body), 413, "1 MiB")
+def test_body_over_the_limit_is_413(service: MemoryService) -> None:
+    body = json.dumps({"user_id": "u1", "content": "a", "metadata": {"blob": "x" * 6_400_000}})
+    message = assert_error(call("POST", "/v1/memories", raw_body=body), 413, "6.0 MiB")
+    assert "HINDSIGHT_MAX_CONTENT_CHARS" in message
     assert listed("u1") == []
 
 

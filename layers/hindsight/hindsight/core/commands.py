@@ -303,6 +303,12 @@ class ContextCommand(_Command):
     recent_turns: int = Field(default=5, ge=0, le=50)
     max_facts: int = Field(default=10, ge=0, le=50)
     as_of: AwareDatetime | None = None
+    max_content_chars: int | None = Field(
+        default=None,
+        ge=100,
+        description="cut longer turn contents in recent_turns to this many characters "
+        "(marked with content_truncated); the block itself always stays within budget_tokens",
+    )
 
 
 class ContextResult(BaseModel):

@@ -50,7 +50,7 @@ def best_window(content: str, span: Span, words: list[str], width: int) -> Span:
         position for word in words for position in _positions(folded, word) if position >= 0
     )
     if not hits:
-        return start, _word_boundary(content, start + width, start)
+        return start, _snap(content, start + width, start, end, -1)
     best, best_count = hits[0], 0
     for first in hits:  # windows starting a little before each hit
         count = sum(1 for position in hits if first <= position < first + width * 3 // 4)
@@ -59,8 +59,9 @@ def best_window(content: str, span: Span, words: list[str], width: int) -> Span:
     window_start = max(start, start + best - width // 4)
     window_end = min(end, window_start + width)
     window_start = max(start, window_end - width)
-    return _word_boundary(content, window_start, start, backwards=True), _word_boundary(
-        content, window_end, window_start
+    return (
+        _snap(content, window_start, window_start, window_end, 1),
+        _snap(content, window_end, window_start, window_end, -1),
     )
 
 
@@ -73,16 +74,19 @@ def _positions(text: str, word: str) -> list[int]:
     return out
 
 
-def _word_boundary(content: str, position: int, floor: int, backwards: bool = False) -> int:
-    """Move a cut off the middle of a latin word (at most 20 characters)."""
-    step = -1 if backwards else 1
+def _snap(content: str, position: int, low: int, high: int, step: int) -> int:
+    """Move a cut off the middle of a latin word, by ``step``, staying within [low, high]
+    (at most 20 characters; else the cut stays where it was)."""
     moved = position
     for _ in range(20):
-        if moved <= floor or moved >= len(content) or not content[moved - 1 : moved + 1].isalnum():
+        inside = 0 < moved < len(content)
+        if not inside or not (content[moved - 1].isalnum() and content[moved].isalnum()):
             return moved
-        if not content[moved - 1].isascii():
+        if not (content[moved - 1].isascii() and content[moved].isascii()):
             return moved
         moved += step
+        if not low <= moved <= high:
+            break
     return position
 
 

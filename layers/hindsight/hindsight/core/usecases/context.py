@@ -39,6 +39,21 @@ def estimate_tokens(text: str) -> int:
     return cjk + int(words * 1.3 + 0.5)
 
 
+def clip_to_tokens(text: str, tokens: int) -> str:
+    """The longest prefix of ``text`` within ``tokens`` (estimated); found by bisection, so
+    a 100,000-character memory costs a few dozen estimates, not thousands."""
+    if estimate_tokens(text) <= tokens:
+        return text
+    low, high = 0, min(len(text), max(tokens, 1) * 8)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if estimate_tokens(text[:middle]) <= tokens:
+            low = middle
+        else:
+            high = middle
+    return text[:low]
+
+
 def _fit(lines: list[str], budget: int) -> tuple[list[str], int, bool]:
     """As many whole lines as fit, in order; the last may be cut with an ellipsis."""
     kept: list[str] = []
@@ -51,20 +66,24 @@ def _fit(lines: list[str], budget: int) -> tuple[list[str], int, bool]:
             continue
         remaining = budget - used - 2
         if remaining > 8:
-            cut = line
-            while cut and estimate_tokens(cut) > remaining:
-                cut = cut[: max(1, int(len(cut) * 0.8))]
+            cut = clip_to_tokens(line, remaining - 1).rstrip()
             if cut:
-                kept.append(cut.rstrip() + "…")
+                kept.append(cut + "…")
                 used += estimate_tokens(kept[-1]) + 1
         return kept, used, True
     return kept, used, False
 
 
-def _turn_line(turn: EpisodicMemory) -> str:
+def _turn_line(turn: EpisodicMemory, max_tokens: int) -> str:
+    """A turn as one line; a long one (a pasted document) cut to ``max_tokens`` and marked,
+    so that it does not crowd every other turn out of the block."""
     when = turn.occurred_at.strftime("%Y-%m-%d %H:%M")
     who = turn.speaker or "user"
-    line = f"[{when}] {who}: {turn.content}"
+    content = clip_to_tokens(turn.content, max_tokens)
+    if len(content) < len(turn.content):
+        rest = len(turn.content) - len(content)
+        content = f"{content.rstrip()}… [{rest:,} more characters: memory {turn.memory_id}]"
+    line = f"[{when}] {who}: {content}"
     if turn.agent_action:
         line += f" (agent: {turn.agent_action})"
     return line
@@ -123,7 +142,8 @@ class BuildContext:
                 budget -= used + estimate_tokens(header) + 1
             facts = facts[: len(kept)]
 
-        recent_lines = [_turn_line(t) for t in recent]
+        # one turn takes at most half of what is left, so several recent turns fit
+        recent_lines = [_turn_line(t, max(20, budget // 2)) for t in recent]
         header = "## Recent turns of this session"
         kept_turns: list[EpisodicMemory] = []
         if recent_lines and budget > 10:
@@ -158,7 +178,7 @@ class BuildContext:
             context=text,
             tokens=estimate_tokens(text),
             budget_tokens=command.budget_tokens,
-            recent_turns=[_turn_view(t) for t in kept_turns],
+            recent_turns=[_turn_view(t, command.max_content_chars) for t in kept_turns],
             summary=ContextResult.summary_dict(summary),
             facts=[_fact_view(f) for f in facts],
             truncated=truncated,
@@ -224,13 +244,17 @@ def _summary_lines(summary: SessionSummary | None) -> list[str]:
     return lines
 
 
-def _turn_view(turn: EpisodicMemory) -> dict[str, Any]:
-    return {
+def _turn_view(turn: EpisodicMemory, max_content_chars: int | None) -> dict[str, Any]:
+    view = {
         "memory_id": turn.memory_id,
         "speaker": turn.speaker,
         "content": turn.content,
         "occurred_at": iso(turn.occurred_at),
     }
+    if max_content_chars is not None and len(turn.content) > max_content_chars:
+        view["content"] = turn.content[:max_content_chars] + "…"
+        view["content_truncated"] = True
+    return view
 
 
 def _fact_view(fact: SemanticMemory) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Reflect: distil a user's new episodic memories into semantic memories (facts).
 
 Episodes created after the user's reflection cursor (or ``since``) are grouped by
-scope, in chunks of ``batch_size`` in time order, and handed to the reflector. Each
+scope, in chunks of ``batch_size`` in time order, and handed to the reflector; a long
+episode goes as pieces of at most ``PIECE_CHARS`` characters, each with the episode's id. Each
 extracted fact is merged with the user's existing facts (``hindsight.core.fact_merge``):
 a repeat, a contradiction that supersedes, or a new fact pending review.
 
@@ -14,6 +15,7 @@ import logging
 from collections import defaultdict
 from datetime import datetime
 
+from hindsight.core import chunking
 from hindsight.core.commands import ReflectCommand, ReflectResult
 from hindsight.core.embedding import embed_documents
 from hindsight.core.errors import ForbiddenError, HindsightError
@@ -41,6 +43,23 @@ from hindsight.core.views import memory_view
 logger = logging.getLogger(__name__)
 
 REFLECTION_CURSOR = "reflection"
+# a long episode (a pasted document) reaches the reflector in pieces of at most this many
+# characters, each carrying the episode's id: what a reflector prompt shows of one episode
+PIECE_CHARS = 2_000
+
+
+def in_pieces(episodes: list[EpisodicMemory], piece_chars: int) -> list[EpisodicMemory]:
+    """Episodes with each long one replaced by its pieces (split at sentences and
+    paragraphs, ``core/chunking.py``), in order; a piece keeps the episode's id, so facts
+    drawn from it cite the episode."""
+    out: list[EpisodicMemory] = []
+    for episode in episodes:
+        if len(episode.content) <= piece_chars:
+            out.append(episode)
+            continue
+        for start, end in chunking.split(episode.content, len, piece_chars):
+            out.append(episode.model_copy(update={"content": episode.content[start:end]}))
+    return out
 
 
 class ReflectOnMemories:
@@ -95,12 +114,14 @@ class ReflectOnMemories:
         merger = self._merger(tenant_id, user_id, now)
         for scope, scoped in by_scope.items():
             scoped.sort(key=lambda e: (e.occurred_at, e.memory_id))
-            for start in range(0, len(scoped), self.batch_size):
-                chunk = scoped[start : start + self.batch_size]
+            whole = {e.memory_id: e for e in scoped}
+            pieces = in_pieces(scoped, PIECE_CHARS)
+            for start in range(0, len(pieces), self.batch_size):
+                chunk = pieces[start : start + self.batch_size]
                 output = self.reflector.reflect(user_id, chunk, merger.live_facts(scope))
                 if not output.facts:
                     continue
-                by_id = {e.memory_id: e for e in chunk}
+                by_id = {e.memory_id: whole[e.memory_id] for e in chunk}
                 vectors = embed_documents(self.embedder, [f.content for f in output.facts])
                 for extracted, vector in zip(output.facts, vectors, strict=True):
                     merger.merge(scope, extracted, vector, by_id, output.reflector)
