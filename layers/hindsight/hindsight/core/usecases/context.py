@@ -74,7 +74,7 @@ def _fit(lines: list[str], budget: int) -> tuple[list[str], int, bool]:
     return kept, used, False
 
 
-def _turn_line(turn: EpisodicMemory, max_tokens: int) -> str:
+def _turn_line(turn: EpisodicMemory, max_tokens: int) -> tuple[str, bool]:
     """A turn as one line; a long one (a pasted document) cut to ``max_tokens`` and marked,
     so that it does not crowd every other turn out of the block."""
     when = turn.occurred_at.strftime("%Y-%m-%d %H:%M")
@@ -86,7 +86,7 @@ def _turn_line(turn: EpisodicMemory, max_tokens: int) -> str:
     line = f"[{when}] {who}: {content}"
     if turn.agent_action:
         line += f" (agent: {turn.agent_action})"
-    return line
+    return line, len(content) != len(turn.content)
 
 
 class BuildContext:
@@ -143,7 +143,8 @@ class BuildContext:
             facts = facts[: len(kept)]
 
         # one turn takes at most half of what is left, so several recent turns fit
-        recent_lines = [_turn_line(t, max(20, budget // 2)) for t in recent]
+        lines_cut = [_turn_line(t, max(20, budget // 2)) for t in recent]
+        recent_lines = [line for line, _ in lines_cut]
         header = "## Recent turns of this session"
         kept_turns: list[EpisodicMemory] = []
         if recent_lines and budget > 10:
@@ -157,6 +158,7 @@ class BuildContext:
                 sections.append("\n".join([header, *kept]))
                 budget -= used + estimate_tokens(header) + 1
             kept_turns = recent[len(recent) - len(kept) :] if kept else []
+            truncated |= any(cut for _, cut in lines_cut[len(recent) - len(kept) :])
         elif recent_lines:
             truncated = True
 
