@@ -13,7 +13,12 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError
 
-from hindsight.adapters.aws.dynamodb_record_store import DynamoDBRecordStore, create_table
+from hindsight.adapters.aws.dynamodb_record_store import (
+    DEFAULT_INLINE_BYTES,
+    DynamoDBRecordStore,
+    S3PayloadStore,
+    create_table,
+)
 
 MOTO_URL = "http://127.0.0.1:5055"
 REGION = "us-east-1"
@@ -44,12 +49,43 @@ def fresh_table(client: Any, prefix: str = "hindsight-test") -> str:
     return name
 
 
-def fresh_store(prefix: str = "hindsight-test") -> DynamoDBRecordStore:
-    """A DynamoDBRecordStore on a new, empty table in moto."""
+def fresh_bucket(prefix: str = "hindsight-test") -> S3PayloadStore:
+    """An S3PayloadStore on a new, empty bucket in moto."""
+    client = moto_client("s3")
+    name = f"{prefix}-{uuid.uuid4().hex[:12]}"
+    client.create_bucket(Bucket=name)
+    return S3PayloadStore(name, client=client)
+
+
+def fresh_store(
+    prefix: str = "hindsight-test", inline_bytes: int = DEFAULT_INLINE_BYTES
+) -> DynamoDBRecordStore:
+    """A DynamoDBRecordStore on a new, empty table in moto, keeping large memories in a new
+    bucket (as HINDSIGHT_BLOB_BUCKET does)."""
     client = moto_client()
     require_moto(client)
-    return DynamoDBRecordStore(fresh_table(client, prefix), client=client)
+    return DynamoDBRecordStore(
+        fresh_table(client, prefix),
+        client=client,
+        payloads=fresh_bucket(prefix),
+        inline_bytes=inline_bytes,
+    )
+
+
+def bucket_keys(payloads: S3PayloadStore) -> list[str]:
+    """Every object key in the store's bucket."""
+    pages = payloads.client.get_paginator("list_objects_v2").paginate(Bucket=payloads.bucket)
+    return [entry["Key"] for page in pages for entry in page.get("Contents", [])]
+
+
+def drop_bucket(payloads: S3PayloadStore) -> None:
+    keys = bucket_keys(payloads)
+    if keys:
+        payloads.delete([f"s3://{payloads.bucket}/{key}" for key in keys])
+    payloads.client.delete_bucket(Bucket=payloads.bucket)
 
 
 def drop_table(store: DynamoDBRecordStore) -> None:
     store.client.delete_table(TableName=store.table_name)
+    if store.payloads is not None and store.payloads.bucket:
+        drop_bucket(store.payloads)

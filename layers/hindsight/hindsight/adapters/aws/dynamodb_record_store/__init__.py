@@ -7,8 +7,12 @@ and ``%25`` so ids can never forge another key):
 item           pk                              sk               what else
 =============  ==============================  ===============  =============================
 memory         ``T#{tenant}#M#{memory_id}``    ``M``            filter attributes, ``body``
-                                                                (the memory as pydantic JSON),
-                                                                ``vec`` (float32 bytes),
+                                                                (the memory as pydantic JSON,
+                                                                or ``s3://…`` of it), ``vec``
+                                                                (float32 rows, one per chunk)
+                                                                and ``vec_spans`` (the chunks'
+                                                                spans, JSON) or ``vec_ref``
+                                                                (``s3://…`` of both),
                                                                 ``vec_model``, ``vec_dim``
 dedup marker   ``T#{tenant}#U#{user}``         ``D#{sha256}``   ``memory_id``, ``occurred_us``,
                                                                 ``expires_us`` of its memory
@@ -40,10 +44,29 @@ the index cannot key on are a ``FilterExpression`` and pages are read until ``li
 items pass. Lists and erase read the ``by_user`` index, which DynamoDB updates
 asynchronously (usually well under a second) after a write.
 
+Large memories (``large_items``, ``payloads``): an item holds at most 400 KB, and a long
+memory (content up to ``HINDSIGHT_MAX_CONTENT_CHARS``, 100,000 characters by default; ~300 KB
+of UTF-8 for Chinese, plus a vector per chunk) may not fit. We keep such a memory in ONE item
+whose large payloads live in S3 (bucket ``HINDSIGHT_BLOB_BUCKET``) rather than splitting it
+over several items: the body and the vectors each stay inline up to 128 KiB and otherwise
+become one S3 object the item points at (``body`` = ``s3://bucket/key``; ``vec_ref``). Why S3
+and not split items: one item stays one conditional write (the dedup transaction, update and
+delete conditions are unchanged), lists and the stream see one item per memory, nothing is
+capped by the 4 MB transaction or 16 MB batch limits, and a byte costs far less in S3 than
+in DynamoDB write units (and the ``by_user`` index would store the body twice). The object
+is written BEFORE the item, so no item names a missing object; a failed write deletes what
+it wrote; update and delete remove the objects the item no longer names once it changed;
+erasing a user deletes the user's S3 prefix. Reads hydrate references transparently (in
+parallel); a read that finds an object replaced under it reads the item again. A 100,000
+character Chinese memory costs one item (~5 KB: keys, filter attributes, two references)
+and two S3 objects (~300 KB of content, the vectors); an English one of the same length
+keeps its ~100 KB body inline and, with 384-dimension vectors, its vectors too.
+
 The modules: ``items`` (keys, item <-> memory mapping), ``table`` (creating the table, the
 default client), ``requests`` (counted requests, paging, batches), ``errors`` (botocore
 errors as domain errors), ``expressions`` (attribute names and values, list filters), ``dedup`` (the
-memory-and-marker transaction), ``listing`` (pages, scans, active users) and ``store``.
+memory-and-marker transaction), ``listing`` (pages, scans, active users), ``payloads`` (the
+S3 objects), ``large_items`` (what goes to S3 and back) and ``store``.
 """
 
 from hindsight.adapters.aws.dynamodb_record_store.items import (
@@ -61,6 +84,17 @@ from hindsight.adapters.aws.dynamodb_record_store.items import (
     vector_from_item,
 )
 from hindsight.adapters.aws.dynamodb_record_store.items import marker_sk as _marker_sk
+from hindsight.adapters.aws.dynamodb_record_store.large_items import (
+    DEFAULT_INLINE_BYTES,
+    ITEM_LIMIT_BYTES,
+    LargeItems,
+    references_of,
+)
+from hindsight.adapters.aws.dynamodb_record_store.payloads import (
+    PayloadMissingError,
+    S3PayloadStore,
+    default_s3_client,
+)
 from hindsight.adapters.aws.dynamodb_record_store.store import DynamoDBRecordStore
 from hindsight.adapters.aws.dynamodb_record_store.table import (
     BY_ACTIVITY_INDEX,
@@ -75,16 +109,23 @@ __all__ = [
     "ACTIVITY_SK",
     "BY_ACTIVITY_INDEX",
     "BY_USER_INDEX",
+    "DEFAULT_INLINE_BYTES",
+    "ITEM_LIMIT_BYTES",
     "MEMORY_SK",
     "DynamoDBRecordStore",
+    "LargeItems",
+    "PayloadMissingError",
+    "S3PayloadStore",
     "_marker_sk",
     "create_table",
     "default_client",
+    "default_s3_client",
     "from_attribute_values",
     "is_memory_item",
     "memory_from_item",
     "memory_item",
     "memory_pk",
+    "references_of",
     "table_exists",
     "to_attribute_values",
     "user_pk",

@@ -2,6 +2,8 @@
 
 Items travel in two shapes: plain Python values (``memory_item``, what ``TypeDeserializer``
 gives back) and DynamoDB attribute values (``to_attribute_values``/``from_attribute_values``).
+The mapping here sees items inline: one whose payloads live in S3 (``large_items``) is
+hydrated before ``memory_from_item``/``vector_from_item`` read it.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-import numpy as np
 from boto3.dynamodb.types import Binary, TypeDeserializer, TypeSerializer
 from pydantic import TypeAdapter
 
 from hindsight.adapters.paging import epoch_us, from_epoch_us
+from hindsight.adapters.vector_codec import decode_vector, spans_text, vector_bytes
 from hindsight.core.models import EpisodicMemory, Memory, SemanticMemory, StoredVector
 
 MEMORY: TypeAdapter[Memory] = TypeAdapter(Memory)
@@ -92,11 +94,17 @@ def memory_item(memory: Memory, vector: StoredVector | None = None) -> dict[str,
 
 
 def vector_attributes(vector: StoredVector) -> dict[str, Any]:
-    return {
-        "vec": np.asarray(vector.values, dtype="<f4").tobytes(),
+    """``vec`` (float32 rows, one per chunk), ``vec_model``, ``vec_dim`` and, for a memory
+    searched by chunks, ``vec_spans`` (their character spans, JSON)."""
+    values: dict[str, Any] = {
+        "vec": vector_bytes(vector),
         "vec_model": vector.model,
         "vec_dim": vector.dim,
     }
+    spans = spans_text(vector)
+    if spans is not None:
+        values["vec_spans"] = spans
+    return values
 
 
 def is_memory_item(item: Mapping[str, Any]) -> bool:
@@ -109,15 +117,16 @@ def memory_from_item(item: Mapping[str, Any]) -> Memory:
 
 
 def vector_from_item(item: Mapping[str, Any]) -> StoredVector | None:
-    """The stored vector of an item, or None; ``vec`` may be bytes or boto3 Binary."""
+    """The stored vector of an item, or None; ``vec`` may be bytes or boto3 Binary.
+
+    The item must be hydrated (``LargeItems.hydrate``) if its vector is kept in S3."""
     data = item.get("vec")
     if data is None:
         return None
     if isinstance(data, Binary):
         data = data.value
-    return StoredVector(
-        model=str(item["vec_model"]), values=np.frombuffer(bytes(data), dtype="<f4").copy()
-    )
+    spans = item.get("vec_spans")
+    return decode_vector(str(item["vec_model"]), bytes(data), str(spans) if spans else None)
 
 
 def to_attribute_values(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ memory (a scan, for reindexing) and the users active since a moment (``by_activi
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +25,13 @@ from hindsight.adapters.aws.dynamodb_record_store.table import BY_ACTIVITY_INDEX
 from hindsight.adapters.paging import decode_page_cursor, encode_page_cursor, epoch_us
 from hindsight.core.models import ListQuery, Memory, Page, StoredVector
 
+Bodies = Callable[[Sequence[str]], list[str]]  # ``body`` values -> memory JSON (S3 fetched)
+Hydrate = Callable[[Sequence[dict[str, Any]]], None]  # S3 references -> inline payloads
+
+
+def _inline(texts: Sequence[str]) -> list[str]:
+    return list(texts)
+
 
 def list_page(
     table: TableRequests,
@@ -32,6 +40,7 @@ def list_page(
     query: ListQuery,
     limit: int,
     cursor: str | None = None,
+    bodies: Bodies = _inline,
 ) -> Page:
     """One page of a user's memories in ``occurred_at``, id order (keyset cursor)."""
     limit = max(1, limit)
@@ -44,7 +53,7 @@ def list_page(
     if low is not None and high is not None and low >= high:
         return Page(items=[])
     params = _query_params(table, partition, query, limit, low, high)
-    chosen, more = _read_page(table, params, start_key, limit)
+    chosen, more = _read_page(table, params, start_key, limit, bodies)
     next_cursor = None
     if more:
         last = chosen[-1]
@@ -106,26 +115,33 @@ def _query_params(
 
 
 def _read_page(
-    table: TableRequests, params: dict[str, Any], start_key: dict[str, Any] | None, limit: int
+    table: TableRequests,
+    params: dict[str, Any],
+    start_key: dict[str, Any] | None,
+    limit: int,
+    bodies: Bodies,
 ) -> tuple[list[Memory], bool]:
     """Up to ``limit`` memories, reading on while the filter leaves pages short; and
     whether there are more after them."""
-    chosen: list[Memory] = []
-    while True:
+    texts: list[str] = []
+    more = False
+    while not more:
         if start_key is not None:
             params["ExclusiveStartKey"] = start_key
         response = table.call("Query", **params)
         for raw in response.get("Items", []):
-            if len(chosen) == limit:
-                return chosen, True
-            chosen.append(MEMORY.validate_json(raw["body"]["S"]))
+            if len(texts) == limit:
+                more = True
+                break
+            texts.append(raw["body"]["S"])
         start_key = response.get("LastEvaluatedKey")
         if not start_key:
-            return chosen, False
+            break
+    return [MEMORY.validate_json(text) for text in bodies(texts)], more
 
 
 def scan_memories(
-    table: TableRequests, tenant_id: str | None = None
+    table: TableRequests, tenant_id: str | None = None, hydrate: Hydrate | None = None
 ) -> list[tuple[Memory, StoredVector | None]]:
     """Every memory (of one tenant, or all) with its vector, by tenant and id."""
     expr = Expression()
@@ -143,9 +159,10 @@ def scan_memories(
     while True:
         extra = {"ExclusiveStartKey": start} if start else {}
         response = table.call("Scan", **params, **extra)
-        for raw in response.get("Items", []):
-            item = from_attribute_values(raw)
-            found.append((memory_from_item(item), vector_from_item(item)))
+        items = [from_attribute_values(raw) for raw in response.get("Items", [])]
+        if hydrate is not None:
+            hydrate(items)
+        found += [(memory_from_item(item), vector_from_item(item)) for item in items]
         start = response.get("LastEvaluatedKey")
         if not start:
             break

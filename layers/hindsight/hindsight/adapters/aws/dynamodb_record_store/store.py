@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import builtins
+import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
 
@@ -30,24 +31,51 @@ from hindsight.adapters.aws.dynamodb_record_store.items import (
     user_pk,
     vector_from_item,
 )
+from hindsight.adapters.aws.dynamodb_record_store.large_items import (
+    DEFAULT_INLINE_BYTES,
+    VECTOR_ATTRIBUTES,
+    LargeItems,
+    references_of,
+)
 from hindsight.adapters.aws.dynamodb_record_store.listing import (
     active_users_since,
     list_page,
     scan_memories,
 )
+from hindsight.adapters.aws.dynamodb_record_store.payloads import (
+    PayloadMissingError,
+    S3PayloadStore,
+)
 from hindsight.adapters.aws.dynamodb_record_store.requests import TableRequests
 from hindsight.adapters.aws.dynamodb_record_store.table import BY_USER_INDEX, default_client
 from hindsight.adapters.index_rules import already_exists
 from hindsight.adapters.paging import epoch_us
-from hindsight.core.errors import NotFoundError
+from hindsight.core.errors import HindsightError, NotFoundError
 from hindsight.core.models import EpisodicMemory, ListQuery, Memory, Page, StoredVector
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+_READ_ATTEMPTS = 3
+_VECTOR_READ = ("memory_id", "vec", "vec_model", "vec_spans", "vec_ref")
 
 
 class DynamoDBRecordStore:
-    """RecordStore in one DynamoDB table; thread-safe (boto3 clients are)."""
+    """RecordStore in one DynamoDB table; thread-safe (boto3 clients are).
 
-    def __init__(self, table_name: str, client: Any = None) -> None:
+    ``payloads`` (an ``S3PayloadStore`` on the bucket of ``HINDSIGHT_BLOB_BUCKET``) keeps
+    what one item cannot hold (see ``large_items``); without it such memories are refused.
+    """
+
+    def __init__(
+        self,
+        table_name: str,
+        client: Any = None,
+        payloads: S3PayloadStore | None = None,
+        inline_bytes: int = DEFAULT_INLINE_BYTES,
+    ) -> None:
         self._table = TableRequests(table_name, client if client is not None else default_client())
+        self._large = LargeItems(payloads, inline_bytes)
 
     @property
     def table_name(self) -> str:
@@ -56,6 +84,10 @@ class DynamoDBRecordStore:
     @property
     def client(self) -> Any:
         return self._table.client
+
+    @property
+    def payloads(self) -> S3PayloadStore | None:
+        return self._large.reader
 
     @property
     def request_counts(self) -> Counter[str]:
@@ -71,6 +103,22 @@ class DynamoDBRecordStore:
         dedup_window_seconds: float = 0.0,
     ) -> None:
         values = memory_item(memory, vector)
+        written = self._large.spill(memory, values)
+        try:
+            self._put_item(memory, values, dedup_key, dedup_window_seconds)
+        except BaseException:
+            self._discard_unless_named(memory, written)
+            raise
+        if isinstance(memory, EpisodicMemory):
+            self._touch_activity(memory)
+
+    def _put_item(
+        self,
+        memory: Memory,
+        values: dict[str, Any],
+        dedup_key: str | None,
+        dedup_window_seconds: float,
+    ) -> None:
         if dedup_key is None:
             try:
                 self._table.call(
@@ -84,8 +132,37 @@ class DynamoDBRecordStore:
         else:
             values["marker_sk"] = marker_sk(dedup_key)
             put_deduplicated(self._table, memory, values, dedup_window_seconds)
-        if isinstance(memory, EpisodicMemory):
-            self._touch_activity(memory)
+
+    def _discard_unless_named(self, memory: Memory, written: Sequence[str]) -> None:
+        """After a failed write: delete the objects it wrote, unless the item names them
+        after all (a write whose answer was lost); if that cannot be told, keep them (an
+        unnamed object costs storage until the user is erased; a missing one, a memory)."""
+        if not written:
+            return
+        try:
+            found = self._table.call(
+                "GetItem",
+                TableName=self.table_name,
+                Key=self._table.key(memory_pk(memory.tenant_id, memory.memory_id), MEMORY_SK),
+                ConsistentRead=True,
+                ProjectionExpression="#b, #r",
+                ExpressionAttributeNames={"#b": "body", "#r": "vec_ref"},
+            ).get("Item")
+            named = set(references_of(from_attribute_values(found or {})))
+            self._large.discard([ref for ref in written if ref not in named])
+        except HindsightError:
+            logger.warning(
+                "objects of a failed write kept memory_id=%s objects=%d",
+                memory.memory_id,
+                len(written),
+            )
+
+    def _discard_quietly(self, references: Sequence[str]) -> None:
+        """Delete objects the item no longer names; a failure leaves them (logged)."""
+        try:
+            self._large.discard(references)
+        except HindsightError:
+            logger.warning("unreferenced objects kept objects=%d", len(references))
 
     def _touch_activity(self, memory: EpisodicMemory) -> None:
         """Move the user's activity item forward to this episode's ``created_at``."""
@@ -115,6 +192,7 @@ class DynamoDBRecordStore:
 
     def update(self, memory: Memory, vector: StoredVector | None = None) -> None:
         values = memory_item(memory, vector)
+        written = self._large.spill(memory, values)
         expr = Expression()
         keep = {"pk", "sk"}
         assignments = [
@@ -123,12 +201,14 @@ class DynamoDBRecordStore:
             if name not in keep
         ]
         removable = {"status", "category", "session_id", "expires_us", "expires_at"}
+        if vector is not None:  # the new vector replaces the old, inline or in S3
+            removable.update(VECTOR_ATTRIBUTES)
         removals = [expr.name(name) for name in sorted(removable - set(values))]
         update = "SET " + ", ".join(assignments)
         if removals:
             update += " REMOVE " + ", ".join(removals)
         try:
-            self._table.call(
+            response = self._table.call(
                 "UpdateItem",
                 TableName=self.table_name,
                 Key=self._table.key(values["pk"], MEMORY_SK),
@@ -137,10 +217,17 @@ class DynamoDBRecordStore:
                     f"attribute_exists(pk) AND {expr.name('user_id')} = "
                     f"{expr.value(memory.user_id)}"
                 ),
+                ReturnValues="UPDATED_OLD",
                 **expr.params(),
             )
         except ClientError as exc:
+            self._large.discard(written)
             raise NotFoundError(f"memory {memory.memory_id} does not exist") from exc
+        except BaseException:
+            self._discard_unless_named(memory, written)
+            raise
+        old = references_of(from_attribute_values(response.get("Attributes") or {}))
+        self._discard_quietly([ref for ref in old if ref not in written])
 
     def delete(self, tenant_id: str, memory_id: str) -> bool:
         old = self._table.call(
@@ -156,6 +243,7 @@ class DynamoDBRecordStore:
             delete_marker(
                 self._table, tenant_id, str(item["user_id"]), str(item["marker_sk"]), memory_id
             )
+        self._large.discard(references_of(item))
         return True
 
     def erase_user(self, tenant_id: str, user_id: str) -> int:
@@ -186,6 +274,8 @@ class DynamoDBRecordStore:
             )
         ]
         self._table.delete_keys(own)
+        if self._large.payloads is not None:
+            self._large.payloads.delete_user(tenant_id, user_id)
         return len(erased)
 
     def set_cursor(self, tenant_id: str, user_id: str, name: str, value: datetime) -> None:
@@ -203,7 +293,20 @@ class DynamoDBRecordStore:
         )
 
     # --- reads -----------------------------------------------------------------------------
+    def _reading(self, read: Callable[[], _T]) -> _T:
+        """Run a read again when an object an item named was replaced meanwhile."""
+        for attempt in range(_READ_ATTEMPTS):
+            try:
+                return read()
+            except PayloadMissingError:
+                if attempt == _READ_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
     def get(self, tenant_id: str, memory_id: str) -> Memory | None:
+        return self._reading(lambda: self._get(tenant_id, memory_id))
+
+    def _get(self, tenant_id: str, memory_id: str) -> Memory | None:
         found = self._table.call(
             "GetItem",
             TableName=self.table_name,
@@ -212,16 +315,26 @@ class DynamoDBRecordStore:
             ProjectionExpression="#body",
             ExpressionAttributeNames={"#body": "body"},
         ).get("Item")
-        return None if found is None else MEMORY.validate_json(found["body"]["S"])
+        if found is None:
+            return None
+        return MEMORY.validate_json(self._large.bodies([found["body"]["S"]])[0])
 
     def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> builtins.list[Memory]:
-        found = self._table.batch_get(tenant_id, memory_ids, ("memory_id", "body"))
-        return [memory_from_item(found[mid]) for mid in memory_ids if mid in found]
+        def read() -> builtins.list[Memory]:
+            found = self._table.batch_get(tenant_id, memory_ids, ("memory_id", "body"))
+            self._large.hydrate(list(found.values()))
+            return [memory_from_item(found[mid]) for mid in memory_ids if mid in found]
+
+        return self._reading(read)
 
     def get_vectors(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, StoredVector]:
-        found = self._table.batch_get(tenant_id, memory_ids, ("memory_id", "vec", "vec_model"))
-        vectors = {mid: vector_from_item(item) for mid, item in found.items()}
-        return {mid: vector for mid, vector in vectors.items() if vector is not None}
+        def read() -> dict[str, StoredVector]:
+            found = self._table.batch_get(tenant_id, memory_ids, _VECTOR_READ)
+            self._large.hydrate(list(found.values()))
+            vectors = {mid: vector_from_item(item) for mid, item in found.items()}
+            return {mid: vector for mid, vector in vectors.items() if vector is not None}
+
+        return self._reading(read)
 
     def list(
         self,
@@ -231,7 +344,11 @@ class DynamoDBRecordStore:
         limit: int,
         cursor: str | None = None,
     ) -> Page:
-        return list_page(self._table, tenant_id, user_id, query, limit, cursor)
+        return self._reading(
+            lambda: list_page(
+                self._table, tenant_id, user_id, query, limit, cursor, self._large.bodies
+            )
+        )
 
     def get_cursor(self, tenant_id: str, user_id: str, name: str) -> datetime | None:
         found = self._table.call(
@@ -245,7 +362,7 @@ class DynamoDBRecordStore:
     def iter_all(
         self, tenant_id: str | None = None
     ) -> Sequence[tuple[Memory, StoredVector | None]]:
-        return scan_memories(self._table, tenant_id)
+        return self._reading(lambda: scan_memories(self._table, tenant_id, self._large.hydrate))
 
     def users_with_episodes_since(self, since: datetime) -> builtins.list[tuple[str, str]]:
         return active_users_since(self._table, since)
