@@ -2,8 +2,14 @@
 
 One index holds every tenant. Documents:
 
-- ``_id`` ``{tenant_id}:{memory_id}``, routed by ``{tenant_id}:{user_id}`` so that one user's
-  documents share a shard and searches touch one shard only;
+- one document per searchable piece of a memory: a memory short enough to embed whole is
+  one document, a long one (``core/chunking.py``) one per chunk. ``_id``
+  ``{tenant_id}:{memory_id}`` for the first piece (so an index of short memories is what it
+  always was) and ``{tenant_id}:{memory_id}#{n}`` for chunk n, all routed by
+  ``{tenant_id}:{user_id}`` so that one user's documents share a shard and searches touch
+  one shard only;
+- ``chunk`` (the piece's number), ``chunks`` (how many the memory has), ``span_start`` and
+  ``span_end`` (the chunk's characters of the content; absent for a memory searched whole);
 - keyword fields ``memory_id tenant_id user_id kind scope category emotion status session_id
   model`` (the embedding model of the document's vector);
 - ``occurred_at created_at expires_at event_start event_end`` as ``long`` epoch microseconds,
@@ -15,6 +21,23 @@ One index holds every tenant. Documents:
   ``cosinesimil`` (pure Java, efficient filtering, works on Amazon OpenSearch Service and
   Serverless too). For tens of millions of vectors the ``faiss`` engine is the option
   (``create_index_body(engine="faiss")``); its filtering is efficient from 2.9 on.
+
+Chunks as documents of their own, not nested objects. Both searches ``collapse`` on
+``memory_id``, so a memory comes back once, scored by its best piece (max: the excerpt an
+agent needs is in one place; a sum would favour length), with that piece's number and span.
+Why not ``nested``: a 100,000-character memory is hundreds of chunks and the content limit
+goes to 5,000,000 characters; as one nested document it would be one request body of
+megabytes of vector JSON (Amazon domains cap requests at 10 MB on small instances), hit the
+10,000 nested-objects limit, and be rewritten whole on every status change. Chunk documents
+are bulk-written in bounded requests and keep ids, routing, ``delete_user`` and the index
+template's shape. The price, paid here: (1) k-NN returns the nearest *pieces*, so a memory
+with many near pieces could crowd others out of the ``k`` hits; the search widens its
+candidates (x4, up to 10,000) while fewer than ``k`` memories came back and more pieces
+passed the filter; (2) an upsert must remove the pieces a memory no longer has: the first
+piece records ``chunks``, read back in real time (``mget``, no refresh) before the bulk
+that indexes the new pieces and deletes the surplus; (3) ``delete`` goes by ``memory_id``
+(every piece) and ``count`` counts first pieces. BM25 statistics are over pieces, as in the
+embedded index. Indexes made before chunks get the four integer fields added on first use.
 
 The index mapping's ``_meta.hindsight`` records the embedding model and dimension; vectors of
 another model raise EmbeddingModelMismatchError until the index is empty again.
@@ -34,7 +57,11 @@ from hindsight.adapters.aws.opensearch_index.mapping import (
     create_index_body,
     index_template_body,
 )
-from hindsight.adapters.aws.opensearch_index.queries import filter_clauses, to_source
+from hindsight.adapters.aws.opensearch_index.queries import (
+    document_id,
+    filter_clauses,
+    to_sources,
+)
 
 __all__ = [
     "DEFAULT_INDEX_PATTERN",
@@ -44,7 +71,8 @@ __all__ = [
     "Refresh",
     "build_opensearch_client",
     "create_index_body",
+    "document_id",
     "filter_clauses",
     "index_template_body",
-    "to_source",
+    "to_sources",
 ]

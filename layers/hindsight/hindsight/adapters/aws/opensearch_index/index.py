@@ -9,13 +9,20 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hindsight.adapters.aws.opensearch_index.errors import translated_errors
-from hindsight.adapters.aws.opensearch_index.mapping import create_index_body, index_meta
+from hindsight.adapters.aws.opensearch_index.mapping import (
+    CHUNK_FIELDS,
+    create_index_body,
+    index_meta,
+)
 from hindsight.adapters.aws.opensearch_index.queries import (
+    MAX_CANDIDATES,
+    MIN_CANDIDATES,
     bm25_body,
+    document_id,
     hits_of,
     knn_body,
     term,
-    to_source,
+    to_sources,
 )
 from hindsight.adapters.index_rules import model_mismatch
 from hindsight.core.errors import EmbeddingModelMismatchError
@@ -27,6 +34,7 @@ logger = logging.getLogger(__name__)
 Refresh = Literal["wait_for", "true", "false"] | bool
 
 _BULK_CHUNK = 500
+_BULK_BYTES = 8 * 1024 * 1024  # under the 10 MB request limit of small Amazon domains
 
 
 @dataclass
@@ -108,6 +116,12 @@ class OpenSearchSearchIndex:
         meta = mappings.get("_meta", {}).get("hindsight", {})
         dimension = int(mappings["properties"]["vector"]["dimension"])
         shards = int(body["settings"]["index"].get("number_of_shards", 1))
+        if not set(CHUNK_FIELDS) <= set(mappings["properties"]):
+            # made before memories had chunks: add the fields (mappings only ever grow)
+            self.client.indices.put_mapping(
+                index=self.index_name, body={"properties": CHUNK_FIELDS}
+            )
+            logger.info("opensearch index mapping extended index=%s", self.index_name)
         self._state = _IndexState(meta.get("model"), dimension, shards)
         return self._state
 
@@ -155,43 +169,84 @@ class OpenSearchSearchIndex:
                 )
         from opensearchpy import helpers
 
+        latest = list({(d.tenant_id, d.memory_id): d for d in documents}.values())
         with self._translate("indexing"):
             self._claim_model(first)
-            actions = [self._action(document) for document in documents]
+            before = self._pieces_before(latest)
+            actions: list[dict[str, Any]] = []
+            for document in latest:
+                actions += self._actions(document, before.get(document.memory_id, 0))
             helpers.bulk(
                 self.client,
                 actions,
                 chunk_size=_BULK_CHUNK,
+                max_chunk_bytes=_BULK_BYTES,
                 refresh=self._refresh_param(),
                 max_retries=2,
+                ignore_status=(404,),  # a stale piece already gone
             )
             if self._current().shards > 1:
-                self._drop_copies_under_other_users(documents)
+                self._drop_copies_under_other_users(latest)
 
-    def _action(self, document: IndexDocument) -> dict[str, Any]:
-        return {
-            "_op_type": "index",
-            "_index": self.index_name,
-            "_id": f"{document.tenant_id}:{document.memory_id}",
-            "_routing": f"{document.tenant_id}:{document.user_id}",
-            "_source": to_source(document),
-        }
+    def _pieces_before(self, documents: Sequence[IndexDocument]) -> dict[str, int]:
+        """How many documents (pieces) each memory has in the index now, read from its
+        first piece in real time (no refresh needed): 0 for a memory not indexed yet."""
+        docs = [
+            {
+                "_id": document_id(d.tenant_id, d.memory_id),
+                "routing": f"{d.tenant_id}:{d.user_id}",
+                "_source": ["memory_id", "chunks"],
+            }
+            for d in documents
+        ]
+        response = self.client.mget(index=self.index_name, body={"docs": docs})
+        counts: dict[str, int] = {}
+        for found in response.get("docs", []):
+            source = found.get("_source") or {}
+            if found.get("found") and "memory_id" in source:
+                counts[str(source["memory_id"])] = int(source.get("chunks", 1))
+        return counts
+
+    def _actions(self, document: IndexDocument, before: int) -> list[dict[str, Any]]:
+        """Index every piece of the memory, and delete the pieces it had beyond them."""
+        routing = f"{document.tenant_id}:{document.user_id}"
+        sources = to_sources(document)
+        actions: list[dict[str, Any]] = [
+            {
+                "_op_type": "index",
+                "_index": self.index_name,
+                "_id": document_id(document.tenant_id, document.memory_id, number),
+                "_routing": routing,
+                "_source": source,
+            }
+            for number, source in enumerate(sources)
+        ]
+        actions += [
+            {
+                "_op_type": "delete",
+                "_index": self.index_name,
+                "_id": document_id(document.tenant_id, document.memory_id, number),
+                "_routing": routing,
+            }
+            for number in range(len(sources), before)
+        ]
+        return actions
 
     def _drop_copies_under_other_users(self, documents: Sequence[IndexDocument]) -> None:
         """With several shards, a memory that moved to another user was indexed under a new
-        routing; its old copy sits on another shard and must go."""
+        routing; its old pieces sit on another shard and must go."""
         by_owner: dict[tuple[str, str], list[str]] = {}
         for document in documents:
             owner = (document.tenant_id, document.user_id)
-            by_owner.setdefault(owner, []).append(f"{document.tenant_id}:{document.memory_id}")
+            by_owner.setdefault(owner, []).append(document.memory_id)
         should = [
             {
                 "bool": {
-                    "filter": [{"ids": {"values": ids}}],
-                    "must_not": [{"term": {"user_id": user_id}}],
+                    "filter": [term("tenant_id", tenant_id), {"terms": {"memory_id": ids}}],
+                    "must_not": [term("user_id", user_id)],
                 }
             }
-            for (_, user_id), ids in by_owner.items()
+            for (tenant_id, user_id), ids in by_owner.items()
         ]
         self.client.delete_by_query(
             index=self.index_name,
@@ -203,8 +258,15 @@ class OpenSearchSearchIndex:
     def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
         if not memory_ids:
             return
-        ids = [f"{tenant_id}:{memory_id}" for memory_id in memory_ids]
-        query = {"bool": {"filter": [{"ids": {"values": ids}}, term("tenant_id", tenant_id)]}}
+        # every piece of each memory: by memory id, not document id
+        query = {
+            "bool": {
+                "filter": [
+                    {"terms": {"memory_id": list(dict.fromkeys(memory_ids))}},
+                    term("tenant_id", tenant_id),
+                ]
+            }
+        }
         with self._translate("deletion"):
             # by query, not by id: the routing (user) of each id is not known here. A query
             # sees only refreshed documents, so refresh first: a document indexed a moment
@@ -245,10 +307,21 @@ class OpenSearchSearchIndex:
                     raise EmbeddingModelMismatchError(
                         model_mismatch(state.model, state.dimension, vector)
                     )
-            body = knn_body(search_filter, vector, k)
-            response = self._search(search_filter, body)
+            response = self._nearest(search_filter, vector, k)
         # lucene's cosinesimil score is (1 + cos) / 2; the port speaks cosine
         return hits_of(search_filter, response, lambda score: 2.0 * score - 1.0)
+
+    def _nearest(self, search_filter: SearchFilter, vector: StoredVector, k: int) -> dict[str, Any]:
+        """The k-NN search, widened while the nearest pieces belong to fewer than ``k``
+        memories (a long memory has many pieces near a query) and more pieces are left."""
+        candidates = max(k, MIN_CANDIDATES)
+        while True:
+            response = self._search(search_filter, knn_body(search_filter, vector, k, candidates))
+            hits = response["hits"]
+            matched = int(hits.get("total", {}).get("value", 0))
+            if len(hits["hits"]) >= k or matched < candidates or candidates >= MAX_CANDIDATES:
+                return response
+            candidates = min(MAX_CANDIDATES, candidates * 4)
 
     def keyword_search(self, search_filter: SearchFilter, text: str, k: int) -> list[SearchHit]:
         terms = list(dict.fromkeys(tokenize(text)))
@@ -268,7 +341,11 @@ class OpenSearchSearchIndex:
         return result
 
     def count(self, tenant_id: str | None = None) -> int:
-        body = None if tenant_id is None else {"query": term("tenant_id", tenant_id)}
+        """Memories, not documents: each memory's first piece."""
+        query: dict[str, Any] = {"bool": {"must_not": [{"range": {"chunk": {"gt": 0}}}]}}
+        if tenant_id is not None:
+            query["bool"]["filter"] = [term("tenant_id", tenant_id)]
+        body = {"query": query}
         with self._translate("count"):
             response = self.client.count(index=self.index_name, body=body)
         return int(response["count"])

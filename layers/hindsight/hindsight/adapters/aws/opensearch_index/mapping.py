@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a document per chunk of a long memory (``chunk`` fields)
 DEFAULT_INDEX_PATTERN = "hindsight-memories*"
 _KEYWORDS = (
     "memory_id",
@@ -20,11 +20,16 @@ _KEYWORDS = (
     "model",
 )
 _MOMENTS = ("occurred_at", "created_at", "expires_at", "event_start", "event_end")
+# which piece of its memory a document is (``queries``); added to older indexes on first use
+CHUNK_FIELDS: dict[str, Any] = {
+    name: {"type": "integer"} for name in ("chunk", "chunks", "span_start", "span_end")
+}
 
 
 def _mappings(dimension: int, engine: str, model: str | None) -> dict[str, Any]:
     properties: dict[str, Any] = {name: {"type": "keyword"} for name in _KEYWORDS}
     properties.update({name: {"type": "long"} for name in _MOMENTS})
+    properties.update(CHUNK_FIELDS)
     properties["text"] = {"type": "text", "analyzer": "standard"}
     properties["text_tokens"] = {"type": "text", "analyzer": "whitespace"}
     properties["vector"] = {

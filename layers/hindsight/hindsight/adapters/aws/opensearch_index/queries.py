@@ -1,4 +1,11 @@
-"""What goes to OpenSearch and back: documents, filter clauses, k-NN and BM25 bodies, hits."""
+"""What goes to OpenSearch and back: documents, filter clauses, k-NN and BM25 bodies, hits.
+
+A memory is one document per searchable piece (``IndexDocument.pieces()``): a memory short
+enough to embed whole is one document, a long one a document per chunk. Every piece holds the
+memory's filter fields plus ``chunk`` (its number), ``chunks`` (how many the memory has) and,
+for chunks, ``span_start``/``span_end`` (its characters of the content). Both searches
+collapse on ``memory_id``: a memory comes back once, scored by its best piece.
+"""
 
 from __future__ import annotations
 
@@ -18,8 +25,10 @@ from hindsight.core.models import (
 )
 from hindsight.core.text import tokenize
 
-_MIN_CANDIDATES = 100  # HNSW candidates per shard; results are cut to k afterwards
-_HIT_FIELDS = ("kind", "session_id")
+MIN_CANDIDATES = 100  # HNSW candidates per shard; results are cut to k afterwards
+MAX_CANDIDATES = 10_000  # the most nearest neighbours one k-NN query may ask for
+_HIT_FIELDS = ("memory_id", "kind", "session_id", "chunk", "span_start", "span_end")
+_COLLAPSE = {"field": "memory_id"}  # one hit per memory: its best piece
 
 
 def term(field: str, value: str) -> dict[str, Any]:
@@ -31,9 +40,15 @@ def _us(moment: Any) -> int | None:
 
 
 # --- documents --------------------------------------------------------------------------------
-def to_source(document: IndexDocument) -> dict[str, Any]:
-    """The stored fields of one document (absent optional fields are left out)."""
-    source: dict[str, Any] = {
+def document_id(tenant_id: str, memory_id: str, chunk: int = 0) -> str:
+    """``{tenant}:{memory}`` for a memory's first (or only) piece, ``…#{n}`` for chunk n."""
+    base = f"{tenant_id}:{memory_id}"
+    return base if chunk == 0 else f"{base}#{chunk}"
+
+
+def _memory_fields(document: IndexDocument) -> dict[str, Any]:
+    """The fields every piece of a memory carries (absent optional fields left out)."""
+    fields: dict[str, Any] = {
         "memory_id": document.memory_id,
         "tenant_id": document.tenant_id,
         "user_id": document.user_id,
@@ -49,11 +64,28 @@ def to_source(document: IndexDocument) -> dict[str, Any]:
         "expires_at": _us(document.expires_at),
         "event_start": _us(document.event_start),
         "event_end": _us(document.event_end),
-        "text": document.text,
-        "text_tokens": " ".join(tokenize(document.text)),
-        "vector": np.asarray(document.vector.values, dtype=np.float32).tolist(),
     }
-    return {key: value for key, value in source.items() if value is not None}
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+def to_sources(document: IndexDocument) -> list[dict[str, Any]]:
+    """The stored fields of each of a memory's documents, piece by piece."""
+    common = _memory_fields(document)
+    pieces = document.pieces()
+    sources = []
+    for number, text, values, span in pieces:
+        source = {
+            **common,
+            "chunk": number,
+            "chunks": len(pieces),
+            "text": text,
+            "text_tokens": " ".join(tokenize(text)),
+            "vector": np.asarray(values, dtype=np.float32).tolist(),
+        }
+        if span is not None:
+            source["span_start"], source["span_end"] = span
+        sources.append(source)
+    return sources
 
 
 # --- filters ----------------------------------------------------------------------------------
@@ -107,8 +139,11 @@ def filter_clauses(f: SearchFilter) -> list[dict[str, Any]]:
 
 
 # --- search bodies ----------------------------------------------------------------------------
-def knn_body(search_filter: SearchFilter, vector: StoredVector, k: int) -> dict[str, Any]:
-    """The k-NN search for the ``k`` nearest vectors that pass the filter."""
+def knn_body(
+    search_filter: SearchFilter, vector: StoredVector, k: int, candidates: int
+) -> dict[str, Any]:
+    """The ``k`` memories whose pieces are nearest, among the ``candidates`` nearest pieces
+    that pass the filter (several pieces of one memory collapse into one hit)."""
     values = np.asarray(vector.values, dtype=np.float32)
     return {
         "size": k,
@@ -117,16 +152,18 @@ def knn_body(search_filter: SearchFilter, vector: StoredVector, k: int) -> dict[
             "knn": {
                 "vector": {
                     "vector": values.tolist(),
-                    "k": max(k, _MIN_CANDIDATES),
+                    "k": candidates,
                     "filter": {"bool": {"filter": filter_clauses(search_filter)}},
                 }
             }
         },
+        "collapse": _COLLAPSE,
     }
 
 
 def bm25_body(search_filter: SearchFilter, terms: list[str], k: int) -> dict[str, Any]:
-    """The BM25 search on the pre-tokenised text, ties broken by memory id."""
+    """The BM25 search on the pre-tokenised text of every piece, one hit per memory (its
+    best piece), ties broken by memory id."""
     return {
         "size": k,
         "_source": {"includes": list(_HIT_FIELDS)},
@@ -148,6 +185,7 @@ def bm25_body(search_filter: SearchFilter, terms: list[str], k: int) -> dict[str
                 "filter": filter_clauses(search_filter),
             }
         },
+        "collapse": _COLLAPSE,
     }
 
 
@@ -169,7 +207,15 @@ def hits_of(
     prefix = f"{search_filter.tenant_id}:"
     hits = []
     for hit in response["hits"]["hits"]:
-        doc_id: str = hit["_id"]
-        memory_id = doc_id[len(prefix) :] if doc_id.startswith(prefix) else doc_id
-        hits.append(SearchHit(memory_id, float(convert(hit["_score"])), _facts(hit.get("_source"))))
+        source = hit.get("_source") or {}
+        memory_id = source.get("memory_id")
+        if memory_id is None:  # a document written before pieces: its id names the memory
+            doc_id: str = hit["_id"]
+            memory_id = doc_id[len(prefix) :] if doc_id.startswith(prefix) else doc_id
+        chunk = span = None
+        if "span_start" in source:
+            chunk = int(source.get("chunk", 0))
+            span = (int(source["span_start"]), int(source["span_end"]))
+        score = float(convert(hit["_score"]))
+        hits.append(SearchHit(str(memory_id), score, _facts(source), chunk=chunk, span=span))
     return hits
