@@ -93,6 +93,8 @@ class Settings(BaseSettings):
     dedup_window_seconds: float = Field(default=_POLICY.dedup_window_seconds, ge=0)
     # longest memory content (characters); the request body limit follows (max_body_bytes)
     max_content_chars: int = Field(default=_POLICY.max_content_chars, ge=1_000, le=5_000_000)
+    # largest document file (bytes) POST /v1/documents and `hindsight document add` accept
+    max_document_bytes: int = Field(default=_POLICY.max_document_bytes, ge=1_024, le=67_108_864)
     # chunk size (tokens, the embedder's window at most) and overlap of long memories
     chunk_tokens: int = Field(default=_POLICY.chunk_tokens, ge=32, le=8_192)
     chunk_overlap_tokens: int = Field(default=_POLICY.chunk_overlap_tokens, ge=0, le=1_024)

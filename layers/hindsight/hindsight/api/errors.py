@@ -33,6 +33,7 @@ from hindsight.core.errors import (
     ReflectorOutputError,
     UnauthorizedError,
     UnavailableError,
+    UnsupportedDocumentError,
 )
 
 STATUS_BY_ERROR: Mapping[type[BaseException], HTTPStatus] = MappingProxyType(
@@ -45,6 +46,7 @@ STATUS_BY_ERROR: Mapping[type[BaseException], HTTPStatus] = MappingProxyType(
         DuplicateMemoryError: HTTPStatus.CONFLICT,
         EmbeddingModelMismatchError: HTTPStatus.CONFLICT,
         PayloadTooLargeError: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+        UnsupportedDocumentError: HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
         InvalidRequestError: HTTPStatus.UNPROCESSABLE_ENTITY,
         RateLimitedError: HTTPStatus.TOO_MANY_REQUESTS,
         ConfigurationError: HTTPStatus.INTERNAL_SERVER_ERROR,

@@ -20,6 +20,14 @@ class InvalidRequestError(HindsightError):
     """The request is well-formed JSON but its values are unusable."""
 
 
+class UnsupportedDocumentError(InvalidRequestError):
+    """A document of a type this server cannot read; the message lists the ones it can."""
+
+
+class UnreadableDocumentError(InvalidRequestError):
+    """A document that cannot be read (damaged, password-protected) or holds no text."""
+
+
 class MalformedRequestError(HindsightError):
     """The request body is not parseable JSON or not an object."""
 

@@ -16,6 +16,9 @@ class Policy:
     dedup_window_seconds: float = 3_600.0
     # the longest memory content accepted (characters); longer is refused with 413
     max_content_chars: int = 100_000
+    # the largest document file accepted by POST /v1/documents (bytes); larger is refused
+    # with 413. 4 MiB, base64-encoded in JSON, stays under Lambda's 6 MB request limit
+    max_document_bytes: int = 4 * 1_048_576
     # a memory longer than this many tokens (the embedder's window at most) is searched by
     # chunks of at most this size, overlapping by chunk_overlap_tokens (core/chunking.py)
     chunk_tokens: int = 256

@@ -241,6 +241,31 @@ class MemoryWriter(Protocol):
 
 
 @dataclass(frozen=True)
+class ConvertedDocument:
+    """A file's text: Markdown where the format has structure (headings, lists, tables)."""
+
+    text: str
+    media_type: str  # what the file was read as, e.g. "application/pdf"
+    converter: str  # what read it, e.g. "markitdown 0.1.9"
+
+
+@runtime_checkable
+class DocumentConverter(Protocol):
+    """Turns an uploaded file (Markdown, plain text, HTML, PDF, DOCX...) into text."""
+
+    @property
+    def media_types(self) -> Sequence[str]:
+        """The media types this converter reads (error messages list them)."""
+
+    def convert(self, data: bytes, file_name: str, media_type: str | None) -> ConvertedDocument:
+        """The file's text; its type from ``media_type``, else the file name, else its bytes.
+
+        Raises UnsupportedDocumentError (naming the supported types) for a type it cannot
+        read, and UnreadableDocumentError for a damaged file or one without text.
+        """
+
+
+@dataclass(frozen=True)
 class Ports:
     """Every adapter one service is built from; the bootstrap hands each use case its own."""
 
@@ -251,3 +276,5 @@ class Ports:
     clock: Clock
     ids: IdGenerator
     writer: MemoryWriter
+    # reads uploaded documents; None: the bootstrap's default (hindsight.adapters.documents)
+    documents: DocumentConverter | None = None
