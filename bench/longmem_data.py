@@ -3,21 +3,25 @@
 How the data was made (``python bench/longmem_data.py`` rebuilds it, byte for byte):
 
 - Six users, three writing English and three Chinese. Each has six sessions over about a
-  month (a multi-session import): 45-60 short chat turns, four long pasted turns of
+  month (a multi-session import): 45-60 short chat turns, three long pasted turns of
   5,000-60,000 characters, three short turns that state a fact, and, for some facts,
   a short turn on the same topic that does not state it (a distractor).
 - Long turns: an opening line, one or two pasted documents and a closing line. The
   documents are code (Python, JavaScript, SQL; comments in the user's language), logs
   (application with tracebacks, access, JSON lines), e-mail threads, meeting notes,
   weekly reports, articles and chat exports (``longmem_code``, ``longmem_prose``,
-  ``longmem_chat``). The twelve long turns of a language have lengths on a geometric
-  ladder from 5,000 to 60,000 characters (jittered), each with its own mix of documents.
+  ``longmem_chat``). The nine long turns of a language have lengths on a geometric
+  ladder from 5,000 to 60,000 characters (jittered), each with its own mix of documents
+  (``COMPOSITIONS``), dealt to the users at random.
 - Needles (``longmem_needles``; kinds in ``data/longmem/needle_kinds.json``): personal
-  facts, each with a question that asks for it in other words. A long turn holds two to
-  four, placed between blocks (paragraphs, functions, runs of log lines) near its start
-  (first 6%), in its middle (30-70%) or near its end (last 7%), written as the context
+  facts, each with a question that asks for it in other words. A user's three long turns
+  hold three, four and five needles (shortest turn first): one near the start (first 6%),
+  the others in the middle (30-70%) but one near the end (last 7%), each put between two
+  blocks (paragraphs, functions, runs of log lines) and written as the context
   asks (a comment in code, a note in a log, a sentence in prose). 72 needles sit in long
-  turns and 18 in short ones (the short-memory questions).
+  turns and 18 in short ones (the short-memory questions). A user's needles and filler
+  are drawn again until every answer (the part of a needle a reply must hold) occurs
+  exactly once in that user's whole history, as a word or number of its own.
 - Sources: the English short turns and chat exports are utterances from the MSC
   validation dialogues in /work/shared/data/msc (see its README); every other text comes
   from templates and word lists written for this benchmark. One ``random.Random(SEED)``
@@ -33,6 +37,7 @@ import argparse
 import gzip
 import json
 import random
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable
@@ -57,6 +62,7 @@ SHORT_NEEDLES_PER_USER = 3
 SESSIONS_PER_USER = 6
 MIN_LONG_CHARS, MAX_LONG_CHARS = 5_000, 60_000
 MAX_SHORT_CHARS = 1_000
+MAX_ATTEMPTS = 20  # draws of a user's needles and filler before giving up
 POSITIONS = {"start": (0.0, 0.06), "middle": (0.3, 0.7), "end": (0.93, 1.0)}
 POSITION_ORDER = {3: ("start", "middle", "end"), 4: ("start", "middle", "middle", "end")}
 POSITION_ORDER[5] = ("start", "middle", "middle", "middle", "end")
@@ -358,6 +364,13 @@ def _position(content: str, needle: str) -> str:
     return f"unplaced ({fraction:.2f})"
 
 
+def answer_count(history: History, answer: str) -> int:
+    """How often ``answer`` occurs in the history as a whole word or number (not inside
+    a longer one: "1" is not in "13")."""
+    pattern = re.compile(rf"(?<![0-9A-Za-z]){re.escape(answer)}(?![0-9A-Za-z])")
+    return sum(len(pattern.findall(turn.content)) for turn in history.turns)
+
+
 def build_dataset(dialogues: list[list[str]] | None = None) -> Dataset:
     """The whole dataset from ``SEED`` (MSC dialogues loaded unless given)."""
     rng = random.Random(SEED)
@@ -370,8 +383,13 @@ def build_dataset(dialogues: list[list[str]] | None = None) -> Dataset:
         long_turns = _long_turns(rng, language)
         for number in range(USERS_PER_LANGUAGE):
             user_id = f"{language}-user-{number + 1}"
-            plan = _plan_user(rng, language, kinds[language], long_turns[number], dialogues)
-            history, asked = _build_user(rng, user_id, language, plan, makers)
+            for _ in range(MAX_ATTEMPTS):  # until every answer is stated once in the history
+                plan = _plan_user(rng, language, kinds[language], long_turns[number], dialogues)
+                history, asked = _build_user(rng, user_id, language, plan, makers)
+                if all(answer_count(history, q.answer) == 1 for q in asked):
+                    break
+            else:
+                raise RuntimeError(f"{user_id}: no history with unambiguous answers")
             users.append(history)
             questions += asked
     return Dataset(SEED, users, questions)
