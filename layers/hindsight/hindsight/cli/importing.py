@@ -46,9 +46,8 @@ from hindsight.cli.transcript import (
     Container,
     Document,
     TranscriptFormatError,
-    detect_container,
+    container_of,
     read_elements,
-    read_head,
 )
 from hindsight.core.commands import (
     MAX_BATCH_ITEMS,
@@ -188,7 +187,7 @@ def over_limit_reason(length: int, limit: int) -> str:
 # --- the first read: check and count -------------------------------------------------------
 def plan_import(path: Path, name: str, options: ImportOptions) -> ImportPlan:
     """Read the whole file once without storing; TranscriptFormatError if it is unusable."""
-    container = _CONTAINERS.get(options.fmt) or detect_container(read_head(path), Path(name).suffix)
+    container = _CONTAINERS.get(options.fmt) or container_of(path, Path(name).suffix)
     document = Document(container)
     base = _session_base(options.session_id, name)
     reader = ShapeReader(options.fmt, SessionNaming(options.session_id, base))

@@ -9,8 +9,9 @@ Three containers:
   ``turns``, ``sessions`` or ``conversations``) one by one and keeps its other keys as the
   document's ``fields``. Memory is bounded by the largest single item, never the file.
 - A transcript of ``Speaker: text`` lines. A line that does not start with a speaker
-  continues the turn above (pasted documents, logs and code span many lines); a turn is
-  held only up to ``max_chars`` + 1 characters, its full length still counted.
+  (``Name: `` at its very start) continues the turn above, and so does every line of a
+  fenced code block: pasted documents, logs and code span many lines. A turn is held only
+  up to ``max_chars`` + 1 characters, its full length still counted.
 
 What an element means (a turn, a conversation, a session) is decided in ``chat_exports``.
 """
@@ -38,9 +39,13 @@ HEAD_BYTES = 64 * 1024  # read to tell the container
 LOCATE_MAX_BYTES = 32 * 1024 * 1024  # a broken JSON document up to this size gets a line number
 CONVERSATION_LISTS = ("messages", "turns", "sessions", "conversations")
 
-# "Name: text": a name of up to 32 word characters, spaces and . ' - (any language),
-# then a colon (ASCII or full-width) and the text; "https://..." is not a speaker
-_TURN = re.compile(r"^(?P<speaker>\w[\w .'\-]{0,31}?)\s*[:：](?!//)\s*(?P<content>\S.*)$")
+# "Name: text" at the start of a line: a name of up to 32 letters (any language), digits,
+# spaces and . ' - starting with a letter, then an ASCII colon and a space (so "12:30",
+# "key:value" and "https://" are no speakers) or a full-width colon, then the text
+_TURN = re.compile(
+    r"^(?P<speaker>[^\W\d_][\w .'\-]{0,31}?)[ \t]*(?::[ \t]+|：[ \t]*)(?P<content>\S.*)$"
+)
+_FENCE = re.compile(r"^\s*(```|~~~)")
 _SUFFIX_CONTAINERS: dict[str, Container] = {".jsonl": "jsonl", ".ndjson": "jsonl", ".txt": "text"}
 _BOM = b"\xef\xbb\xbf"
 
@@ -75,11 +80,13 @@ class Document:
     list_key: str | None = None  # the top-level object's list whose items are streamed
 
 
-def detect_container(head: bytes, suffix: str = "") -> Container:
+def detect_container(head: bytes, suffix: str = "", single_line: bool = False) -> Container:
     """The container named by the suffix, else told from the first bytes.
 
-    ``[`` starts a JSON document; ``{`` starts JSON Lines when the first line is a whole
-    JSON value, else a (pretty-printed) JSON document; anything else is a transcript.
+    ``[`` starts a JSON document. ``{`` starts a JSON document when the file is one line
+    (a minified document is then streamed, not read as one huge line) or when its first
+    line is not a whole JSON value (a pretty-printed document), else JSON Lines. Anything
+    else is a transcript.
     """
     by_suffix = _SUFFIX_CONTAINERS.get(suffix.lower())
     if by_suffix is not None:
@@ -90,13 +97,36 @@ def detect_container(head: bytes, suffix: str = "") -> Container:
     if not text.startswith("{"):
         return "text"
     first_line, newline, _ = text.partition("\n")
-    if not newline:
-        return "jsonl"  # one long line, or a one-line document: read the same either way
+    if single_line or not newline:
+        return "json" if single_line else "jsonl"
     try:
         json.loads(first_line)
     except json.JSONDecodeError:
         return "json"
     return "jsonl"
+
+
+def container_of(path: Path, suffix: str = "") -> Container:
+    """The file's container (see detect_container), reading its head and, if need be, on."""
+    with path.open("rb") as stream:
+        head = stream.read(HEAD_BYTES)
+        single_line = False
+        if b"\n" not in head.strip():  # one line so far: is there a second one?
+            single_line = _rest_is_one_line(stream, broken=b"\n" in head)
+    return detect_container(head, suffix, single_line)
+
+
+def _rest_is_one_line(stream: IO[bytes], broken: bool) -> bool:
+    """Whether nothing but white space follows the first line break (``broken``: seen)."""
+    while chunk := stream.read(1024 * 1024):
+        if broken and chunk.strip():
+            return False
+        if b"\n" in chunk:
+            after = chunk.split(b"\n", 1)[1]
+            if after.strip():
+                return False
+            broken = True
+    return True
 
 
 @dataclass(frozen=True)
@@ -133,11 +163,6 @@ def open_source(file: Path) -> Iterator[ImportSource]:
         return
     modified = datetime.fromtimestamp(file.stat().st_mtime, UTC)
     yield ImportSource(file, str(file), modified)
-
-
-def read_head(path: Path) -> bytes:
-    with path.open("rb") as stream:
-        return stream.read(HEAD_BYTES)
 
 
 def read_elements(path: Path, document: Document, max_chars: int) -> Iterator[Element]:
@@ -264,9 +289,7 @@ def _json_problem(raw: IO[bytes], error: Exception, items_read: int) -> str:
         if offset is None:
             return f"invalid JSON{place}: {message}"
         raw.seek(0)
-        before = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace").read(
-            int(offset[1])
-        )
+        before = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace").read(int(offset[1]))
         line = before.count("\n") + 1
         column = len(before) - (before.rfind("\n") + 1) + 1
         return f"invalid JSON at line {line}, column {column}: {message[: offset.start()]}"
@@ -328,8 +351,12 @@ class _OpenTurn:
 
 
 def _transcript(text: IO[str], max_chars: int) -> Iterator[Element]:
-    """Turns of ``Speaker: text`` lines; blank and ``#`` lines before the first turn are skipped."""
+    """Turns of ``Speaker: text`` lines; blank and ``#`` lines before the first turn are skipped.
+
+    Inside a fenced code block (``` or ~~~) every line continues the turn.
+    """
     turn: _OpenTurn | None = None
+    fenced = False
     for number, line in _bounded_lines(text):
         if line is None:  # longer than any turn may be: the turn it belongs to is refused
             if turn is None:
@@ -338,7 +365,7 @@ def _transcript(text: IO[str], max_chars: int) -> Iterator[Element]:
                 turn.length += MAX_LINE_CHARS
             continue
         body = line.rstrip("\r\n")
-        match = _TURN.match(body.strip())
+        match = None if fenced else _TURN.match(body)
         if match is not None:
             if turn is not None:
                 yield turn.element()
@@ -346,6 +373,7 @@ def _transcript(text: IO[str], max_chars: int) -> Iterator[Element]:
             turn.add(match["content"].strip())
         elif turn is not None:
             turn.add(body)
+            fenced ^= _FENCE.match(body) is not None
         elif body.strip() and not body.lstrip().startswith("#"):
             yield Element(f"line {number}", Unreadable("expected 'Speaker: text'"))
     if turn is not None:
