@@ -15,7 +15,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
 import httpx
 
 from hindsight_client import _calls
@@ -35,6 +34,13 @@ from hindsight_client.types import (
 
 T = TypeVar("T")
 When = datetime | str
+
+
+async def _sleep(seconds: float) -> None:
+    """Wait under asyncio or trio alike (anyio, which httpx brings; imported on first retry)."""
+    import anyio
+
+    await anyio.sleep(seconds)
 
 
 class AsyncHindsight:
@@ -120,14 +126,14 @@ class AsyncHindsight:
             except httpx.TransportError as exc:
                 if not self.retry.should_retry_error(exc, call.idempotent, attempt):
                     raise _calls.transport_error(exc, request) from exc
-                await anyio.sleep(self.retry.delay(attempt))
+                await _sleep(self.retry.delay(attempt))
                 attempt += 1
                 continue
             if response.is_success:
                 return call.parse(_calls.json_object(response))
             if not self.retry.should_retry_status(response.status_code, call.idempotent, attempt):
                 raise _calls.error_from_response(response)
-            await anyio.sleep(self.retry.delay(attempt, _calls.retry_after_seconds(response)))
+            await _sleep(self.retry.delay(attempt, _calls.retry_after_seconds(response)))
             attempt += 1
 
     async def _pages(self, call: Call[Any], limit: int | None) -> AsyncIterator[Any]:
