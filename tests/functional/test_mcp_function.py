@@ -168,6 +168,22 @@ def test_duplicate_is_skipped_and_retrieve_finds_it(service: MemoryService) -> N
     }
 
 
+def test_a_long_memory_is_stored_and_comes_back_cut_around_the_match(
+    service: MemoryService,
+) -> None:
+    filler = " ".join(f"Paragraph {i} is about invoices and budgets." for i in range(1_000))
+    content = filler + " The spare key to the workshop is under the blue flowerpot. " + filler
+    stored, failed = tool("memory_store", user_id="test_user", content=content)
+    assert not failed and stored["status"] == "success"
+    found, failed = tool("memory_retrieve", user_id="test_user", query="workshop spare key")
+    assert not failed
+    top = found["results"][0]
+    assert top["memory_id"] == stored["memory_id"] and top["content_truncated"] is True
+    assert "blue flowerpot" in top["content"] and len(top["content"]) <= 2_002
+    refused, failed = tool("memory_store", user_id="test_user", content="x" * 100_001)
+    assert failed and "HINDSIGHT_MAX_CONTENT_CHARS" in refused["message"]
+
+
 def test_retrieve_pages_at_most_twenty(service: MemoryService) -> None:
     for i in range(23):
         tool("memory_store", user_id="u-many", content=f"第{i}次提到喜欢喝绿茶 number {i}")

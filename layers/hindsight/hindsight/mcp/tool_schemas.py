@@ -108,6 +108,13 @@ class RetrieveArguments(_Arguments):
     session_id: str | None = Field(
         default=None, description="Only memories from this conversation."
     )
+    max_content_chars: int = Field(
+        default=2_000,
+        ge=100,
+        le=100_000,
+        description="A long memory (a pasted document) comes back cut to this many characters "
+        "around where it matched, marked content_truncated (default 2000).",
+    )
     since: datetime | None = Field(
         default=None, description="Only memories that happened at or after this ISO 8601 time."
     )

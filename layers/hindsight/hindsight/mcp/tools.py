@@ -70,6 +70,8 @@ def _scored(result: ScoredMemory) -> dict[str, Any]:
     if result.kind == MemoryKind.SEMANTIC:
         compact["confidence"] = result.confidence.value if result.confidence else None
         compact["status"] = result.status.value if result.status else None
+    if result.content_truncated:
+        compact["content_truncated"] = True
     return compact
 
 
