@@ -18,10 +18,19 @@ from typing import Any
 from hindsight.core.embedding import ChunkSizes
 from hindsight.core.errors import ConfigurationError
 from hindsight.core.policy import Policy
-from hindsight.core.ports import Embedder, MemoryWriter, Ports, RecordStore, Reflector, SearchIndex
+from hindsight.core.ports import (
+    DocumentConverter,
+    Embedder,
+    MemoryWriter,
+    Ports,
+    RecordStore,
+    Reflector,
+    SearchIndex,
+)
 from hindsight.core.service import MemoryService, UseCases
 from hindsight.core.usecases.browse import BrowseMemories
 from hindsight.core.usecases.context import BuildContext
+from hindsight.core.usecases.documents import StoreDocument
 from hindsight.core.usecases.fan_out import ReflectionJobQueue
 from hindsight.core.usecases.forget import ForgetMemories
 from hindsight.core.usecases.maintenance import ReindexMemories
@@ -78,8 +87,25 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
         browse=BrowseMemories(records, clock),
         forget=ForgetMemories(records, writer, clock),
         reindex=ReindexMemories(records, ports.index, ports.embedder, sizes),
+        documents=StoreDocument(
+            records,
+            writer,
+            ports.embedder,
+            ports.documents or default_document_converter(),
+            clock,
+            max_document_bytes=policy.max_document_bytes,
+            max_content_chars=policy.max_content_chars,
+            chunk_sizes=sizes,
+        ),
     )
     return MemoryService(use_cases=use_cases, ports=ports, policy=policy)
+
+
+def default_document_converter() -> DocumentConverter:
+    """markitdown where installed (``hindsight[documents]``), else Markdown and text only."""
+    from hindsight.adapters.documents import MarkItDownConverter
+
+    return MarkItDownConverter()
 
 
 def rewire(service: MemoryService, policy: Policy | None = None, **ports: Any) -> MemoryService:

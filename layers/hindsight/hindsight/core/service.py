@@ -32,6 +32,7 @@ from hindsight.core.policy import Policy
 from hindsight.core.ports import Ports
 from hindsight.core.usecases.browse import BrowseMemories
 from hindsight.core.usecases.context import BuildContext
+from hindsight.core.usecases.documents import DocumentOutcome, StoreDocument, StoreDocumentCommand
 from hindsight.core.usecases.fan_out import (
     FanOutReflection,
     FanOutRequest,
@@ -58,6 +59,7 @@ class UseCases:
     browse: BrowseMemories
     forget: ForgetMemories
     reindex: ReindexMemories
+    documents: StoreDocument
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,12 @@ class MemoryService:
 
     def store_batch(self, principal: Principal, command: StoreBatchCommand) -> list[StoreOutcome]:
         return self.use_cases.store(principal, command.commands())
+
+    def store_document(
+        self, principal: Principal, command: StoreDocumentCommand
+    ) -> DocumentOutcome:
+        """Store a file as one memory, or replace the memory of its document_id."""
+        return self.use_cases.documents(principal, command)
 
     # --- retrieve ------------------------------------------------------------
     def retrieve(self, principal: Principal, command: RetrieveCommand) -> RetrieveResult:
