@@ -9,6 +9,7 @@ gains a field, a result that changes shape, an error in another shape: this fail
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -214,3 +215,7 @@ def test_the_document_and_the_page_are_served(service: MemoryService) -> None:
             for op in DOCUMENT["paths"].values():
                 for spec in op.values():
                     assert f"id='op-{spec['operationId']}'" in page
+            links = set(re.findall(r"href=[\"']#([\w-]+)[\"']", page))
+            anchors = set(re.findall(r"id='([\w-]+)'", page))
+            assert links and links <= anchors, sorted(links - anchors)
+            assert "<code>why</code>" in page  # the document's Markdown is rendered

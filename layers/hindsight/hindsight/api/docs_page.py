@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any
@@ -50,6 +51,13 @@ _LIMITS = (
 
 def _e(text: Any) -> str:
     return html.escape(str(text), quote=True)
+
+
+def _prose(text: Any) -> str:
+    """Escaped text with the Markdown the document uses: `code` and **bold**."""
+    escaped = _e(text)
+    escaped = re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+    return re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", escaped)
 
 
 def _ref_name(ref: str) -> str:
@@ -98,7 +106,7 @@ def _fields_table(schema: Mapping[str, Any]) -> str:
     rows = []
     for name, prop in properties.items():
         flag = ' <span class="req">required</span>' if name in required else ""
-        about = " ".join(x for x in (_e(prop.get("description", "")), _e(_limits(prop))) if x)
+        about = " ".join(x for x in (_prose(prop.get("description", "")), _e(_limits(prop))) if x)
         rows.append(
             f"<tr><td><code>{_e(name)}</code>{flag}</td><td>{type_label(prop)}</td>"
             f"<td>{about}</td></tr>"
@@ -121,7 +129,9 @@ def _parameters(parameters: Iterable[Mapping[str, Any]]) -> str:
     for param in parameters:
         flag = ' <span class="req">required</span>' if param.get("required") else ""
         schema = param.get("schema", {})
-        about = " ".join(x for x in (_e(param.get("description", "")), _e(_limits(schema))) if x)
+        about = " ".join(
+            x for x in (_prose(param.get("description", "")), _e(_limits(schema))) if x
+        )
         rows.append(
             f"<tr><td><code>{_e(param['name'])}</code>{flag}</td><td>{_e(param['in'])}</td>"
             f"<td>{type_label(schema)}</td><td>{about}</td></tr>"
@@ -156,7 +166,7 @@ def _responses(document: Mapping[str, Any], responses: Mapping[str, Any]) -> str
         )
         rows.append(
             f"<tr><td class='s{status[0]}'>{_e(status)}</td><td>{types}</td>"
-            f"<td>{_e(response.get('description', ''))}</td></tr>"
+            f"<td>{_prose(response.get('description', ''))}</td></tr>"
         )
     return (
         "<h4>Responses</h4><table><tr><th>status</th><th>body</th><th>meaning</th></tr>"
@@ -184,7 +194,7 @@ def _operation(document: Mapping[str, Any], path: str, method: str, op: Mapping[
     return (
         f"<section class='op' id='op-{anchor}'><h3><span class='m {method.upper()}'>"
         f"{method.upper()}</span><span class='path'>{_e(path)}</span></h3>"
-        f"<p><b>{_e(op.get('summary', ''))}</b>{auth}. {_e(op.get('description', ''))}</p>"
+        f"<p><b>{_e(op.get('summary', ''))}</b>{auth}. {_prose(op.get('description', ''))}</p>"
         + _parameters(op.get("parameters", []))
         + _request_body(op)
         + _responses(document, op.get("responses", {}))
@@ -230,9 +240,9 @@ def render_page(document: Mapping[str, Any]) -> str:
     for name, schema in schemas.items():
         body.append(
             f"<section id='schema-{_e(name)}'><h3>{_e(name)}</h3>"
-            f"<p>{_e(schema.get('description', ''))}</p>{_fields_table(schema)}</section>"
+            f"<p>{_prose(schema.get('description', ''))}</p>{_fields_table(schema)}</section>"
         )
-    intro = "".join(f"<p>{_e(p)}</p>" for p in str(info.get("description", "")).split("\n\n"))
+    intro = "".join(f"<p>{_prose(p)}</p>" for p in str(info.get("description", "")).split("\n\n"))
     return (
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width,initial-scale=1'>"
