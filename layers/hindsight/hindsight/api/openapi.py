@@ -197,8 +197,8 @@ def _operation(op: Operation, refs: dict[Any, Any], schemas: dict[str, Any]) -> 
 def _shared_error_responses(operations: tuple[Operation, ...]) -> dict[str, Any]:
     """One response per error status: those the operations answer, and every status of the
     error table (a domain error that no route raises yet is documented all the same)."""
-    statuses = {s for op in operations for s in op.error_statuses()}
-    statuses = sorted(statuses | {int(status) for status in STATUS_BY_ERROR.values()})
+    answered = {s for op in operations for s in op.error_statuses()}
+    statuses = sorted(answered | {int(status) for status in STATUS_BY_ERROR.values()})
     return {
         f"Error{status}": {
             "description": status_description(status),
