@@ -46,6 +46,7 @@ _lock = threading.Lock()
 _service: MemoryService | None = None
 _settings: Settings | None = None
 _stream_index: SearchIndex | None = None
+_stream_payloads: Any = None  # the S3PayloadStore the stream indexer reads large items from
 _job_queue: ReflectionJobQueue | None = None
 
 
@@ -244,6 +245,7 @@ def build_aws_service(
     reflector: Reflector | None = None,
     index: SearchIndex | None = None,
     dynamodb_client: Any = None,
+    s3_client: Any = None,
 ) -> MemoryService:
     """DynamoDB record store + OpenSearch index (``HINDSIGHT_BACKEND=aws``).
 
@@ -266,15 +268,20 @@ def build_aws_service(
 
     embedder = embedder or build_embedder(settings)
     client = dynamodb_client or default_client(settings.region or None)
-    records = DynamoDBRecordStore(settings.table, client=client)
+    payloads = build_payload_store(settings, s3_client)
+    records = DynamoDBRecordStore(settings.table, client=client, payloads=payloads)
     if settings.create_resources:
         try:
             if not table_exists(client, settings.table):
                 logger.info("creating dynamodb table table=%s", settings.table)
                 create_table(client, settings.table)
+            if payloads.bucket and not payloads.bucket_exists():
+                logger.info("creating s3 bucket bucket=%s", payloads.bucket)
+                payloads.create_bucket(settings.region or None)
         except Exception as exc:  # botocore errors: no access, no endpoint
             raise UnavailableError(
-                f"cannot check or create DynamoDB table {settings.table} ({exc}); check the "
+                f"cannot check or create DynamoDB table {settings.table} or its S3 bucket "
+                f"({exc}); check the "
                 "region, credentials and AWS_ENDPOINT_URL_DYNAMODB, or create the table and "
                 "set HINDSIGHT_CREATE_RESOURCES=false"
             ) from exc
@@ -291,6 +298,15 @@ def build_aws_service(
         writer=StreamRepairedWriter(records, searchable),
     )
     return assemble(ports, policy_from(settings))
+
+
+def build_payload_store(settings: Settings, s3_client: Any = None) -> Any:
+    """The S3PayloadStore for memories too large for one DynamoDB item: writes go to
+    ``HINDSIGHT_BLOB_BUCKET`` (none: such memories are refused), reads follow references."""
+    from hindsight.adapters.aws.dynamodb_record_store import S3PayloadStore, default_s3_client
+
+    client = s3_client or default_s3_client(settings.region or None)
+    return S3PayloadStore(settings.blob_bucket or None, client=client)
 
 
 def build_opensearch_index(settings: Settings, dimension: int) -> SearchIndex:
@@ -365,6 +381,22 @@ def get_stream_index() -> SearchIndex:
 
             _stream_index = build_opensearch_index(settings, build(settings.embedder).dimension)
         return _stream_index
+
+
+def get_stream_payloads() -> Any:
+    """The S3PayloadStore the stream indexer hydrates large memory items from."""
+    global _stream_payloads
+    with _lock:
+        if _stream_payloads is None:
+            _stream_payloads = build_payload_store(_settings or Settings.from_env())
+        return _stream_payloads
+
+
+def configure_stream_payloads(payloads: Any) -> None:
+    """Set (or clear) the stream indexer's S3PayloadStore; tests and local runs use it."""
+    global _stream_payloads
+    with _lock:
+        _stream_payloads = payloads
 
 
 def configure_stream_index(index: SearchIndex | None) -> None:
