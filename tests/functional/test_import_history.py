@@ -237,7 +237,7 @@ def test_long_turns_are_stored_whole_and_over_limit_ones_refused(
     [refused] = body["refused_items"]
     assert refused["where"] == "line 3" and refused["session_id"] == "paste"
     assert f"{limit + 1:,} characters" in refused["reason"]
-    assert f"limit of {limit:,}" in refused["reason"]
+    assert f"the limit is {limit:,}" in refused["reason"]
     assert "HINDSIGHT_MAX_CONTENT_CHARS" in refused["reason"]
     assert body["sessions"] == [
         {"session_id": "paste", "stored": 3, "skipped": 0, "refused": 1, "ignored": 0}
@@ -264,14 +264,14 @@ def test_the_text_summary_lists_sessions_and_refusals(
 
 
 @pytest.mark.parametrize(
-    ("error", "message"),
+    ("error", "message", "code"),
     [
-        (KeyboardInterrupt(), "interrupted"),
-        (UnavailableError("the index is unavailable"), "the index is unavailable"),
+        (KeyboardInterrupt(), "interrupted", 130),
+        (UnavailableError("the index is unavailable"), "the index is unavailable", 1),
     ],
 )
 def test_an_interrupted_import_resumed_stores_each_turn_once(
-    tmp_path: Path, error: BaseException, message: str
+    tmp_path: Path, error: BaseException, message: str, code: int
 ) -> None:
     service = build()
     path = tmp_path / "history.json"
@@ -286,7 +286,7 @@ def test_an_interrupted_import_resumed_stores_each_turn_once(
     finally:
         configure()
 
-    assert interrupted.exit_code == 1
+    assert interrupted.exit_code == code
     assert message in interrupted.stdout and "run the same command again" in interrupted.stdout
     assert "stored 21" in interrupted.stdout  # 3 batches of 7 before the fourth broke off
     stored_first = 21 + 3
@@ -296,6 +296,31 @@ def test_an_interrupted_import_resumed_stores_each_turn_once(
     keys = Counter((m["content"], m["occurred_at"]) for m in listed)
     assert max(keys.values()) == 1
     assert sum(m["content"] == "ok" for m in listed) == 3  # one a session, weeks apart
+
+
+def test_a_rerun_skips_what_the_dedup_window_skipped_the_first_time(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    """ "ok" twice in a minute in May (the second a duplicate) and again in June."""
+    sessions = [
+        {"session_id": "may", "date": "2023-05-08T10:00:00Z", "turns": ["ok", "lunch?", "ok"]},
+        {"session_id": "june", "date": "2023-06-08T10:00:00Z", "turns": ["ok"]},
+    ]
+    for session in sessions:
+        session["turns"] = [{"speaker": "Ana", "text": text} for text in session["turns"]]
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps(sessions))
+
+    first = run_json("import", str(path), "--user-id", "ana")
+    second = run_json("import", str(path), "--user-id", "ana")
+
+    assert (first["stored"], first["skipped"]) == (3, 1)
+    assert (second["stored"], second["skipped"]) == (0, 4)
+    assert [(m["session_id"], m["content"]) for m in memories("ana")] == [
+        ("may", "ok"),
+        ("may", "lunch?"),
+        ("june", "ok"),
+    ]
 
 
 def test_untimed_turns_get_the_same_times_on_a_rerun(tmp_path: Path) -> None:

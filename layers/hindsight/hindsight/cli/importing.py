@@ -6,15 +6,16 @@ bar's total) and the conversations, and finds a JSON document's top-level keys w
 they stand. The second read stores. Both stream (see ``transcript``); at most one batch of
 turns (``batch_size`` turns, ``BATCH_CHARS`` characters) is held at a time.
 
-**Resumable.** Before a batch is embedded, the memories already stored around its times
-are listed (one list call per batch and scope), and a turn whose content is already
-stored within the dedup window of its time, or at exactly its time, is skipped as a
-duplicate. So re-running an interrupted import stores nothing twice and embeds only what
-is missing. The store's own dedup marker alone is not enough for old histories: it
-remembers only the newest memory of a content, so a re-run would store an early "ok"
-again once the same "ok" was stored weeks later; and with a dedup window of 0 it skips
-nothing. Turns without a time of their own get stable times too: counted back, one second
-apart, from the file's modification time (or ``--occurred-at``), not from the run's clock.
+**Resumable.** Turn times are stable across runs: a turn's own time, its conversation's
+date plus one second per turn before it, or, for a turn with neither, counted back one
+second apart from the file's modification time (or ``--occurred-at``), never from the
+run's clock. Before a batch is embedded, the turns already stored at exactly their time
+are found and skipped, and so are those the store's dedup window makes duplicates (see
+``import_writer``). So re-running an interrupted import stores nothing twice and embeds
+only what is missing; what was stored is told by the store itself, so no checkpoint file
+can go stale or be lost. The store's dedup marker alone would not do: it remembers only
+the newest memory of a content, so a re-run would store an early "ok" again once the same
+"ok" was stored weeks later; and with a dedup window of 0 it skips nothing.
 
 **Long turns.** A turn up to the content limit is stored whole; a longer one is refused
 with the limit and its setting, and the import goes on.
@@ -26,9 +27,9 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -41,6 +42,12 @@ from hindsight.cli.chat_exports import (
     SourceTurn,
     identifier,
 )
+from hindsight.cli.import_writer import (
+    ImportStoppedError,
+    PreparedTurn,
+    Status,
+    TurnWriter,
+)
 from hindsight.cli.output import validation_messages
 from hindsight.cli.transcript import (
     Container,
@@ -49,48 +56,12 @@ from hindsight.cli.transcript import (
     container_of,
     read_elements,
 )
-from hindsight.core.commands import (
-    MAX_BATCH_ITEMS,
-    MAX_LIST_ITEMS,
-    BatchItem,
-    ListMemoriesCommand,
-    StoreBatchCommand,
-)
-from hindsight.core.errors import (
-    ConflictError,
-    ForbiddenError,
-    HindsightError,
-    InvalidRequestError,
-    MalformedRequestError,
-    PayloadTooLargeError,
-)
-from hindsight.core.models import MemoryKind, Principal
-from hindsight.core.service import MemoryService
-from hindsight.core.text import content_hash
+from hindsight.core.commands import MAX_BATCH_ITEMS, BatchItem
 
 BATCH_CHARS = 1_000_000  # content characters per store call, so long turns batch smaller
 MAX_REPORTED = 1_000  # refused turns listed one by one; all are counted
 LIMIT_SETTING = "HINDSIGHT_MAX_CONTENT_CHARS"
-# errors that are the turn's fault: it is refused and the import goes on; any other error
-# (store or index unavailable, misconfiguration) stops the import, to be resumed later
-_TURN_ERRORS = (
-    InvalidRequestError,
-    MalformedRequestError,
-    PayloadTooLargeError,
-    ForbiddenError,
-    ConflictError,
-)
 _CONTAINERS: dict[str, Container] = {"json": "json", "jsonl": "jsonl", "text": "text"}
-Status = Literal["stored", "skipped", "refused", "ignored"]
-
-
-class ImportStoppedError(Exception):
-    """The import could not go on (nothing wrong with the turn); a re-run resumes it."""
-
-    def __init__(self, where: str, reason: str) -> None:
-        super().__init__(f"{where}: {reason}")
-        self.where = where
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -179,8 +150,8 @@ class ImportSummary:
 
 def over_limit_reason(length: int, limit: int) -> str:
     return (
-        f"content has {length:,} characters, more than the limit of {limit:,} "
-        f"({LIMIT_SETTING}); split the turn or raise the limit"
+        f"content is {length:,} characters; the limit is {limit:,} ({LIMIT_SETTING}): "
+        "split the turn into several, or raise the limit"
     )
 
 
@@ -212,17 +183,6 @@ def _session_base(session_id: str | None, name: str) -> str:
 
 
 # --- the second read: store ----------------------------------------------------------------
-@dataclass(frozen=True)
-class PreparedTurn:
-    """A turn ready to store (``item``), or refused (``error``), or no turn (``ignored``)."""
-
-    where: str
-    session_id: str | None
-    item: BatchItem | None = None
-    error: str | None = None
-    ignored: str | None = None
-
-
 class _Dating:
     """Times for turns that carry none: counted back from the base, one second apart."""
 
@@ -317,110 +277,6 @@ def _batches(
         raise ImportStoppedError(path.name, str(exc)) from exc
     if batch:
         yield batch
-
-
-class TurnWriter:
-    """Store batches of turns for one user, skipping what is already stored."""
-
-    def __init__(
-        self,
-        service: MemoryService,
-        principal: Principal,
-        user_id: str,
-        dedup_window_seconds: float,
-    ) -> None:
-        self.service = service
-        self.principal = principal
-        self.user_id = user_id
-        self.window = timedelta(seconds=dedup_window_seconds)
-
-    def write(self, batch: list[PreparedTurn]) -> list[tuple[Status, str | None]]:
-        """One (status, reason) per turn, in order."""
-        already = self.already_stored(batch)
-        fresh = [turn for position, turn in enumerate(batch) if position not in already]
-        stored = iter(self._store(fresh)) if fresh else iter(())
-        return [
-            ("skipped", "duplicate") if position in already else next(stored)
-            for position in range(len(batch))
-        ]
-
-    # --- what is stored already --------------------------------------------------------
-    def already_stored(self, batch: list[PreparedTurn]) -> dict[int, str]:
-        """Positions of the turns already stored (same content, within the window): ids."""
-        by_scope: dict[str, list[int]] = defaultdict(list)
-        for position, turn in enumerate(batch):
-            assert turn.item is not None
-            by_scope[turn.item.scope or self.principal.default_scope].append(position)
-        found: dict[int, str] = {}
-        for scope, positions in by_scope.items():
-            times = [_occurred(batch[position]) for position in positions]
-            stored = self._stored_between(scope, min(times) - self.window, max(times) + self.window)
-            for position in positions:
-                match = self._match(batch[position], stored)
-                if match is not None:
-                    found[position] = match
-        return found
-
-    def _match(
-        self, turn: PreparedTurn, stored: dict[str, list[tuple[datetime, str]]]
-    ) -> str | None:
-        assert turn.item is not None
-        moment = _occurred(turn)
-        for occurred_at, memory_id in stored.get(content_hash(turn.item.content), ()):
-            gap = abs(occurred_at - moment)
-            if gap == timedelta(0) or gap < self.window:
-                return memory_id
-        return None
-
-    def _stored_between(
-        self, scope: str, since: datetime, until: datetime
-    ) -> dict[str, list[tuple[datetime, str]]]:
-        """Episodes of the scope that occurred in [since, until], by content hash."""
-        stored: dict[str, list[tuple[datetime, str]]] = defaultdict(list)
-        cursor: str | None = None
-        while True:
-            page = self.service.list_memories(
-                self.principal,
-                ListMemoriesCommand(
-                    user_id=self.user_id,
-                    kind=MemoryKind.EPISODIC,
-                    scope=scope,
-                    since=since,
-                    until=until + timedelta(microseconds=1),
-                    limit=MAX_LIST_ITEMS,
-                    cursor=cursor,
-                ),
-            )
-            for memory in page.results:
-                occurred_at = datetime.fromisoformat(memory["occurred_at"])
-                stored[content_hash(memory["content"])].append((occurred_at, memory["memory_id"]))
-            if not page.has_more or not page.next_cursor:
-                return stored
-            cursor = page.next_cursor
-
-    # --- storing -----------------------------------------------------------------------
-    def _store(self, turns: list[PreparedTurn]) -> list[tuple[Status, str | None]]:
-        """Store the batch; if it fails as a whole, store its turns one by one."""
-        items = [turn.item for turn in turns if turn.item is not None]
-        try:
-            outcomes = self.service.store_batch(
-                self.principal, StoreBatchCommand(user_id=self.user_id, items=items)
-            )
-        except HindsightError as exc:
-            if not isinstance(exc, _TURN_ERRORS):
-                raise ImportStoppedError(turns[0].where, exc.message) from exc
-            if len(turns) == 1:
-                return [("refused", exc.message)]
-            return [result for turn in turns for result in self._store([turn])]
-        return [
-            ("stored", None) if outcome.status == "success" else ("skipped", outcome.reason)
-            for outcome in outcomes
-        ]
-
-
-def _occurred(turn: PreparedTurn) -> datetime:
-    assert turn.item is not None and turn.item.occurred_at is not None
-    return turn.item.occurred_at
 
 
 def default_base_time(modified_at: datetime | None, now: datetime) -> datetime:

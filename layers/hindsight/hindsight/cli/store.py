@@ -29,7 +29,7 @@ from hindsight.cli.importing import (
 from hindsight.cli.output import emit_json, fail, make_console, table
 from hindsight.cli.state import CliState, JsonFlag, cli_state, given, open_service
 from hindsight.cli.transcript import TranscriptFormatError, open_source, unreadable_file
-from hindsight.core.commands import MAX_BATCH_ITEMS, MAX_CONTENT_CHARS, StoreMemoryCommand
+from hindsight.core.commands import MAX_BATCH_ITEMS, StoreMemoryCommand
 from hindsight.settings import Settings
 
 SHOWN_SESSIONS = 20  # sessions listed in the table; --json lists them all
@@ -104,8 +104,8 @@ def store(
 
 
 def content_limit(settings: Settings) -> int:
-    """The longest content one memory may have: the setting, where the core has it."""
-    return int(getattr(settings, "max_content_chars", MAX_CONTENT_CHARS))
+    """The longest content one memory may have (HINDSIGHT_MAX_CONTENT_CHARS)."""
+    return settings.max_content_chars
 
 
 def _chosen_format(fmt: str) -> Format:
@@ -192,6 +192,8 @@ def import_conversation(
             except KeyboardInterrupt:
                 summary.stopped = "interrupted"
     _report(summary, state)
+    if summary.stopped == "interrupted":
+        raise typer.Exit(130)  # as a shell reports Ctrl-C
     if summary.stopped or summary.totals.refused:
         raise typer.Exit(1)
 
