@@ -1,7 +1,10 @@
 """Stream indexer: applies DynamoDB stream records to the search index (OpenSearch).
 
-INSERT and MODIFY of a memory item upsert its index document, rebuilt from the NEW
-image; REMOVE (a delete, or a TTL expiry made by the DynamoDB service) deletes it.
+INSERT and MODIFY of a memory item upsert its index documents (one per chunk of a long
+memory; the index replaces them all), rebuilt from the NEW image; a large memory's content
+and vectors kept in S3 are read back first. An image whose S3 object is gone was replaced by
+a later write (or deleted) whose own record follows, so it is skipped. REMOVE (a delete, or a
+TTL expiry made by the DynamoDB service) deletes every document of the memory.
 Dedup markers, cursors and activity items are ignored. A record that fails is reported
 as a batch item failure, so Lambda retries from it (and the records after it, in
 order); after the retries the event source mapping sends it to the dead-letter queue.
@@ -25,13 +28,16 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hindsight.adapters.aws.dynamodb_record_store import (
+    LargeItems,
+    PayloadMissingError,
     from_attribute_values,
     is_memory_item,
     memory_from_item,
+    references_of,
     vector_from_item,
 )
 from hindsight.api.observability import MetricUnit, logger, metrics, tracer
-from hindsight.bootstrap import get_stream_index
+from hindsight.bootstrap import get_stream_index, get_stream_payloads
 from hindsight.core.indexing import index_document
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
@@ -53,12 +59,27 @@ def _is_ttl_expiry(record: DynamoDBRecord) -> bool:
     )
 
 
+def _hydrated(item: dict[str, Any]) -> bool:
+    """Read back what the item keeps in S3; False if it is gone (replaced since)."""
+    if not references_of(item):
+        return True
+    try:
+        LargeItems(get_stream_payloads()).hydrate([item])
+    except PayloadMissingError:
+        logger.info("memory changed since this record; skipped", memory_id=item["memory_id"])
+        metrics.add_metric(name="IndexStaleSkips", unit=MetricUnit.Count, value=1)
+        return False
+    return True
+
+
 @tracer.capture_method
 def record_handler(record: DynamoDBRecord) -> None:
     index = get_stream_index()
     if record.event_name in (DynamoDBRecordEventName.INSERT, DynamoDBRecordEventName.MODIFY):
         item = _image(record, "NewImage")
         if not is_memory_item(item):
+            return
+        if not _hydrated(item):
             return
         memory = memory_from_item(item)
         vector = vector_from_item(item)

@@ -17,7 +17,11 @@ Consistency on AWS (DynamoDB is the source of truth, OpenSearch is derived):
    OpenSearch has refreshed, or while OpenSearch is down for writes. Other processes
    (other Lambda containers) see it once OpenSearch has it (direct write or stream).
    Keyword scores of recent-only hits come from the small index (BM25 over fewer
-   documents), so their scale differs slightly; vector scores are exact cosines.
+   documents), so their scale differs slightly; vector scores are exact cosines. A long
+   memory is buffered with all its chunks and found by any of them, once, with the best
+   chunk's number and span, as in OpenSearch. The buffer holds at most ``max_recent``
+   memories and ``max_recent_chunks`` chunks (a 100,000-character memory is hundreds), the
+   oldest going first, so its memory stays bounded in a Lambda container.
 5. A search while OpenSearch is down answers with a clear ``UnavailableError`` (HTTP 503)
    that says the memories are safe and what to do; never a stack trace.
 """
@@ -38,6 +42,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_RECENT_SECONDS = 120.0
 DEFAULT_MAX_RECENT = 2_000
+DEFAULT_MAX_RECENT_CHUNKS = 20_000  # ~30 MB of 384-dimension vectors and chunk text
 
 
 class ReadYourWritesIndex:
@@ -50,14 +55,18 @@ class ReadYourWritesIndex:
         recent_seconds: float = DEFAULT_RECENT_SECONDS,
         max_recent: int = DEFAULT_MAX_RECENT,
         monotonic: Callable[[], float] = time.monotonic,
+        max_recent_chunks: int = DEFAULT_MAX_RECENT_CHUNKS,
     ) -> None:
         self.inner = inner
         self.recent_seconds = recent_seconds
         self.max_recent = max_recent
+        self.max_recent_chunks = max_recent_chunks
         self._monotonic = monotonic
         self._lock = threading.Lock()
         self._recent = InMemorySearchIndex()
         self._written: dict[tuple[str, str], float] = {}  # (tenant, id) -> when, oldest first
+        self._chunks: dict[tuple[str, str], int] = {}  # (tenant, id) -> pieces buffered
+        self._chunk_total = 0
         self.failed_writes = 0
 
     # --- the recent-writes buffer ----------------------------------------------------
@@ -66,25 +75,37 @@ class ReadYourWritesIndex:
         stale: dict[str, list[str]] = {}
         while self._written:
             key, written_at = next(iter(self._written.items()))
-            if written_at > horizon and len(self._written) <= self.max_recent:
+            if (
+                written_at > horizon
+                and len(self._written) <= self.max_recent
+                and self._chunk_total <= self.max_recent_chunks
+            ):
                 break
-            del self._written[key]
+            self._drop(key)
             stale.setdefault(key[0], []).append(key[1])
         for tenant_id, memory_ids in stale.items():
             self._recent.delete(tenant_id, memory_ids)
+
+    def _drop(self, key: tuple[str, str]) -> None:
+        self._written.pop(key, None)
+        self._chunk_total -= self._chunks.pop(key, 0)
 
     def _remember(self, documents: Sequence[IndexDocument]) -> None:
         with self._lock:
             now = self._monotonic()
             for document in documents:
                 key = (document.tenant_id, document.memory_id)
-                self._written.pop(key, None)
+                self._drop(key)
                 self._written[key] = now
+                self._chunks[key] = max(1, len(document.chunks))
+                self._chunk_total += self._chunks[key]
             try:
                 self._recent.upsert(documents)
             except Exception:  # a model switch mid-process: start the buffer afresh
                 self._recent = InMemorySearchIndex()
                 self._written.clear()
+                self._chunks.clear()
+                self._chunk_total = 0
             self._forget_old()
 
     # --- writes ----------------------------------------------------------------------
@@ -101,7 +122,7 @@ class ReadYourWritesIndex:
     def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
         with self._lock:
             for memory_id in memory_ids:
-                self._written.pop((tenant_id, memory_id), None)
+                self._drop((tenant_id, memory_id))
             self._recent.delete(tenant_id, memory_ids)
         try:
             self.inner.delete(tenant_id, memory_ids)
