@@ -1,4 +1,4 @@
-"""Store function: POST /v1/memories and POST /v1/memories/batch."""
+"""Store function: POST /v1/memories, POST /v1/memories/batch and POST /v1/documents."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from hindsight.api.documents import document_command
 from hindsight.api.http import body_command, build_resolver, current_principal, success
 from hindsight.api.observability import MetricUnit, logger, metrics, tracer
 from hindsight.bootstrap import get_service
@@ -53,6 +54,26 @@ def store_batch() -> dict[str, Any]:
     _count(outcomes)
     logger.info("batch stored", items=len(outcomes))
     return success(results=[_outcome(o) for o in outcomes])
+
+
+@app.post("/v1/documents")
+@tracer.capture_method
+def store_document() -> Response[dict[str, Any]]:
+    principal = current_principal(app)
+    command = document_command(app.current_event.raw_event)
+    outcome = get_service().store_document(principal, command)
+    metrics.add_metric(name="DocumentsStored", unit=MetricUnit.Count, value=1)
+    logger.info(
+        "document stored",
+        memory_id=outcome.memory_id,
+        outcome=outcome.status,
+        characters=outcome.characters,
+    )
+    return Response(
+        status_code=201 if outcome.status == "success" else 200,
+        content_type=content_types.APPLICATION_JSON,
+        body=outcome.model_dump(mode="json", exclude_none=True),
+    )
 
 
 @logger.inject_lambda_context(

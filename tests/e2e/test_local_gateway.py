@@ -19,6 +19,7 @@ from hindsight.settings import Settings
 EXPECTED_ROUTES = {
     ("POST", "/v1/memories", "StoreFunction"),
     ("POST", "/v1/memories/batch", "StoreFunction"),
+    ("POST", "/v1/documents", "StoreFunction"),
     ("POST", "/v1/retrieve", "RetrieveFunction"),
     ("POST", "/v1/context", "RetrieveFunction"),
     ("GET", "/v1/users/{user_id}/memories", "RetrieveFunction"),

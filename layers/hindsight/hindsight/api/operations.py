@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from hindsight.api import wire
+from hindsight.api.documents import DocumentUpload
 from hindsight.core.commands import (
     ContextCommand,
     ListMemoriesCommand,
@@ -28,6 +29,7 @@ from hindsight.core.commands import (
     StoreMemoryCommand,
     StoreOutcome,
 )
+from hindsight.core.usecases.documents import DocumentOutcome
 
 JSON = "application/json"
 HTML = "text/html"
@@ -120,6 +122,42 @@ OPERATIONS: tuple[Operation, ...] = (
         request=StoreBatchCommand,
         extra_errors=(409,),
         notes={409: "the stored vectors were made by another embedding model"},
+    ),
+    Operation(
+        "POST",
+        "/v1/documents",
+        "store_document",
+        "store",
+        "memories",
+        "Store a document (Markdown, text, HTML, PDF, DOCX) as one memory",
+        "The file is converted to text (Markdown where it has structure) and stored whole "
+        "as one episodic memory (category `document`; `metadata.document` holds its "
+        "document_id, file name, type and size), searched by chunks like any long memory. "
+        "Send JSON with the file as `content_base64` or its text as `text`, or a "
+        "`multipart/form-data` form with a `file` part and the same fields as form fields "
+        "(`curl -F file=@contract.pdf -F user_id=u1`). Storing the same `document_id` "
+        "(default: the file name) again for the same user and scope replaces the memory "
+        "and all its chunks: 200 with status `updated`; the same text and fields again: "
+        "200 with status `unchanged`, nothing written. The file may be at most "
+        "HINDSIGHT_MAX_DOCUMENT_BYTES (default 4 MiB) and its text at most "
+        "HINDSIGHT_MAX_CONTENT_CHARS (default 100,000 characters).",
+        (
+            Success(201, DocumentOutcome, "stored as a new memory (`status: success`)"),
+            Success(
+                200,
+                DocumentOutcome,
+                "the memory of this document_id replaced (`status: updated`), or already "
+                "holding this text (`status: unchanged`)",
+            ),
+        ),
+        request=DocumentUpload,
+        extra_errors=(409, 415),
+        notes={
+            409: "the stored vectors were made by another embedding model",
+            413: "the file, or its text, is over the limit (the message names the setting)",
+            415: "a type this server cannot read (the message lists the ones it can)",
+            422: "invalid fields, a damaged file, or a PDF without extractable text",
+        },
     ),
     Operation(
         "POST",
