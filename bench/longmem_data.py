@@ -3,22 +3,22 @@
 How the data was made (``python bench/longmem_data.py`` rebuilds it, byte for byte):
 
 - Six users, three writing English and three Chinese. Each has six sessions over about a
-  month (a multi-session import): 45-60 short chat turns, three long pasted turns of
+  month (a multi-session import): 45-60 short chat turns, two long pasted turns of
   5,000-60,000 characters, three short turns that state a fact, and, for some facts,
   a short turn on the same topic that does not state it (a distractor).
 - Long turns: an opening line, one or two pasted documents and a closing line. The
   documents are code (Python, JavaScript, SQL; comments in the user's language), logs
   (application with tracebacks, access, JSON lines), e-mail threads, meeting notes,
   weekly reports, articles and chat exports (``longmem_code``, ``longmem_prose``,
-  ``longmem_chat``). The nine long turns of a language have lengths on a geometric
+  ``longmem_chat``). The six long turns of a language have lengths on a geometric
   ladder from 5,000 to 60,000 characters (jittered), each with its own mix of documents
-  (``COMPOSITIONS``), dealt to the users at random.
+  (``COMPOSITIONS``); each user gets one shorter and one longer.
 - Needles (``longmem_needles``; kinds in ``data/longmem/needle_kinds.json``): personal
-  facts, each with a question that asks for it in other words. A user's three long turns
-  hold three, four and five needles (shortest turn first): one near the start (first 6%),
-  the others in the middle (30-70%) but one near the end (last 7%), each put between two
-  blocks (paragraphs, functions, runs of log lines) and written as the context
-  asks (a comment in code, a note in a log, a sentence in prose). 72 needles sit in long
+  facts, each with a question that asks for it in other words. A user's two long turns
+  hold four and six needles (the shorter turn four): one near the start (first 6%), one
+  near the end (last 7%), the others in the middle (30-70%), each put between two blocks
+  (paragraphs, functions, runs of log lines) and written as the context
+  asks (a comment in code, a note in a log, a sentence in prose). 60 needles sit in long
   turns and 18 in short ones (the short-memory questions). A user's needles and filler
   are drawn again until every answer (the part of a needle a reply must hold) occurs
   exactly once in that user's whole history, as a word or number of its own.
@@ -57,26 +57,27 @@ SEED = 20241203
 FORMAT = 1
 LANGUAGES = ("en", "zh")
 USERS_PER_LANGUAGE = 3
-NEEDLES_PER_LONG_TURN = (3, 4, 5)  # one user's three long turns, shortest first
+NEEDLES_PER_LONG_TURN = (4, 6)  # one user's two long turns, shorter first
 SHORT_NEEDLES_PER_USER = 3
 SESSIONS_PER_USER = 6
 MIN_LONG_CHARS, MAX_LONG_CHARS = 5_000, 60_000
 MAX_SHORT_CHARS = 1_000
 MAX_ATTEMPTS = 20  # draws of a user's needles and filler before giving up
 POSITIONS = {"start": (0.0, 0.06), "middle": (0.3, 0.7), "end": (0.93, 1.0)}
-POSITION_ORDER = {3: ("start", "middle", "end"), 4: ("start", "middle", "middle", "end")}
-POSITION_ORDER[5] = ("start", "middle", "middle", "middle", "end")
-
-# the documents of each long turn: one entry per turn of a language (12 = 3 users x 4)
-# The documents of each long turn, longest turn first: one entry per long turn of a language
-# (9 = 3 users x 3). Chinese prose costs the model about one token a character, code and logs
-# two to three, so the longest Chinese pastes are code and logs (as they are in practice).
-COMPOSITIONS: dict[str, list[tuple[str, ...]]] = {
-    "en": [("report",), ("log", "python"), ("email",), ("python",), ("notes", "email")],
-    "zh": [("python",), ("javascript", "log"), ("log", "python"), ("email",), ("article",)],
+POSITION_ORDER = {
+    4: ("start", "middle", "middle", "end"),
+    6: ("start", "middle", "middle", "middle", "middle", "end"),
 }
-COMPOSITIONS["en"] += [("sql", "log"), ("article",), ("chat",), ("javascript",)]
-COMPOSITIONS["zh"] += [("notes",), ("chat",), ("report",), ("sql", "log")]
+
+# The documents of each long turn, longest turn first: one entry per long turn of a language
+# (6 = 3 users x 2). Chinese prose costs the model about one token a character, code and logs
+# two to three, so the longest Chinese pastes are mostly code and logs (as they often are).
+COMPOSITIONS: dict[str, list[tuple[str, ...]]] = {
+    "en": [("log", "python"), ("email", "notes"), ("report",), ("sql", "javascript")],
+    "zh": [("python", "log"), ("javascript", "sql"), ("log",), ("email", "notes")],
+}
+COMPOSITIONS["en"] += [("article",), ("chat",)]
+COMPOSITIONS["zh"] += [("article",), ("report", "chat")]
 WRAPS = {
     "en": {
         "prose": ["{}", "P.S. {}", "Note to self: {}", "Before I forget: {}", "(Unrelated: {})"],
@@ -248,17 +249,17 @@ def long_content(
 
 
 def _long_turns(rng: random.Random, language: str) -> list[list[tuple[int, tuple[str, ...]]]]:
-    """(chars, documents) of each user's long turns: a geometric ladder of lengths from
-    MIN_LONG_CHARS to MAX_LONG_CHARS (jittered), longest first, paired with COMPOSITIONS,
-    then dealt to the users at random."""
+    """(chars, documents) of each user's long turns, shorter first: a geometric ladder of
+    lengths from MIN_LONG_CHARS to MAX_LONG_CHARS (jittered), longest first, paired with
+    COMPOSITIONS; user i of the shuffled users gets rungs i and -1 - i (one short, one long)."""
     mixes = COMPOSITIONS[language]
     ratio = (MAX_LONG_CHARS / MIN_LONG_CHARS) ** (1 / (len(mixes) - 1))
     ladder = [int(MIN_LONG_CHARS * ratio**i * rng.uniform(0.93, 0.97)) for i in range(len(mixes))]
     ladder[0] = int(MIN_LONG_CHARS * rng.uniform(1.03, 1.07))
     pairs = list(zip(sorted(ladder, reverse=True), mixes, strict=True))
-    rng.shuffle(pairs)
-    per_user = len(NEEDLES_PER_LONG_TURN)
-    return [sorted(pairs[i : i + per_user]) for i in range(0, len(pairs), per_user)]
+    users = [sorted([pairs[i], pairs[-1 - i]]) for i in range(len(pairs) // 2)]
+    rng.shuffle(users)
+    return users
 
 
 @dataclass

@@ -42,7 +42,7 @@ def test_the_dataset_has_both_languages_every_position_and_enough_needles(
     positions = Counter(q.position for q in dataset.questions)
     assert 60 <= sum(positions[p] for p in ("start", "middle", "end")) <= 100
     assert positions["short"] >= 10
-    assert min(positions["start"], positions["middle"], positions["end"]) >= 15
+    assert min(positions["start"], positions["middle"], positions["end"]) >= 10
     assert abs(languages["en"] - languages["zh"]) <= 0.1 * len(dataset.questions)
     assert len({q.question_id for q in dataset.questions}) == len(dataset.questions)
     for user in dataset.users:
