@@ -1,9 +1,10 @@
 """Which kind of document a file is, and how text files are decoded.
 
 A file's kind comes from the media type it was sent with, else its file name's extension,
-else its first bytes (``%PDF-``, a ZIP holding ``word/document.xml``, or UTF-8 text). A
-generic media type (``application/octet-stream``, what many upload tools send) says
-nothing and is passed over. Any ``text/*`` type other than HTML is read as plain text.
+else its first bytes (``%PDF-``, a ZIP holding ``word/document.xml``, or UTF-8 text; so
+is a file whose extension names no known type, such as ``.log``). A generic media type
+(``application/octet-stream``, what many upload tools send) says nothing and is passed
+over. Any ``text/*`` type other than HTML is read as plain text.
 """
 
 from __future__ import annotations
@@ -79,12 +80,16 @@ def _by_media_type(media_type: str) -> Format | None:
     return PLAIN_TEXT if media_type.startswith("text/") else None
 
 
-def _by_extension(extension: str) -> Format | None:
+def _by_extension(extension: str, data: bytes) -> Format | None:
+    """The format its extension names; an extension of no known type (.log, .toml) is
+    plain text if its bytes are."""
     for fmt in FORMATS:
         if extension in fmt.extensions:
             return fmt
     guessed, _ = mimetypes.guess_type(f"file{extension}")
-    return PLAIN_TEXT if guessed and guessed.startswith("text/") else None
+    if guessed is None:
+        return PLAIN_TEXT if _sniffed(data) is PLAIN_TEXT else None
+    return PLAIN_TEXT if guessed.startswith("text/") else None
 
 
 def _sniffed(data: bytes) -> Format | None:
@@ -126,7 +131,7 @@ def detect(data: bytes, file_name: str, declared: str | None) -> Format:
         return found
     extension = _extension(file_name)
     if extension:
-        found = _by_extension(extension)
+        found = _by_extension(extension, data)
         if found is None:
             raise _unsupported(f"{file_name} ({extension} file)", FORMATS)
         return found
