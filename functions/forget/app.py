@@ -1,37 +1,34 @@
-"""Forget function: delete one memory, or erase a user and everything derived from them."""
+"""Forget function: delete one memory, or erase a user and everything derived from them.
+
+Each route is its route function in ``hindsight.api.routes`` (shared with ``hindsight
+serve``), answered for the current event by ``answer_route``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hindsight.api.http import build_resolver, current_principal, path_identifier, success
-from hindsight.api.observability import MetricUnit, logger, metrics, tracer
-from hindsight.bootstrap import get_service
+from hindsight.api.http import build_resolver
+from hindsight.api.lambda_routes import answer_route
+from hindsight.api.observability import logger, metrics, tracer
 
 app = build_resolver()
 
 
 @app.delete("/v1/memories/<memory_id>")
 @tracer.capture_method
-def delete_memory(memory_id: str) -> dict[str, Any]:
-    principal = current_principal(app)
-    result = get_service().delete_memory(principal, path_identifier("memory_id", memory_id))
-    metrics.add_metric(name="MemoriesDeleted", unit=MetricUnit.Count, value=1)
-    logger.info("memory deleted", memory_id=memory_id)
-    return success(result)
+def delete_memory(memory_id: str) -> Response[Any]:
+    return answer_route(app, "delete_memory", memory_id=memory_id)
 
 
 @app.delete("/v1/users/<user_id>")
 @tracer.capture_method
-def erase_user(user_id: str) -> dict[str, Any]:
-    principal = current_principal(app)
-    result = get_service().erase_user(principal, path_identifier("user_id", user_id))
-    metrics.add_metric(name="UsersErased", unit=MetricUnit.Count, value=1)
-    logger.info("user erased", user_id=user_id)
-    return success(result)
+def erase_user(user_id: str) -> Response[Any]:
+    return answer_route(app, "erase_user", user_id=user_id)
 
 
 @logger.inject_lambda_context(

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from hindsight.api.http import body_limit, json_body, readable_errors
+from hindsight.api.http import body_limit, json_body, json_object, readable_errors
 from hindsight.core.commands import AwareDatetime, Identifier, Label, body_too_large
 from hindsight.core.errors import InvalidRequestError, MalformedRequestError, PayloadTooLargeError
 from hindsight.core.usecases.documents import DocumentId, FileName, StoreDocumentCommand
@@ -93,11 +93,26 @@ class DocumentUpload(BaseModel):
 
 
 def document_command(event: Mapping[str, Any]) -> StoreDocumentCommand:
-    """The command of a POST /v1/documents event (JSON or multipart)."""
+    """The command of a POST /v1/documents proxy event (JSON or multipart)."""
     content_type = _header(event, "content-type")
-    if content_type.split(";", 1)[0].strip().lower() == MULTIPART:
+    if _is_form(content_type):
         return _from_form(content_type, _raw_body(event))
-    data = json_body(event)
+    return _from_json(json_body(event))
+
+
+def document_command_from(content_type: str, raw: bytes) -> StoreDocumentCommand:
+    """The command of a POST /v1/documents body (JSON or multipart) and its Content-Type."""
+    if _is_form(content_type):
+        _check_size(raw)
+        return _from_form(content_type, raw)
+    return _from_json(json_object(raw))
+
+
+def _is_form(content_type: str) -> bool:
+    return content_type.split(";", 1)[0].strip().lower() == MULTIPART
+
+
+def _from_json(data: dict[str, Any]) -> StoreDocumentCommand:
     try:
         upload = DocumentUpload.model_validate(data)
     except ValidationError as exc:
@@ -143,10 +158,14 @@ def _raw_body(event: Mapping[str, Any]) -> bytes:
             ) from exc
     else:
         raw = str(body).encode("utf-8", errors="surrogateescape")
+    _check_size(raw)
+    return raw
+
+
+def _check_size(raw: bytes) -> None:
     limit = body_limit()
     if len(raw) > limit:
         raise PayloadTooLargeError(body_too_large(len(raw), limit))
-    return raw
 
 
 def _from_form(content_type: str, raw: bytes) -> StoreDocumentCommand:

@@ -162,7 +162,7 @@ def readable_errors(errors: list[Any] | tuple[Any, ...], *, source_prefixed: boo
 
 
 # --- request parsing -----------------------------------------------------------------
-def _raw_body(event: Mapping[str, Any]) -> bytes:
+def raw_body(event: Mapping[str, Any]) -> bytes:
     body = event.get("body")
     if body is None:
         return b""
@@ -184,8 +184,12 @@ def body_limit() -> int:
 
 
 def json_body(event: Mapping[str, Any]) -> dict[str, Any]:
-    """The request body as a JSON object: 413 if over the limit, 400 if not a JSON object."""
-    raw = _raw_body(event)
+    """The body of a proxy event as a JSON object (see ``json_object``)."""
+    return json_object(raw_body(event))
+
+
+def json_object(raw: bytes) -> dict[str, Any]:
+    """A request body as a JSON object: 413 if over the limit, 400 if not a JSON object."""
     limit = body_limit()
     if len(raw) > limit:
         raise PayloadTooLargeError(body_too_large(len(raw), limit))
@@ -216,15 +220,6 @@ def parse_model(model: type[ModelT], data: Mapping[str, Any]) -> ModelT:
         return model.model_validate(dict(data))
     except ValidationError as exc:
         raise InvalidRequestError(readable_errors(exc.errors())) from exc
-
-
-def body_command(app: APIGatewayRestResolver, model: type[ModelT]) -> ModelT:
-    return parse_model(model, json_body(app.current_event.raw_event))
-
-
-def query_parameters(app: APIGatewayRestResolver) -> dict[str, str]:
-    params = app.current_event.raw_event.get("queryStringParameters") or {}
-    return {str(k): str(v) for k, v in params.items()}
 
 
 _identifier = TypeAdapter(Identifier)

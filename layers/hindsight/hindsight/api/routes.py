@@ -1,0 +1,378 @@
+"""The HTTP API's route functions: one plain function per operation, whoever serves it.
+
+Every operation of ``hindsight.api.operations`` except ``POST /mcp`` (the MCP
+transport answers that one) has a function here that takes the call (``RouteCall``:
+the request already parsed, the caller, the service) and returns an ``Answer``: the
+status, the body, and the metrics and log line the call produced. Two entry points
+call the same functions through ``call_route``:
+
+- the Powertools resolvers of ``functions/<name>/app.py`` (``api.lambda_routes``), on
+  AWS Lambda and in the template-driven local gateway, one event at a time;
+- the ASGI application of ``hindsight serve`` (``hindsight.server``), many at once.
+
+Parsing follows the operation table, so a model is named once: an operation's
+``request`` model is its JSON body, its ``query`` model the query string plus the path
+parameters, otherwise its path parameter is an identifier; ``store_document`` reads a
+JSON body or a multipart form. Errors are raised, not answered: each entry point maps
+them with ``error_status`` (the same statuses and messages everywhere).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from http import HTTPStatus
+from typing import Any, Generic, TypeVar
+
+from pydantic import ValidationError
+
+from hindsight.api.documents import document_command_from
+from hindsight.api.errors import status_for
+from hindsight.api.http import (
+    GENERIC_ERROR_MESSAGE,
+    json_object,
+    parse_model,
+    path_identifier,
+    readable_errors,
+    success,
+)
+from hindsight.api.operations import OPERATIONS, Operation
+from hindsight.core.commands import (
+    ContextCommand,
+    ListMemoriesCommand,
+    ReflectCommand,
+    RetrieveCommand,
+    StoreBatchCommand,
+    StoreMemoryCommand,
+    StoreOutcome,
+)
+from hindsight.core.errors import HindsightError, UnauthorizedError
+from hindsight.core.models import Principal
+from hindsight.core.service import MemoryService
+from hindsight.core.usecases.documents import StoreDocumentCommand
+
+JSON = "application/json"
+CACHE_PUBLIC = {"Cache-Control": "public, max-age=300"}
+COUNT = "Count"
+MILLISECONDS = "Milliseconds"
+
+InputT = TypeVar("InputT")
+Metric = tuple[str, str, float]  # name, unit ("Count", "Milliseconds"), value
+
+
+@dataclass(frozen=True)
+class RouteRequest:
+    """What a route reads of an HTTP request, however it arrived (proxy event or ASGI).
+
+    ``body_source`` is the body, or a function reading it: a proxy event's body is
+    decoded (400 when its base64 is broken) only once the caller is authenticated.
+    """
+
+    headers: Mapping[str, str]
+    body_source: bytes | Callable[[], bytes] = b""
+    query: Mapping[str, str] = field(default_factory=dict)
+    path_params: Mapping[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def body(self) -> bytes:
+        source = self.body_source
+        return source if isinstance(source, bytes) else source()
+
+    def header(self, name: str) -> str:
+        wanted = name.lower()
+        for key, value in self.headers.items():
+            if key.lower() == wanted:
+                return value
+        return ""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A route's answer: status and body (a JSON object, or text of ``media_type``), plus
+    what it observed (metrics for CloudWatch, one log line)."""
+
+    status: int
+    body: Mapping[str, Any] | str
+    media_type: str = JSON
+    headers: Mapping[str, str] = field(default_factory=dict)
+    metrics: tuple[Metric, ...] = ()
+    log: tuple[str, Mapping[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class RouteCall(Generic[InputT]):
+    """One call of a route: its parsed input, the caller (None on public routes) and the
+    service (built on first use: the docs routes never need it)."""
+
+    input: InputT
+    principal: Principal | None
+    services: Callable[[], MemoryService]
+
+    @property
+    def service(self) -> MemoryService:
+        return self.services()
+
+    @property
+    def caller(self) -> Principal:
+        if self.principal is None:  # an authenticated route called without a caller
+            raise UnauthorizedError("this route needs a caller; send an API key")
+        return self.principal
+
+
+# --- store -----------------------------------------------------------------------------
+def _outcome(outcome: StoreOutcome) -> dict[str, Any]:
+    return outcome.model_dump(mode="json", exclude_none=True)
+
+
+def _store_counts(outcomes: list[StoreOutcome]) -> tuple[Metric, ...]:
+    stored = sum(1 for o in outcomes if o.status == "success")
+    return (("MemoriesStored", COUNT, stored), ("DuplicatesSkipped", COUNT, len(outcomes) - stored))
+
+
+def _created_or_ok(status: str) -> int:
+    return int(HTTPStatus.CREATED if status == "success" else HTTPStatus.OK)
+
+
+def store_memory(call: RouteCall[StoreMemoryCommand]) -> Answer:
+    outcome = call.service.store(call.caller, call.input)
+    return Answer(
+        _created_or_ok(outcome.status),
+        _outcome(outcome),
+        metrics=_store_counts([outcome]),
+        log=("memory stored", {"memory_id": outcome.memory_id, "outcome": outcome.status}),
+    )
+
+
+def store_batch(call: RouteCall[StoreBatchCommand]) -> Answer:
+    outcomes = call.service.store_batch(call.caller, call.input)
+    return Answer(
+        200,
+        success(results=[_outcome(o) for o in outcomes]),
+        metrics=_store_counts(outcomes),
+        log=("batch stored", {"items": len(outcomes)}),
+    )
+
+
+def store_document(call: RouteCall[StoreDocumentCommand]) -> Answer:
+    outcome = call.service.store_document(call.caller, call.input)
+    return Answer(
+        _created_or_ok(outcome.status),
+        outcome.model_dump(mode="json", exclude_none=True),
+        metrics=(("DocumentsStored", COUNT, 1),),
+        log=(
+            "document stored",
+            {
+                "memory_id": outcome.memory_id,
+                "outcome": outcome.status,
+                "characters": outcome.characters,
+            },
+        ),
+    )
+
+
+# --- retrieve ----------------------------------------------------------------------------
+def retrieve_memories(call: RouteCall[RetrieveCommand]) -> Answer:
+    started = time.perf_counter()
+    result = call.service.retrieve(call.caller, call.input)
+    elapsed_ms = (time.perf_counter() - started) * 1000.0
+    metrics: tuple[Metric, ...] = (("RetrieveLatency", MILLISECONDS, elapsed_ms),)
+    if result.partial:
+        metrics += (("RetrievePartial", COUNT, 1),)
+    return Answer(
+        200,
+        success(result.model_dump(mode="json")),
+        metrics=metrics,
+        log=("retrieved", {"results": len(result.results), "partial": result.partial}),
+    )
+
+
+def build_context(call: RouteCall[ContextCommand]) -> Answer:
+    result = call.service.context(call.caller, call.input)
+    return Answer(
+        200,
+        success(result.model_dump(mode="json")),
+        metrics=(("ContextTokens", COUNT, result.tokens),),
+    )
+
+
+def list_memories(call: RouteCall[ListMemoriesCommand]) -> Answer:
+    result = call.service.list_memories(call.caller, call.input)
+    return Answer(
+        200,
+        success(result.model_dump(mode="json")),
+        metrics=(("MemoriesListed", COUNT, len(result.results)),),
+    )
+
+
+def get_memory(call: RouteCall[str]) -> Answer:
+    result = call.service.get_memory(call.caller, call.input)
+    return Answer(200, success(result), metrics=(("MemoriesRead", COUNT, 1),))
+
+
+def health(call: RouteCall[None]) -> Answer:
+    return Answer(200, success(call.service.health()), metrics=(("HealthChecks", COUNT, 1),))
+
+
+# --- forget ------------------------------------------------------------------------------
+def delete_memory(call: RouteCall[str]) -> Answer:
+    result = call.service.delete_memory(call.caller, call.input)
+    return Answer(
+        200,
+        success(result),
+        metrics=(("MemoriesDeleted", COUNT, 1),),
+        log=("memory deleted", {"memory_id": call.input}),
+    )
+
+
+def erase_user(call: RouteCall[str]) -> Answer:
+    result = call.service.erase_user(call.caller, call.input)
+    return Answer(
+        200,
+        success(result),
+        metrics=(("UsersErased", COUNT, 1),),
+        log=("user erased", {"user_id": call.input}),
+    )
+
+
+# --- reflect and review --------------------------------------------------------------------
+def reflect(call: RouteCall[ReflectCommand]) -> Answer:
+    result = call.service.reflect(call.caller, call.input)
+    return Answer(
+        200,
+        success(result.model_dump(mode="json")),
+        metrics=(
+            ("FactsCreated", COUNT, len(result.created)),
+            ("FactsPending", COUNT, len(result.pending)),
+        ),
+        log=(
+            "reflected",
+            {
+                "episodes": result.episodes_considered,
+                "facts_created": len(result.created),
+                "facts_pending": len(result.pending),
+                "dry_run": result.dry_run,
+            },
+        ),
+    )
+
+
+def approve_fact(call: RouteCall[str]) -> Answer:
+    result = call.service.approve(call.caller, call.input)
+    return Answer(200, success(result), metrics=(("FactsApproved", COUNT, 1),))
+
+
+def reject_fact(call: RouteCall[str]) -> Answer:
+    result = call.service.reject(call.caller, call.input)
+    return Answer(200, success(result), metrics=(("FactsRejected", COUNT, 1),))
+
+
+# --- the API's own description ---------------------------------------------------------------
+def openapi_document(call: RouteCall[None]) -> Answer:
+    from hindsight.api.openapi import committed_document_text
+
+    return Answer(
+        200,
+        committed_document_text(),
+        media_type="application/json; charset=utf-8",
+        headers=CACHE_PUBLIC,
+        metrics=(("OpenApiServed", COUNT, 1),),
+    )
+
+
+def docs_page(call: RouteCall[None]) -> Answer:
+    from hindsight.api.docs_page import committed_page
+
+    return Answer(
+        200,
+        committed_page(),
+        media_type="text/html; charset=utf-8",
+        headers=CACHE_PUBLIC,
+        metrics=(("DocsServed", COUNT, 1),),
+    )
+
+
+# --- the table ----------------------------------------------------------------------------------
+def parse_input(operation: Operation, request: RouteRequest) -> Any:
+    """The route's input as the operation table describes it (422/400/413 when it is not)."""
+    if operation.request is not None:
+        return parse_model(operation.request, json_object(request.body))
+    if operation.query is not None:
+        return parse_model(operation.query, {**request.query, **request.path_params})
+    names = operation.path_parameters
+    if names:
+        (name,) = names
+        return path_identifier(name, request.path_params.get(name, ""))
+    return None
+
+
+def parse_document(operation: Operation, request: RouteRequest) -> Any:
+    """POST /v1/documents: a JSON body (``DocumentUpload``) or a multipart form."""
+    return document_command_from(request.header("content-type"), request.body)
+
+
+Parser = Callable[[Operation, RouteRequest], Any]
+
+
+@dataclass(frozen=True)
+class RouteSpec:
+    function: Callable[[RouteCall[Any]], Answer]
+    parse: Parser = parse_input
+
+
+ROUTES: Mapping[str, RouteSpec] = {
+    "store_memory": RouteSpec(store_memory),
+    "store_batch": RouteSpec(store_batch),
+    "store_document": RouteSpec(store_document, parse_document),
+    "retrieve_memories": RouteSpec(retrieve_memories),
+    "build_context": RouteSpec(build_context),
+    "list_memories": RouteSpec(list_memories),
+    "get_memory": RouteSpec(get_memory),
+    "delete_memory": RouteSpec(delete_memory),
+    "erase_user": RouteSpec(erase_user),
+    "reflect": RouteSpec(reflect),
+    "approve_fact": RouteSpec(approve_fact),
+    "reject_fact": RouteSpec(reject_fact),
+    "health": RouteSpec(health),
+    "openapi_document": RouteSpec(openapi_document),
+    "docs_page": RouteSpec(docs_page),
+}
+TRANSPORT_OPERATIONS = frozenset({"mcp"})  # answered by their own transport, not a route
+OPERATIONS_BY_ID: Mapping[str, Operation] = {op.operation_id: op for op in OPERATIONS}
+
+
+def call_route(
+    operation_id: str,
+    request: RouteRequest,
+    authenticate: Callable[[], Principal],
+    services: Callable[[], MemoryService],
+) -> Answer:
+    """Authenticate (if the operation needs a key), parse, run the route function.
+
+    Raises what the steps raise; the entry point turns it into an answer with
+    ``error_status``.
+    """
+    operation = OPERATIONS_BY_ID[operation_id]
+    spec = ROUTES[operation_id]
+    principal = authenticate() if operation.authenticated else None
+    parsed = spec.parse(operation, request)
+    return spec.function(RouteCall(parsed, principal, services))
+
+
+def error_status(error: BaseException) -> tuple[int, str]:
+    """The status and message every entry point answers for ``error``.
+
+    Domain errors by the table in ``api.errors``; pydantic validation 422 with one
+    phrase per bad field; anything else 500 with a generic message (the details belong
+    in the server's log, never in an answer).
+    """
+    if isinstance(error, HindsightError):
+        return status_for(error), error.message
+    if isinstance(error, ValidationError):
+        return int(HTTPStatus.UNPROCESSABLE_ENTITY), readable_errors(error.errors())
+    return int(HTTPStatus.INTERNAL_SERVER_ERROR), GENERIC_ERROR_MESSAGE
+
+
+def error_body(status: int, message: str) -> dict[str, str]:
+    return {"status": "error", "message": message}
