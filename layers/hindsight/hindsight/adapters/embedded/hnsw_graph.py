@@ -1,6 +1,10 @@
 """An hnswlib HNSW graph over (label, vector) pairs, as the in-process vector index uses it.
 
-Parameters chosen by ``bench/decisions/ann_choice.py``.
+Parameters chosen by ``bench/decisions/ann_choice.py``. hnswlib allows searches side by
+side but not a search beside an addition or a removal: the owning partition's
+readers-writer lock provides that. The search breadth ``ef`` is set once, when the graph
+is made or loaded (hnswlib searches with ``max(ef, k)``), so that concurrent searches
+never change it under each other.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ class Graph:
         self.index.init_index(
             max_elements=max(capacity, 16), M=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION
         )
+        self.index.set_ef(HNSW_EF_SEARCH)
         self.live = 0
         self.deleted = 0
 
@@ -37,6 +42,7 @@ class Graph:
         graph.dim = dim
         graph.index = hnswlib.Index(space="ip", dim=dim)
         graph.index.load_index(str(path))
+        graph.index.set_ef(HNSW_EF_SEARCH)
         graph.live = live
         graph.deleted = graph.index.element_count - live
         return graph
@@ -57,7 +63,6 @@ class Graph:
         count = min(count, self.live)
         if count <= 0:
             return np.zeros(0, dtype=np.int64)
-        self.index.set_ef(max(HNSW_EF_SEARCH, count))
         labels, _ = self.index.knn_query(query, k=count, num_threads=1)
         return np.asarray(labels[0], dtype=np.int64)
 

@@ -1,9 +1,9 @@
 """In-process vector and keyword index, partitioned per (tenant, user), filters as numpy masks.
 
-Each partition keeps its vectors in one float32 matrix (grown by doubling, removals by
-swap-with-last) and the filter fields in parallel numpy columns, so a ``SearchFilter``
-is a vectorised mask. Search is exact (matrix @ query, masked, argpartition) while fewer
-than ``ann_threshold`` vectors pass the filter; above that an HNSW graph (hnswlib, chosen
+Each partition (``vector_partition.py``) keeps its vectors in one float32 matrix and the
+filter fields in parallel numpy columns, so a ``SearchFilter`` is a vectorised mask.
+Search is exact (matrix @ query, masked, argpartition) while fewer than
+``ann_threshold`` vectors pass the filter; above that an HNSW graph (hnswlib, chosen
 by ``bench/decisions/ann_choice.py``) is searched with oversampling and post-filtered, falling back
 to exact search when the filter is too selective to fill ``k``. Returned scores are always
 exact cosine similarities (vectors are L2-normalised).
@@ -14,6 +14,11 @@ keyword search shares the partition's filter columns and costs microseconds per 
 Graphs can be saved and loaded so a restart does not rebuild them; the vectors themselves
 come from the caller (the record store is the source of truth) and ``load`` rebuilds any
 graph whose ids or vectors no longer match.
+
+Concurrency (``VectorIndex`` docstring): each partition has its own readers-writer lock,
+so searches of one user run side by side, a write waits only for the searches of the
+partitions it changes, and a search sees each write to its partition whole or not at
+all (a long memory's chunks are never half replaced). Writes are one at a time.
 """
 
 from __future__ import annotations
@@ -23,15 +28,15 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hindsight.adapters.embedded.hnsw_graph import Graph
-from hindsight.adapters.embedded.keyword_postings import Postings
+from hindsight.adapters.embedded.vector_partition import Partition, memory_of
 from hindsight.adapters.index_rules import model_mismatch
 from hindsight.adapters.paging import epoch_us
 from hindsight.core.errors import EmbeddingModelMismatchError
@@ -50,143 +55,9 @@ logger = logging.getLogger(__name__)
 ANN_THRESHOLD = 20_000  # a search of at least this many vectors goes through an HNSW graph
 _NEVER = np.iinfo(np.int64).max
 _NONE = -1  # code of a missing string field
-_CODED = ("kind", "scope", "category", "emotion", "status", "session")
+# one piece (a row) of a memory: its vector, its filter fields, its keyword terms
+_Piece = tuple[np.ndarray, dict[str, int], Sequence[str]]
 _SEMANTIC = 1
-
-
-@dataclass
-class _Partition:
-    """Vectors and filter columns of one (tenant, user)."""
-
-    dim: int
-    size: int = 0
-    ids: list[str] = field(default_factory=list)
-    rows: dict[str, int] = field(default_factory=dict)
-    matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
-    columns: dict[str, np.ndarray] = field(default_factory=dict)
-    graph: Graph | None = None
-    row_of_label: np.ndarray = field(default_factory=lambda: np.full(16, -1, dtype=np.int64))
-    next_label: int = 0
-    postings: Postings = field(default_factory=Postings)
-    # rows of each memory: one, or one per chunk of a long memory (row keys ``_row_key``)
-    counts: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def extra(self) -> int:
-        """Rows beyond one per memory (chunks after the first)."""
-        return self.size - len(self.counts)
-
-    def __post_init__(self) -> None:
-        self.matrix = np.zeros((0, self.dim), dtype=np.float32)
-        self.columns = {name: np.zeros(0, dtype=np.int32) for name in _CODED}
-        self.columns["labels"] = np.zeros(0, dtype=np.int64)
-        self.columns["doc"] = np.zeros(0, dtype=np.int64)
-        self.columns["occurred"] = np.zeros(0, dtype=np.int64)
-        self.columns["expires"] = np.zeros(0, dtype=np.int64)
-        self.columns["start"] = np.zeros(0, dtype=np.int64)  # a chunk's span; -1: whole
-        self.columns["end"] = np.zeros(0, dtype=np.int64)
-
-    def _grow(self) -> None:
-        capacity = max(16, 2 * self.matrix.shape[0])
-        matrix = np.zeros((capacity, self.dim), dtype=np.float32)
-        matrix[: self.size] = self.matrix[: self.size]
-        self.matrix = matrix
-        for name, column in self.columns.items():
-            grown = np.zeros(capacity, dtype=column.dtype)
-            grown[: self.size] = column[: self.size]
-            self.columns[name] = grown
-
-    def put(
-        self, memory_id: str, values: np.ndarray, fields: dict[str, int], terms: Sequence[str]
-    ) -> None:
-        row = self.rows.get(memory_id)
-        if row is None:
-            if self.size == self.matrix.shape[0]:
-                self._grow()
-            row = self.size
-            self.size += 1
-            self.ids.append(memory_id)
-            self.rows[memory_id] = row
-        else:  # a replaced document: its old postings and graph node go
-            self.postings.remove(int(self.columns["doc"][row]))
-            if self.graph is not None:
-                old_label = int(self.columns["labels"][row])
-                self.graph.remove(old_label)
-                self.row_of_label[old_label] = -1
-        self.matrix[row] = values
-        for name, value in fields.items():
-            self.columns[name][row] = value
-        self.columns["doc"][row] = self.postings.add(row, terms)
-        label = self.next_label
-        self.next_label += 1
-        self.columns["labels"][row] = label
-        if label >= len(self.row_of_label):
-            grown = np.full(2 * len(self.row_of_label), -1, dtype=np.int64)
-            grown[: len(self.row_of_label)] = self.row_of_label
-            self.row_of_label = grown
-        self.row_of_label[label] = row
-        if self.graph is not None:
-            self.graph.add(np.asarray([label]), values[None, :])
-
-    def add_memory(
-        self,
-        memory_id: str,
-        pieces: Sequence[tuple[np.ndarray, dict[str, int], Sequence[str]]],
-    ) -> None:
-        """Rows of one memory (replacing any it had): one per piece, keys ``_row_key``."""
-        self.remove_memory(memory_id)
-        for number, (values, fields, terms) in enumerate(pieces):
-            self.put(_row_key(memory_id, number), values, fields, terms)
-        self.counts[memory_id] = len(pieces)
-
-    def remove_memory(self, memory_id: str) -> bool:
-        count = self.counts.pop(memory_id, 0)
-        for number in range(count):
-            self.remove(_row_key(memory_id, number))
-        return count > 0
-
-    def remove(self, memory_id: str) -> bool:
-        row = self.rows.pop(memory_id, None)
-        if row is None:
-            return False
-        label = int(self.columns["labels"][row])
-        self.row_of_label[label] = -1
-        self.postings.remove(int(self.columns["doc"][row]))
-        if self.graph is not None:
-            self.graph.remove(label)
-            if self.graph.deleted > max(self.graph.live, 1_000):
-                self.graph = None  # mostly tombstones: rebuilt compactly on the next search
-        last = self.size - 1
-        if row != last:  # swap the last row into the hole
-            moved_id = self.ids[last]
-            self.ids[row] = moved_id
-            self.rows[moved_id] = row
-            self.matrix[row] = self.matrix[last]
-            for column in self.columns.values():
-                column[row] = column[last]
-            self.row_of_label[int(self.columns["labels"][row])] = row
-            self.postings.move(int(self.columns["doc"][row]), row)
-        self.ids.pop()
-        self.size -= 1
-        return True
-
-    def build_graph(self) -> None:
-        graph = Graph(self.dim, capacity=max(16, int(self.size * 1.25)))
-        graph.add(self.columns["labels"][: self.size].copy(), self.matrix[: self.size])
-        self.graph = graph
-
-    def fingerprint(self) -> list[float]:
-        """Column sums of the vectors: changes when any vector is added, removed or replaced."""
-        return [float(x) for x in self.matrix[: self.size].sum(axis=0, dtype=np.float64)]
-
-
-def _row_key(memory_id: str, number: int) -> str:
-    """A row's key: the memory id for its first (or only) piece, ``id#n`` for chunk n."""
-    return memory_id if number == 0 else f"{memory_id}#{number}"
-
-
-def _memory_of(row_key: str) -> str:
-    return row_key.split("#", 1)[0]
 
 
 def _partition_file(tenant_id: str, user_id: str) -> str:
@@ -195,14 +66,24 @@ def _partition_file(tenant_id: str, user_id: str) -> str:
 
 
 class VectorIndex:
-    """Partitioned, filtered cosine search over L2-normalised float32 vectors."""
+    """Partitioned, filtered cosine search over L2-normalised float32 vectors; thread-safe.
+
+    Locking: writes (``upsert``, ``delete``, ``delete_user``, ``clear``) take
+    ``_write_lock``, one at a time, and within it the write lock of each partition they
+    change, so a write holds up only the searches of the users it writes. Searches take
+    no index-wide lock but a moment of ``_lock`` (the partition table, owners, codes and
+    model, never held while waiting for anything else) and then their partition's read
+    lock. Lock order: ``_write_lock``, a partition's lock, ``_lock``.
+    """
 
     def __init__(self, ann_threshold: int = ANN_THRESHOLD, persist_dir: Path | None = None) -> None:
         self.ann_threshold = max(1, ann_threshold)
         self.persist_dir = persist_dir
-        self._lock = threading.RLock()
-        self._partitions: dict[tuple[str, str], _Partition] = {}
+        self._write_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._partitions: dict[tuple[str, str], Partition] = {}
         self._owners: dict[tuple[str, str], tuple[str, str]] = {}  # (tenant, id) -> partition
+        # interned strings of the filter columns; they only grow, so readers use them unlocked
         self._codes: dict[str, int] = {}
         self._values: list[str] = []  # code -> value
         self._model: tuple[str, int] | None = None
@@ -223,8 +104,8 @@ class VectorIndex:
             return _NONE
         code = self._codes.get(value)
         if code is None:
-            code = self._codes[value] = len(self._codes)
-            self._values.append(value)
+            self._values.append(value)  # before the code is visible to readers
+            code = self._codes[value] = len(self._values) - 1
         return code
 
     def _fields(self, document: IndexDocument) -> dict[str, int]:
@@ -240,6 +121,14 @@ class VectorIndex:
             "expires": _NEVER if document.expires_at is None else epoch_us(document.expires_at),
         }
 
+    def _pieces(self, document: IndexDocument, terms: Sequence[Sequence[str]]) -> list[_Piece]:
+        fields = self._fields(document)
+        pieces = []
+        for (_, _, values, span), piece_terms in zip(document.pieces(), terms, strict=True):
+            start, end = span if span is not None else (-1, -1)
+            pieces.append((values, {**fields, "start": start, "end": end}, piece_terms))
+        return pieces
+
     def upsert(
         self,
         documents: Sequence[IndexDocument],
@@ -248,64 +137,106 @@ class VectorIndex:
         """Add or replace documents; EmbeddingModelMismatchError if a vector's model differs.
 
         ``terms`` are the keyword terms (``core.text.tokenize`` of the text) of each
-        document's pieces (``IndexDocument.pieces``), computed here when not given.
+        document's pieces (``IndexDocument.pieces``), computed here when not given. Each
+        partition's share of the documents appears to its searches all at once.
         """
         if terms is None:
             terms = [[tokenize(text) for _, text, _, _ in doc.pieces()] for doc in documents]
-        with self._lock:
+        with self._write_lock:
             fixed = self._model
             for document in documents:
                 self._check(document.vector, fixed)
                 fixed = fixed or (document.vector.model, document.vector.dim)
-            for document, document_terms in zip(documents, terms, strict=True):
-                key = (document.tenant_id, document.memory_id)
-                owner = (document.tenant_id, document.user_id)
-                previous = self._owners.get(key)
-                if previous is not None and previous != owner:
-                    self._partitions[previous].remove_memory(document.memory_id)
-                partition = self._partitions.get(owner)
-                if partition is None:
-                    partition = self._partitions[owner] = _Partition(document.vector.dim)
-                fields = self._fields(document)
-                pieces = []
-                for (_, _, values, span), piece_terms in zip(
-                    document.pieces(), document_terms, strict=True
-                ):
-                    start, end = span if span is not None else (-1, -1)
-                    pieces.append((values, {**fields, "start": start, "end": end}, piece_terms))
-                partition.add_memory(document.memory_id, pieces)
-                self._owners[key] = owner
-            self._model = fixed
+            by_owner: dict[tuple[str, str], list[tuple[str, list[_Piece]]]] = {}
+            with self._lock:
+                for document, document_terms in zip(documents, terms, strict=True):
+                    owner = (document.tenant_id, document.user_id)
+                    pieces = self._pieces(document, document_terms)
+                    by_owner.setdefault(owner, []).append((document.memory_id, pieces))
+            for owner, memories in by_owner.items():
+                assert fixed is not None
+                self._write_partition(owner, fixed, memories)
+
+    def _write_partition(
+        self,
+        owner: tuple[str, str],
+        model: tuple[str, int],
+        memories: Sequence[tuple[str, Sequence[_Piece]]],
+    ) -> None:
+        """Put memories into the owner's partition (made if missing); caller holds
+        ``_write_lock``. A memory that was another user's leaves that user's partition."""
+        with self._lock:
+            partition = self._partitions.get(owner)
+            if partition is None:
+                partition = self._partitions[owner] = Partition(model[1])
+        moved: dict[tuple[str, str], list[str]] = {}
+        with partition.lock.writing():
+            for memory_id, pieces in memories:
+                partition.add_memory(memory_id, pieces)
+            with self._lock:
+                for memory_id, _ in memories:
+                    previous = self._owners.get((owner[0], memory_id))
+                    if previous is not None and previous != owner:
+                        moved.setdefault(previous, []).append(memory_id)
+                    self._owners[(owner[0], memory_id)] = owner
+                self._model = model
+        for previous, memory_ids in moved.items():
+            self._remove_rows(previous, memory_ids)
+
+    def _remove_rows(self, owner: tuple[str, str], memory_ids: Sequence[str]) -> None:
+        """Remove memories' rows from a partition, and the partition once it is empty;
+        caller holds ``_write_lock``."""
+        with self._lock:
+            partition = self._partitions.get(owner)
+        if partition is None:
+            return
+        with partition.lock.writing():
+            for memory_id in memory_ids:
+                partition.remove_memory(memory_id)
+            if partition.size == 0:
+                with self._lock:
+                    del self._partitions[owner]
+                    partition.retired = True
 
     def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
-        with self._lock:
-            for memory_id in memory_ids:
-                owner = self._owners.pop((tenant_id, memory_id), None)
-                if owner is not None:
-                    self._partitions[owner].remove_memory(memory_id)
-                    if self._partitions[owner].size == 0:
-                        del self._partitions[owner]
+        with self._write_lock:
+            by_owner: dict[tuple[str, str], list[str]] = {}
+            with self._lock:
+                for memory_id in memory_ids:
+                    owner = self._owners.pop((tenant_id, memory_id), None)
+                    if owner is not None:
+                        by_owner.setdefault(owner, []).append(memory_id)
+            for owner, owned in by_owner.items():
+                self._remove_rows(owner, owned)
             self._forget_model_if_empty()
 
     def delete_user(self, tenant_id: str, user_id: str) -> None:
-        with self._lock:
-            partition = self._partitions.pop((tenant_id, user_id), None)
+        with self._write_lock:
+            with self._lock:
+                partition = self._partitions.pop((tenant_id, user_id), None)
             if partition is not None:
-                for memory_id in partition.counts:
-                    self._owners.pop((tenant_id, memory_id), None)
+                with partition.lock.writing():  # searches already inside finish first
+                    partition.retired = True
+                with self._lock:
+                    for memory_id in partition.counts:
+                        self._owners.pop((tenant_id, memory_id), None)
             self._forget_model_if_empty()
 
     def clear(self) -> None:
-        with self._lock:
-            self._partitions.clear()
-            self._owners.clear()
-            self._codes.clear()
-            self._values.clear()
-            self._model = None
+        with self._write_lock:
+            with self._lock:
+                partitions = list(self._partitions.values())
+                self._partitions.clear()
+                self._owners.clear()
+                self._model = None
+            for partition in partitions:
+                with partition.lock.writing():
+                    partition.retired = True
 
     def _forget_model_if_empty(self) -> None:
-        if not self._owners:
-            self._model = None
+        with self._lock:
+            if not self._owners:
+                self._model = None
 
     # --- reads -------------------------------------------------------------------------
     def count(self, tenant_id: str | None = None) -> int:
@@ -316,11 +247,22 @@ class VectorIndex:
 
     def has_graph(self, tenant_id: str, user_id: str) -> bool:
         """Whether that partition currently has an HNSW graph (for tests and diagnostics)."""
-        with self._lock:
-            partition = self._partitions.get((tenant_id, user_id))
+        with self._reading((tenant_id, user_id)) as partition:
             return partition is not None and partition.graph is not None
 
-    def _mask(self, partition: _Partition, f: SearchFilter) -> np.ndarray:
+    @contextmanager
+    def _reading(self, owner: tuple[str, str]) -> Iterator[Partition | None]:
+        """The owner's partition under its read lock; None if it has none (or it was
+        erased while this search waited)."""
+        with self._lock:
+            partition = self._partitions.get(owner)
+        if partition is None:
+            yield None
+            return
+        with partition.lock.reading():
+            yield None if partition.retired else partition
+
+    def _mask(self, partition: Partition, f: SearchFilter) -> np.ndarray:
         n = partition.size
         columns = partition.columns
         mask = np.ones(n, dtype=bool)
@@ -354,35 +296,70 @@ class VectorIndex:
     def search(self, search_filter: SearchFilter, vector: StoredVector, k: int) -> list[SearchHit]:
         """Top ``k`` by cosine similarity among the partition's documents passing the filter."""
         with self._lock:
-            if self._model is None:
-                return []
-            self._check(vector, self._model)
-            owner = (search_filter.tenant_id, search_filter.user_id)
+            model = self._model
+        if model is None:
+            return []
+        self._check(vector, model)
+        if k <= 0:
+            return []
+        owner = (search_filter.tenant_id, search_filter.user_id)
+        query = np.asarray(vector.values, dtype=np.float32)
+        for may_build in (True, False):
+            with self._reading(owner) as partition:
+                if partition is None:
+                    return []
+                hits = self._search(partition, search_filter, query, k, may_build)
+            if hits is not None:
+                return hits
+            self._build_graph(owner)
+        raise AssertionError("unreachable: the second pass never asks for a graph")
+
+    def _search(
+        self,
+        partition: Partition,
+        search_filter: SearchFilter,
+        query: np.ndarray,
+        k: int,
+        may_build: bool,
+    ) -> list[SearchHit] | None:
+        """The hits, under the partition's read lock; None when an HNSW graph should be
+        built first (only if ``may_build``; otherwise a missing graph means exact search)."""
+        mask = self._mask(partition, search_filter)
+        passing = int(mask.sum())
+        if passing == 0:
+            return []
+        if passing >= self.ann_threshold and partition.size >= self.ann_threshold:
+            if partition.graph is None and may_build:
+                return None
+            wanted = k + min(partition.extra, 7 * k)  # rows enough for k memories
+            rows = self._approximate(partition, query, mask, passing, wanted)
+            if rows is not None:
+                return self._ranked(partition, query, rows, k)
+        if passing == partition.size:
+            scores = partition.matrix[: partition.size] @ query
+            return self._top(partition, np.arange(partition.size), scores, k)
+        rows = np.flatnonzero(mask)
+        return self._top(partition, rows, partition.matrix[rows] @ query, k)
+
+    def _build_graph(self, owner: tuple[str, str]) -> None:
+        """Build (and save) the partition's HNSW graph under its write lock: the user's
+        searches wait for it, other users' do not."""
+        with self._lock:
             partition = self._partitions.get(owner)
-            if partition is None or k <= 0:
-                return []
-            query = np.asarray(vector.values, dtype=np.float32)
-            mask = self._mask(partition, search_filter)
-            passing = int(mask.sum())
-            if passing == 0:
-                return []
-            if passing >= self.ann_threshold and partition.size >= self.ann_threshold:
-                wanted = k + min(partition.extra, 7 * k)  # rows enough for k memories
-                rows = self._approximate(owner, partition, query, mask, passing, wanted)
-                if rows is not None:
-                    return self._ranked(partition, query, rows, k)
-            if passing == partition.size:
-                scores = partition.matrix[: partition.size] @ query
-                return self._top(partition, np.arange(partition.size), scores, k)
-            rows = np.flatnonzero(mask)
-            return self._top(partition, rows, partition.matrix[rows] @ query, k)
+        if partition is None:
+            return
+        with partition.lock.writing():
+            if partition.graph is None and not partition.retired and partition.size:
+                partition.build_graph()
+                self._persist(owner, partition)
 
     def keyword_search(self, search_filter: SearchFilter, text: str, k: int) -> list[SearchHit]:
         """Top ``k`` by BM25 over the partition's documents passing the filter."""
         terms = tokenize(text)
-        with self._lock:
-            partition = self._partitions.get((search_filter.tenant_id, search_filter.user_id))
-            if partition is None or k <= 0 or not terms:
+        if k <= 0 or not terms:
+            return []
+        with self._reading((search_filter.tenant_id, search_filter.user_id)) as partition:
+            if partition is None:
                 return []
             scores = partition.postings.scores(terms, partition.size)
             matched = scores > 0.0
@@ -393,19 +370,16 @@ class VectorIndex:
 
     def _approximate(
         self,
-        owner: tuple[str, str],
-        partition: _Partition,
+        partition: Partition,
         query: np.ndarray,
         mask: np.ndarray,
         passing: int,
         k: int,
     ) -> np.ndarray | None:
         """Rows of ANN candidates that pass the mask (at least k), or None to go exact."""
-        if partition.graph is None:
-            partition.build_graph()
-            self._persist(owner, partition)
         graph = partition.graph
-        assert graph is not None
+        if graph is None:
+            return None
         # oversample by how selective the filter is, then grow until k candidates pass
         fetch = min(graph.live, k * 4 * max(1, -(-partition.size // passing)))
         for _ in range(3):
@@ -422,12 +396,12 @@ class VectorIndex:
         return None  # the filter defeats the graph: exact search over the passing rows
 
     def _ranked(
-        self, partition: _Partition, query: np.ndarray, rows: np.ndarray, k: int
+        self, partition: Partition, query: np.ndarray, rows: np.ndarray, k: int
     ) -> list[SearchHit]:
         return self._top(partition, rows, partition.matrix[rows] @ query, k)
 
     def _top(
-        self, partition: _Partition, rows: np.ndarray, scores: np.ndarray, k: int
+        self, partition: Partition, rows: np.ndarray, scores: np.ndarray, k: int
     ) -> list[SearchHit]:
         """The ``k`` best memories among scored rows; a memory with several (chunk) rows
         counts once, with its best row."""
@@ -463,24 +437,24 @@ class VectorIndex:
                 hits.append(SearchHit(key, score, facts))
                 continue
             number = int(key.split("#", 1)[1]) if "#" in key else 0
-            hits.append(SearchHit(_memory_of(key), score, facts, number, (start, end)))
+            hits.append(SearchHit(memory_of(key), score, facts, number, (start, end)))
         return hits
 
     @staticmethod
     def _best_row_per_memory(
-        partition: _Partition, rows: np.ndarray, ordered: np.ndarray
+        partition: Partition, rows: np.ndarray, ordered: np.ndarray
     ) -> np.ndarray:
         seen: set[str] = set()
         keep = []
         for position, row in enumerate(rows[ordered].tolist()):
-            memory_id = _memory_of(partition.ids[row])
+            memory_id = memory_of(partition.ids[row])
             if memory_id not in seen:
                 seen.add(memory_id)
                 keep.append(position)
         return ordered[np.asarray(keep, dtype=np.int64)]
 
     # --- persistence -------------------------------------------------------------------
-    def _persist(self, owner: tuple[str, str], partition: _Partition) -> None:
+    def _persist(self, owner: tuple[str, str], partition: Partition) -> None:
         if self.persist_dir is None:
             return
         try:
@@ -488,7 +462,7 @@ class VectorIndex:
         except (OSError, RuntimeError) as exc:
             logger.warning("ann graph not saved dir=%s error=%s", self.persist_dir, exc)
 
-    def _save_partition(self, directory: Path, owner: tuple[str, str], part: _Partition) -> None:
+    def _save_partition(self, directory: Path, owner: tuple[str, str], part: Partition) -> None:
         assert part.graph is not None
         directory.mkdir(parents=True, exist_ok=True)
         name = _partition_file(*owner)
@@ -508,12 +482,15 @@ class VectorIndex:
 
     def save(self, directory: Path) -> int:
         """Save every partition's HNSW graph; returns how many were saved."""
-        with self._lock:
+        with self._write_lock:
+            with self._lock:
+                partitions = list(self._partitions.items())
             saved = 0
-            for owner, partition in self._partitions.items():
-                if partition.graph is not None:
-                    self._save_partition(directory, owner, partition)
-                    saved += 1
+            for owner, partition in partitions:
+                with partition.lock.reading():
+                    if partition.graph is not None and not partition.retired:
+                        self._save_partition(directory, owner, partition)
+                        saved += 1
             return saved
 
     def load(self, directory: Path) -> dict[str, int]:
@@ -526,32 +503,39 @@ class VectorIndex:
         outcome = {"restored": 0, "stale": 0}
         if not directory.is_dir():
             return outcome
-        with self._lock:
+        with self._write_lock:
             for meta_path in sorted(directory.glob("p_*.json")):
                 meta = self._read_meta(meta_path)
                 owner = (str(meta.get("tenant_id")), str(meta.get("user_id")))
-                partition = self._partitions.get(owner)
-                if partition is None or not self._matches(partition, meta):
-                    outcome["stale"] += 1
-                    continue
-                graph_path = meta_path.with_name(meta_path.name[: -len(".json")] + ".hnsw")
-                try:
-                    graph = Graph.load(graph_path, partition.dim, live=partition.size)
-                except (OSError, RuntimeError) as exc:
-                    logger.warning("ann graph unreadable path=%s error=%s", graph_path, exc)
-                    outcome["stale"] += 1
-                    continue
-                saved = dict(zip(meta["ids"], meta["labels"], strict=True))
-                for row, memory_id in enumerate(partition.ids[: partition.size]):
-                    partition.columns["labels"][row] = saved[memory_id]
-                partition.next_label = int(meta["next_label"])
-                labels = partition.columns["labels"][: partition.size]
-                partition.row_of_label = np.full(max(16, partition.next_label), -1, dtype=np.int64)
-                partition.row_of_label[labels] = np.arange(partition.size)
-                partition.graph = graph
-                outcome["restored"] += 1
+                with self._lock:
+                    partition = self._partitions.get(owner)
+                attached = False
+                if partition is not None:
+                    with partition.lock.writing():
+                        attached = self._attach(partition, meta, meta_path)
+                outcome["restored" if attached else "stale"] += 1
         logger.info("ann graphs loaded restored=%d stale=%d", outcome["restored"], outcome["stale"])
         return outcome
+
+    def _attach(self, partition: Partition, meta: dict[str, Any], meta_path: Path) -> bool:
+        """Give the partition its saved graph if the graph still matches it."""
+        if not self._matches(partition, meta):
+            return False
+        graph_path = meta_path.with_name(meta_path.name[: -len(".json")] + ".hnsw")
+        try:
+            graph = Graph.load(graph_path, partition.dim, live=partition.size)
+        except (OSError, RuntimeError) as exc:
+            logger.warning("ann graph unreadable path=%s error=%s", graph_path, exc)
+            return False
+        saved = dict(zip(meta["ids"], meta["labels"], strict=True))
+        for row, memory_id in enumerate(partition.ids[: partition.size]):
+            partition.columns["labels"][row] = saved[memory_id]
+        partition.next_label = int(meta["next_label"])
+        labels = partition.columns["labels"][: partition.size]
+        partition.row_of_label = np.full(max(16, partition.next_label), -1, dtype=np.int64)
+        partition.row_of_label[labels] = np.arange(partition.size)
+        partition.graph = graph
+        return True
 
     @staticmethod
     def _read_meta(path: Path) -> dict[str, Any]:
@@ -561,7 +545,7 @@ class VectorIndex:
             return {}
         return meta if isinstance(meta, dict) else {}
 
-    def _matches(self, partition: _Partition, meta: dict[str, Any]) -> bool:
+    def _matches(self, partition: Partition, meta: dict[str, Any]) -> bool:
         if not self._model or meta.get("model") != list(self._model):
             return False
         ids, labels = meta.get("ids", []), meta.get("labels", [])
