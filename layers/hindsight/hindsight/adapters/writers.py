@@ -11,13 +11,26 @@ index (derived, rebuildable). They differ only in what a failed index write mean
   failure is logged for the stream to repair.
 
 Both pass ``tests/contract/test_memory_writer_contract.py``.
+
+Concurrency. A change is two writes (record, then index), so requests that race on one
+user could interleave them: a store's index write landing after an erase had emptied both
+(a document left for a user who no longer exists), or an undo putting back a memory over
+another request's update. ``CompensatingWriter`` therefore makes each change of a user one
+critical section (``UserLocks``: one lock per tenant and user, so users never wait for each
+other): a racing duplicate sees the first store whole or undone, never in between, and an
+undo restores only what nobody else has written since. ``StreamRepairedWriter`` needs no
+such lock for the index: the stream applies every record change to OpenSearch in order, so
+an index write that lost a race is overwritten by the stream's later one.
+(``tests/concurrency/test_writer_races.py`` and ``test_service_races.py``.)
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 
 from hindsight.core.errors import (
     DuplicateMemoryError,
@@ -30,6 +43,43 @@ from hindsight.core.models import IndexDocument, Memory, StoredVector
 from hindsight.core.ports import NewRecord, RecordStore, SearchIndex
 
 logger = logging.getLogger(__name__)
+
+Owner = tuple[str, str]  # (tenant_id, user_id)
+
+
+class UserLocks:
+    """One reentrant lock per (tenant, user), made when first wanted and dropped when no
+    thread holds or waits for it, so the table stays as small as the users being written."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._locks: dict[Owner, tuple[threading.RLock, list[int]]] = {}
+
+    @contextmanager
+    def holding(self, owners: Iterable[Owner]) -> Iterator[None]:
+        """Hold the locks of every owner given (in one fixed order, so two writers of the
+        same users never wait for each other crosswise)."""
+        wanted = sorted(set(owners))
+        entries = []
+        with self._guard:
+            for owner in wanted:
+                entry = self._locks.setdefault(owner, (threading.RLock(), [0]))
+                entry[1][0] += 1
+                entries.append(entry)
+        held: list[threading.RLock] = []
+        try:
+            for lock, _ in entries:
+                lock.acquire()
+                held.append(lock)
+            yield
+        finally:
+            for lock in reversed(held):
+                lock.release()
+            with self._guard:
+                for owner, (_, users) in zip(wanted, entries, strict=True):
+                    users[0] -= 1
+                    if users[0] == 0:
+                        del self._locks[owner]
 
 
 class _WriterBase(ABC):
@@ -113,18 +163,32 @@ class _WriterBase(ABC):
 
 
 class CompensatingWriter(_WriterBase):
-    """Records first, then the index; an index failure undoes the records and is raised."""
+    """Records first, then the index; an index failure undoes the records and is raised.
+
+    Every change holds the lock of the users it writes (``UserLocks``) from its first
+    record write to its last index write or undo.
+    """
+
+    def __init__(self, records: RecordStore, index: SearchIndex) -> None:
+        super().__init__(records, index)
+        self.locks = UserLocks()
+
+    def add(self, records: Sequence[NewRecord], dedup_window_seconds: float = 0.0) -> list[str]:
+        owners = {(r.memory.tenant_id, r.memory.user_id) for r in records}
+        with self.locks.holding(owners):
+            return super().add(records, dedup_window_seconds)
 
     def replace(self, record: NewRecord) -> None:
-        before, old = self._replace_record(record)
-        try:
-            self.index.upsert([index_document(record.memory, record.vector)])
-        except HindsightError:
+        with self.locks.holding([(record.memory.tenant_id, record.memory.user_id)]):
+            before, old = self._replace_record(record)
             try:
-                self.records.update(before, old)
+                self.index.upsert([index_document(record.memory, record.vector)])
             except HindsightError:
-                logger.exception("undo failed memory_id=%s", before.memory_id)
-            raise
+                try:
+                    self.records.update(before, old)
+                except HindsightError:
+                    logger.exception("undo failed memory_id=%s", before.memory_id)
+                raise
 
     def _index_new(self, documents: list[IndexDocument]) -> None:
         self.index.upsert(documents)
@@ -132,30 +196,36 @@ class CompensatingWriter(_WriterBase):
     def update(self, tenant_id: str, memories: Sequence[Memory]) -> None:
         if not memories:
             return
-        before = self.records.get_many(tenant_id, [m.memory_id for m in memories])
-        documents = self._update_records(tenant_id, memories)
-        try:
-            if documents:
-                self.index.upsert(documents)
-        except HindsightError:
-            for previous in before:
-                try:
-                    self.records.update(previous)
-                except HindsightError:
-                    logger.exception("undo failed memory_id=%s", previous.memory_id)
-            raise
+        with self.locks.holding({(tenant_id, m.user_id) for m in memories}):
+            before = self.records.get_many(tenant_id, [m.memory_id for m in memories])
+            documents = self._update_records(tenant_id, memories)
+            try:
+                if documents:
+                    self.index.upsert(documents)
+            except HindsightError:
+                for previous in before:
+                    try:
+                        self.records.update(previous)
+                    except HindsightError:
+                        logger.exception("undo failed memory_id=%s", previous.memory_id)
+                raise
 
     def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
-        # the index first: if it fails (the likely failure), nothing has changed; if the
-        # record delete fails after it, the memory is unsearchable until the next start,
-        # whose rebuild_from re-indexes every record the index lacks
-        self.index.delete(tenant_id, memory_ids)
-        for memory_id in memory_ids:
-            self.records.delete(tenant_id, memory_id)
+        # whose memories these are (a memory never changes user); ids the store does not
+        # hold are still removed from the index, which may hold a leftover
+        owners = {(tenant_id, m.user_id) for m in self.records.get_many(tenant_id, memory_ids)}
+        with self.locks.holding(owners):
+            # the index first: if it fails (the likely failure), nothing has changed; if the
+            # record delete fails after it, the memory is unsearchable until the next start,
+            # whose rebuild_from re-indexes every record the index lacks
+            self.index.delete(tenant_id, memory_ids)
+            for memory_id in memory_ids:
+                self.records.delete(tenant_id, memory_id)
 
     def erase_user(self, tenant_id: str, user_id: str) -> int:
-        self.index.delete_user(tenant_id, user_id)
-        return self.records.erase_user(tenant_id, user_id)
+        with self.locks.holding([(tenant_id, user_id)]):
+            self.index.delete_user(tenant_id, user_id)
+            return self.records.erase_user(tenant_id, user_id)
 
 
 class StreamRepairedWriter(_WriterBase):
