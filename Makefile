@@ -46,11 +46,12 @@ sam: $(SAM_VENV)/.installed
 run: install
 	$(BIN)/hindsight serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
-# The AWS backend on this machine: the local engines (see `make services`: moto's DynamoDB on
-# 127.0.0.1:5055, OpenSearch with k-NN on 127.0.0.1:9200) and the server against them
+# The AWS backend on this machine: the local engines (see `make services`: moto's DynamoDB and
+# S3 on 127.0.0.1:5055, OpenSearch with k-NN on 127.0.0.1:9200) and the server against them
 AWS_LOCAL_ENV := AWS_DEFAULT_REGION=us-east-1 AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing \
-	AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:5055 HINDSIGHT_BACKEND=aws \
-	HINDSIGHT_OPENSEARCH_URL=http://127.0.0.1:9200 HINDSIGHT_TABLE=hindsight-local
+	AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:5055 AWS_ENDPOINT_URL_S3=http://127.0.0.1:5055 \
+	HINDSIGHT_BACKEND=aws HINDSIGHT_OPENSEARCH_URL=http://127.0.0.1:9200 \
+	HINDSIGHT_TABLE=hindsight-local HINDSIGHT_BLOB_BUCKET=hindsight-local
 run-aws: install-test
 	$(BIN)/python -m tests.services start
 	@echo "AWS backend on the local engines: $(AWS_LOCAL_ENV)"
