@@ -101,6 +101,7 @@ def load_function(name: str) -> Callable[[dict[str, Any], Any], dict[str, Any]]:
 ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/memories"): "store",
     ("POST", "/v1/memories/batch"): "store",
+    ("POST", "/v1/documents"): "store",
     ("POST", "/v1/retrieve"): "retrieve",
     ("POST", "/v1/context"): "retrieve",
     ("GET", "/v1/users/{user_id}/memories"): "retrieve",

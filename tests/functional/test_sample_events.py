@@ -12,7 +12,7 @@ from hindsight.core.service import MemoryService
 from tests.functional.conftest import EVENTS_DIR, ROUTES, call, invoke
 from tests.functional.test_reflect_function import seed_fact
 
-EXPECTED_STATUS = {"store": 201}
+EXPECTED_STATUS = {"store": 201, "store_document": 201}
 
 
 def event_files() -> list[Path]:
