@@ -62,6 +62,7 @@ class InMemoryRecordStore:
         self._vectors: dict[tuple[str, str], StoredVector] = {}
         self._markers: dict[tuple[str, str, str], _Marker] = {}
         self._cursors: dict[tuple[str, str, str], datetime] = {}
+        self._leases: dict[tuple[str, str, str], tuple[str, datetime]] = {}  # holder, until
 
     def put(
         self,
@@ -149,7 +150,7 @@ class InMemoryRecordStore:
             for key in doomed:
                 del self._memories[key]
                 self._vectors.pop(key, None)
-            for owned in (self._markers, self._cursors):
+            for owned in (self._markers, self._cursors, self._leases):
                 for owned_key in [k for k in owned if k[0] == tenant_id and k[1] == user_id]:
                     del owned[owned_key]
             return len(doomed)
@@ -161,6 +162,23 @@ class InMemoryRecordStore:
     def set_cursor(self, tenant_id: str, user_id: str, name: str, value: datetime) -> None:
         with self._lock:
             self._cursors[(tenant_id, user_id, name)] = value
+
+    def acquire_lease(
+        self, tenant_id: str, user_id: str, name: str, holder: str, until: datetime, now: datetime
+    ) -> bool:
+        key = (tenant_id, user_id, name)
+        with self._lock:
+            held = self._leases.get(key)
+            if held is not None and held[0] != holder and held[1] > now:
+                return False
+            self._leases[key] = (holder, until)
+            return True
+
+    def release_lease(self, tenant_id: str, user_id: str, name: str, holder: str) -> None:
+        key = (tenant_id, user_id, name)
+        with self._lock:
+            if key in self._leases and self._leases[key][0] == holder:
+                del self._leases[key]
 
     def iter_all(
         self, tenant_id: str | None = None

@@ -89,13 +89,29 @@ class RecordStore(Protocol):
         """Delete one memory (and its dedup marker); False if it did not exist."""
 
     def erase_user(self, tenant_id: str, user_id: str) -> int:
-        """Delete everything of a user: memories, markers, cursors. Returns memories deleted."""
+        """Delete everything of a user: memories, markers, cursors, leases. Returns memories
+        deleted."""
 
     def get_cursor(self, tenant_id: str, user_id: str, name: str) -> datetime | None:
         """A named per-user cursor (e.g. the last reflection), or None."""
 
     def set_cursor(self, tenant_id: str, user_id: str, name: str, value: datetime) -> None:
         """Set a named per-user cursor."""
+
+    def acquire_lease(
+        self, tenant_id: str, user_id: str, name: str, holder: str, until: datetime, now: datetime
+    ) -> bool:
+        """Take (or, for its holder, extend) a named per-user lease until ``until``.
+
+        True if ``holder`` now holds it: there was none, it had expired (its ``until``
+        at or before ``now``), or ``holder`` held it already. False while another
+        holder's lease runs. Atomic across threads and processes: of concurrent takers,
+        exactly one wins. Used so that two reflections of one user never run at once.
+        ``erase_user`` removes the user's leases.
+        """
+
+    def release_lease(self, tenant_id: str, user_id: str, name: str, holder: str) -> None:
+        """Give the lease up if ``holder`` holds it; otherwise change nothing."""
 
     def iter_all(
         self, tenant_id: str | None = None

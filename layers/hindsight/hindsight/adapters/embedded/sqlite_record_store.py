@@ -14,6 +14,9 @@ so they sort and compare exactly:
 - ``dedup_markers``: ``tenant_id``, ``user_id``, ``key`` (primary key), ``memory_id``,
   ``occurred_at``; indexed by (tenant, memory_id) so deleting a memory frees its marker.
 - ``cursors``: ``tenant_id``, ``user_id``, ``name`` (primary key), ``value``.
+- ``leases``: ``tenant_id``, ``user_id``, ``name`` (primary key), ``holder``, ``until``
+  (e.g. the lease one reflection of a user holds while it runs; added to older files on
+  open by ``CREATE TABLE IF NOT EXISTS``).
 
 Connections come from a small pool (reads run concurrently under WAL); writes are
 serialised by a lock and ``BEGIN IMMEDIATE``, which also guards against a second
@@ -107,6 +110,14 @@ CREATE TABLE IF NOT EXISTS cursors (
     user_id TEXT NOT NULL,
     name TEXT NOT NULL,
     value INTEGER NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, name)
+);
+CREATE TABLE IF NOT EXISTS leases (
+    tenant_id TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    holder TEXT NOT NULL,
+    until INTEGER NOT NULL,
     PRIMARY KEY (tenant_id, user_id, name)
 );
 PRAGMA user_version = 1;
@@ -309,7 +320,7 @@ class SqliteRecordStore:
             deleted = conn.execute(
                 "DELETE FROM memories WHERE tenant_id = ? AND user_id = ?", owner
             ).rowcount
-            for table in ("dedup_markers", "cursors"):
+            for table in ("dedup_markers", "cursors", "leases"):
                 conn.execute(f"DELETE FROM {table} WHERE tenant_id = ? AND user_id = ?", owner)
             return int(deleted)
 
@@ -319,6 +330,33 @@ class SqliteRecordStore:
                 "INSERT OR REPLACE INTO cursors (tenant_id, user_id, name, value) "
                 "VALUES (?, ?, ?, ?)",
                 (tenant_id, user_id, name, epoch_us(value)),
+            )
+
+    def acquire_lease(
+        self, tenant_id: str, user_id: str, name: str, holder: str, until: datetime, now: datetime
+    ) -> bool:
+        key = (tenant_id, user_id, name)
+        with self._write() as conn:  # BEGIN IMMEDIATE: the check and the claim are one step
+            held = conn.execute(
+                "SELECT holder, until FROM leases WHERE tenant_id = ? AND user_id = ? "
+                "AND name = ?",
+                key,
+            ).fetchone()
+            if held is not None and held[0] != holder and held[1] > epoch_us(now):
+                return False
+            conn.execute(
+                "INSERT OR REPLACE INTO leases (tenant_id, user_id, name, holder, until) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (*key, holder, epoch_us(until)),
+            )
+            return True
+
+    def release_lease(self, tenant_id: str, user_id: str, name: str, holder: str) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "DELETE FROM leases WHERE tenant_id = ? AND user_id = ? AND name = ? "
+                "AND holder = ?",
+                (tenant_id, user_id, name, holder),
             )
 
     # --- reads -----------------------------------------------------------------------

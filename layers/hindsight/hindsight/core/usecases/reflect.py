@@ -7,18 +7,31 @@ extracted fact is merged with the user's existing facts (``hindsight.core.fact_m
 a repeat, a contradiction that supersedes, or a new fact pending review.
 
 With ``dry_run`` nothing is written and the cursor stays where it was.
+
+Concurrency. A reflection that writes holds its user's lease (``RecordStore.acquire_lease``,
+atomic in every record store, so it holds across threads, processes and Lambda
+invocations) from reading the cursor to moving it: a second reflection of the user waits
+(up to ``LEASE_WAIT_SECONDS``) and then reflects on what the first left, so no episode is
+turned into facts twice. The lease is renewed between reflector calls and expires by
+itself if its holder dies. A reflection is not a lock on the user: an erase or a delete may
+remove episodes while the reflector reads them, so the facts written are checked against
+their sources afterwards and those whose every source is gone are deleted again.
 """
 
 from __future__ import annotations
 
 import logging
+import time
+import uuid
 from collections import defaultdict
-from datetime import datetime
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
 
 from hindsight.core import chunking
 from hindsight.core.commands import ReflectCommand, ReflectResult
 from hindsight.core.embedding import embed_documents
-from hindsight.core.errors import ForbiddenError, HindsightError
+from hindsight.core.errors import ConflictError, ForbiddenError, HindsightError
 from hindsight.core.fact_merge import FactMerger
 from hindsight.core.models import (
     EpisodicMemory,
@@ -43,6 +56,12 @@ from hindsight.core.views import memory_view
 logger = logging.getLogger(__name__)
 
 REFLECTION_CURSOR = "reflection"
+REFLECTION_LEASE = "reflection"
+# how long a reflection holds its user's lease without renewing it (it renews between
+# reflector calls); a reflection that died frees the user after this
+LEASE_SECONDS = 900.0
+# how long a second reflection of the same user waits for the first before answering 409
+LEASE_WAIT_SECONDS = 10.0
 # a long episode (a pasted document) reaches the reflector in pieces of at most this many
 # characters, each carrying the episode's id: what a reflector prompt shows of one episode
 PIECE_CHARS = 2_000
@@ -86,6 +105,54 @@ class ReflectOnMemories:
         self.auto_approve_high_confidence = auto_approve_high_confidence
 
     def __call__(self, principal: Principal, command: ReflectCommand) -> ReflectResult:
+        if command.dry_run:  # writes nothing: needs no lease
+            return self._reflect(principal, command, lambda: None)
+        with self._lease(principal.tenant_id, command.user_id) as renew:
+            return self._reflect(principal, command, renew)
+
+    @contextmanager
+    def _lease(self, tenant_id: str, user_id: str) -> Iterator[Callable[[], None]]:
+        """Hold the user's reflection lease (waiting for another holder up to
+        LEASE_WAIT_SECONDS); yields a function that renews it."""
+        holder = uuid.uuid4().hex
+
+        def take() -> bool:
+            now = self.clock.now()
+            until = now + timedelta(seconds=LEASE_SECONDS)
+            return self.records.acquire_lease(
+                tenant_id, user_id, REFLECTION_LEASE, holder, until, now
+            )
+
+        deadline, pause = time.monotonic() + LEASE_WAIT_SECONDS, 0.01
+        while not take():
+            if time.monotonic() >= deadline:
+                raise ConflictError(
+                    f"a reflection of user {user_id} is already running; retry when it has "
+                    f"finished (one whose process died frees the user after "
+                    f"{LEASE_SECONDS / 60:.0f} minutes)"
+                )
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+
+        def renew() -> None:
+            if not take():
+                raise ConflictError(
+                    f"this reflection of user {user_id} ran longer than its lease "
+                    f"({LEASE_SECONDS / 60:.0f} minutes between reflector calls) and another "
+                    "reflection took over; nothing was written, retry"
+                )
+
+        try:
+            yield renew
+        finally:
+            try:
+                self.records.release_lease(tenant_id, user_id, REFLECTION_LEASE, holder)
+            except HindsightError:  # it expires by itself
+                logger.warning("reflection lease not released user_id=%s", user_id)
+
+    def _reflect(
+        self, principal: Principal, command: ReflectCommand, renew: Callable[[], None]
+    ) -> ReflectResult:
         tenant_id, user_id = principal.tenant_id, command.user_id
         now = self.clock.now()
         since = command.since or self.records.get_cursor(tenant_id, user_id, REFLECTION_CURSOR)
@@ -106,33 +173,18 @@ class ReflectOnMemories:
                 "this API key may not read any scope this user's new memories are in; "
                 "reflect with a key that can read them"
             )
-
-        by_scope: dict[str, list[EpisodicMemory]] = defaultdict(list)
-        for episode in readable:
-            by_scope[episode.scope].append(episode)
-
         merger = self._merger(tenant_id, user_id, now)
-        for scope, scoped in by_scope.items():
-            scoped.sort(key=lambda e: (e.occurred_at, e.memory_id))
-            whole = {e.memory_id: e for e in scoped}
-            pieces = in_pieces(scoped, PIECE_CHARS)
-            for start in range(0, len(pieces), self.batch_size):
-                chunk = pieces[start : start + self.batch_size]
-                output = self.reflector.reflect(user_id, chunk, merger.live_facts(scope))
-                if not output.facts:
-                    continue
-                by_id = {e.memory_id: whole[e.memory_id] for e in chunk}
-                vectors = embed_documents(self.embedder, [f.content for f in output.facts])
-                for extracted, vector in zip(output.facts, vectors, strict=True):
-                    merger.merge(scope, extracted, vector, by_id, output.reflector)
+        self._distil(user_id, readable, merger, renew)
 
         cursor = max((e.created_at for e in readable), default=since)
+        created = list(merger.created.values())
         if not command.dry_run:
+            renew()
             self._write(merger)
-            if cursor is not None and readable:
+            created, present = self._keep_sourced(tenant_id, created, readable)
+            if cursor is not None and present:
                 self.records.set_cursor(tenant_id, user_id, REFLECTION_CURSOR, cursor)
 
-        created = list(merger.created.values())
         logger.info(
             "reflection done tenant=%s episodes=%d created=%d updated=%d superseded=%d dry_run=%s",
             tenant_id,
@@ -156,6 +208,52 @@ class ReflectOnMemories:
             dry_run=command.dry_run,
             cursor=cursor if not command.dry_run else since,
         )
+
+    def _distil(
+        self,
+        user_id: str,
+        readable: list[EpisodicMemory],
+        merger: FactMerger,
+        renew: Callable[[], None],
+    ) -> None:
+        """Hand the episodes to the reflector scope by scope, batch by batch, and merge
+        what it extracts; the lease is renewed before each reflector call."""
+        by_scope: dict[str, list[EpisodicMemory]] = defaultdict(list)
+        for episode in readable:
+            by_scope[episode.scope].append(episode)
+        for scope, scoped in by_scope.items():
+            scoped.sort(key=lambda e: (e.occurred_at, e.memory_id))
+            whole = {e.memory_id: e for e in scoped}
+            pieces = in_pieces(scoped, PIECE_CHARS)
+            for start in range(0, len(pieces), self.batch_size):
+                chunk = pieces[start : start + self.batch_size]
+                renew()
+                output = self.reflector.reflect(user_id, chunk, merger.live_facts(scope))
+                if not output.facts:
+                    continue
+                by_id = {e.memory_id: whole[e.memory_id] for e in chunk}
+                vectors = embed_documents(self.embedder, [f.content for f in output.facts])
+                for extracted, vector in zip(output.facts, vectors, strict=True):
+                    merger.merge(scope, extracted, vector, by_id, output.reflector)
+
+    def _keep_sourced(
+        self, tenant_id: str, created: list[SemanticMemory], readable: list[EpisodicMemory]
+    ) -> tuple[list[SemanticMemory], bool]:
+        """Delete again the new facts whose every source episode was deleted (or the user
+        erased) while the reflector ran; (the facts that stand, whether the newest episode
+        reflected on still exists, i.e. whether the cursor may move)."""
+        if not readable:
+            return created, False
+        newest = max(readable, key=lambda e: (e.created_at, e.memory_id)).memory_id
+        sources = {source for fact in created for source in fact.source_memory_ids}
+        present = {
+            m.memory_id for m in self.records.get_many(tenant_id, sorted(sources | {newest}))
+        }
+        orphans = [f.memory_id for f in created if not present.intersection(f.source_memory_ids)]
+        if orphans:
+            logger.info("reflection facts orphaned by a delete or erase count=%d", len(orphans))
+            self.writer.delete(tenant_id, orphans)
+        return [f for f in created if f.memory_id not in orphans], newest in present
 
     def _merger(self, tenant_id: str, user_id: str, now: datetime) -> FactMerger:
         """A merger holding the user's live (pending and approved) facts and their vectors."""

@@ -17,6 +17,7 @@ memory         ``T#{tenant}#M#{memory_id}``    ``M``            filter attribute
 dedup marker   ``T#{tenant}#U#{user}``         ``D#{sha256}``   ``memory_id``, ``occurred_us``,
                                                                 ``expires_us`` of its memory
 cursor         ``T#{tenant}#U#{user}``         ``C#{name}``     ``value_us``
+lease          ``T#{tenant}#U#{user}``         ``L#{name}``     ``holder``, ``until_us``
 activity       ``T#{tenant}#U#{user}``         ``A``            ``last_episode_us``
 =============  ==============================  ===============  =============================
 
@@ -26,7 +27,10 @@ on the base key. A user's memories are kept together by the global secondary ind
 ``by_user`` (``gsi1pk`` = ``T#{tenant}#U#{user}``, ``gsi1sk`` = ``{occurred_us + 10^17,
 20 digits}#{memory_id}``, so the index order is ``occurred_at`` then id, exactly the
 paging order); it projects the filter attributes and ``body`` but not the vector.
-Markers, cursors and the activity item share the user's partition in the base table.
+Markers, cursors, leases and the activity item share the user's partition in the base
+table (so ``erase_user`` removes them with the rest). A lease is taken with one
+conditional PutItem (absent, expired, or its own holder's), so of concurrent takers
+exactly one wins.
 
 ``users_with_episodes_since`` reads the sparse index ``by_activity`` (``gsi2pk`` =
 ``A#{shard 0..15}``, ``gsi2sk`` = ``last_episode_us``, a number) over the activity items,

@@ -292,6 +292,45 @@ class DynamoDBRecordStore:
             ),
         )
 
+    def acquire_lease(
+        self, tenant_id: str, user_id: str, name: str, holder: str, until: datetime, now: datetime
+    ) -> bool:
+        """One conditional PutItem: absent, expired, or already this holder's."""
+        try:
+            self._table.call(
+                "PutItem",
+                TableName=self.table_name,
+                Item=to_attribute_values(
+                    {
+                        "pk": user_pk(tenant_id, user_id),
+                        "sk": f"L#{name}",
+                        "item_type": "lease",
+                        "holder": holder,
+                        "until_us": epoch_us(until),
+                    }
+                ),
+                ConditionExpression="attribute_not_exists(pk) OR holder = :h OR until_us <= :now",
+                ExpressionAttributeValues={":h": {"S": holder}, ":now": {"N": str(epoch_us(now))}},
+            )
+        except ClientError as exc:
+            if is_condition_failure(exc):
+                return False
+            raise
+        return True
+
+    def release_lease(self, tenant_id: str, user_id: str, name: str, holder: str) -> None:
+        try:
+            self._table.call(
+                "DeleteItem",
+                TableName=self.table_name,
+                Key=self._table.key(user_pk(tenant_id, user_id), f"L#{name}"),
+                ConditionExpression="holder = :h",
+                ExpressionAttributeValues={":h": {"S": holder}},
+            )
+        except ClientError as exc:
+            if not is_condition_failure(exc):
+                raise
+
     # --- reads -----------------------------------------------------------------------------
     def _reading(self, read: Callable[[], _T]) -> _T:
         """Run a read again when an object an item named was replaced meanwhile."""

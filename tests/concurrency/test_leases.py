@@ -1,0 +1,133 @@
+"""Per-user leases (``RecordStore.acquire_lease``/``release_lease``) on every record store:
+of racing takers exactly one wins, in threads and (SQLite) in processes.
+
+Reflection holds its user's lease while it runs, so that two reflections of one user never
+both turn the same episodes into facts.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
+from hindsight.adapters.memory import InMemoryRecordStore
+from hindsight.core.commands import ReflectCommand
+from hindsight.core.errors import ConflictError
+from hindsight.core.ports import RecordStore
+from hindsight.core.service import MemoryService
+from hindsight.core.usecases import reflect as reflect_module
+from tests.concurrency.conftest import PRINCIPAL, race, store
+
+NOW = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+LATER = NOW + timedelta(minutes=15)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(params=["memory", "sqlite", "dynamodb"])
+def record_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RecordStore]:
+    if request.param == "dynamodb":
+        from tests.integration.dynamodb_local import drop_table, fresh_store
+
+        dynamodb_store = fresh_store()  # fails with "start the local engines: make services"
+        yield dynamodb_store
+        drop_table(dynamodb_store)
+        return
+    store: RecordStore = (
+        InMemoryRecordStore()
+        if request.param == "memory"
+        else SqliteRecordStore(tmp_path / "hindsight.db")
+    )
+    yield store
+    if isinstance(store, SqliteRecordStore):
+        store.close()
+
+
+def take(store: RecordStore, holder: str, user: str = "u1", now: datetime = NOW) -> bool:
+    return store.acquire_lease("t1", user, "reflection", holder, now + timedelta(minutes=15), now)
+
+
+def test_of_racing_takers_exactly_one_wins(record_store: RecordStore) -> None:
+    for round_number in range(3):
+        user = f"u{round_number}"
+        won = race(*[lambda n=n, user=user: take(record_store, f"h{n}", user) for n in range(8)])
+        assert won.count(True) == 1, won
+
+
+def test_a_lease_is_held_until_released_or_expired(record_store: RecordStore) -> None:
+    assert take(record_store, "first")
+    assert take(record_store, "first")  # its holder extends it
+    assert not take(record_store, "second")
+    assert take(record_store, "second", user="u2")  # each user has their own
+    record_store.release_lease("t1", "u1", "reflection", "second")  # not the holder: no effect
+    assert not take(record_store, "second")
+    assert take(record_store, "second", now=LATER)  # expired: anyone may take it
+    assert not take(record_store, "first", now=LATER)
+    record_store.release_lease("t1", "u1", "reflection", "second")
+    assert take(record_store, "first", now=LATER)
+
+
+def test_erasing_a_user_removes_their_lease(record_store: RecordStore) -> None:
+    assert take(record_store, "first")
+    record_store.erase_user("t1", "u1")
+    assert take(record_store, "second")
+
+
+TAKER = """
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
+
+store = SqliteRecordStore(Path(sys.argv[1]))
+now = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
+print("ready", flush=True)
+sys.stdin.readline()  # every process waits here until all are ready, then all take at once
+won = store.acquire_lease("t1", "u1", "reflection", sys.argv[2], now + timedelta(minutes=5), now)
+print("won" if won else "lost")
+"""
+
+
+def test_of_processes_racing_for_a_sqlite_lease_exactly_one_wins(tmp_path: Path) -> None:
+    path = tmp_path / "hindsight.db"
+    SqliteRecordStore(path).close()
+    takers = [
+        subprocess.Popen(
+            [sys.executable, "-c", TAKER, str(path), f"process-{n}"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for n in range(4)
+    ]
+    for taker in takers:
+        assert taker.stdout is not None
+        assert taker.stdout.readline().strip() == "ready"
+    for taker in takers:
+        assert taker.stdin is not None
+        taker.stdin.write("go\n")
+        taker.stdin.flush()
+    answers = [taker.communicate(timeout=60)[0].strip() for taker in takers]
+    assert sorted(answers) == ["lost", "lost", "lost", "won"], answers
+
+
+def test_a_reflection_waits_for_a_running_one_then_answers_409(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(reflect_module, "LEASE_WAIT_SECONDS", 0.3)
+    store(service, "busy", "I keep a peanut-free kitchen")
+    records, now = service.ports.records, service.ports.clock.now()
+    until = now + timedelta(hours=1)
+    assert records.acquire_lease("acme", "busy", "reflection", "elsewhere", until, now)
+    with pytest.raises(ConflictError, match="already running"):
+        service.reflect(PRINCIPAL, ReflectCommand(user_id="busy"))
+    dry = service.reflect(PRINCIPAL, ReflectCommand(user_id="busy", dry_run=True))
+    assert len(dry.created) == 1  # a dry run writes nothing and needs no lease
+    records.release_lease("acme", "busy", "reflection", "elsewhere")
+    assert len(service.reflect(PRINCIPAL, ReflectCommand(user_id="busy")).created) == 1
