@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping
 from email import policy
 from email.message import EmailMessage, MIMEPart
 from email.parser import BytesParser
@@ -21,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from hindsight.api.http import body_limit, json_body, json_object, readable_errors
+from hindsight.api.http import body_limit, json_object, readable_errors
 from hindsight.core.commands import AwareDatetime, Identifier, Label, body_too_large
 from hindsight.core.errors import InvalidRequestError, MalformedRequestError, PayloadTooLargeError
 from hindsight.core.usecases.documents import DocumentId, FileName, StoreDocumentCommand
@@ -92,14 +91,6 @@ class DocumentUpload(BaseModel):
         return _validated({**fields, "data": _decode_base64(self.content_base64 or "")})
 
 
-def document_command(event: Mapping[str, Any]) -> StoreDocumentCommand:
-    """The command of a POST /v1/documents proxy event (JSON or multipart)."""
-    content_type = _header(event, "content-type")
-    if _is_form(content_type):
-        return _from_form(content_type, _raw_body(event))
-    return _from_json(json_body(event))
-
-
 def document_command_from(content_type: str, raw: bytes) -> StoreDocumentCommand:
     """The command of a POST /v1/documents body (JSON or multipart) and its Content-Type."""
     if _is_form(content_type):
@@ -135,31 +126,6 @@ def _decode_base64(value: str) -> bytes:
             "content_base64: is not valid base64; send the file's bytes base64-encoded "
             "(e.g. base64 -w0 notes.pdf), or the text as text"
         ) from exc
-
-
-def _header(event: Mapping[str, Any], name: str) -> str:
-    for key, value in (event.get("headers") or {}).items():
-        if str(key).lower() == name and value is not None:
-            return str(value)
-    for key, values in (event.get("multiValueHeaders") or {}).items():
-        if str(key).lower() == name and values:
-            return str(values[-1])
-    return ""
-
-
-def _raw_body(event: Mapping[str, Any]) -> bytes:
-    body = event.get("body") or ""
-    if event.get("isBase64Encoded"):
-        try:
-            raw = base64.b64decode(body, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise MalformedRequestError(
-                "the request body is marked base64 but is not valid base64"
-            ) from exc
-    else:
-        raw = str(body).encode("utf-8", errors="surrogateescape")
-    _check_size(raw)
-    return raw
 
 
 def _check_size(raw: bytes) -> None:
