@@ -23,6 +23,9 @@ user's memories only:
    (``embed_documents`` on the whole text; the model keeps its first 512 tokens).
 4. ``bm25``: Okapi BM25 over whole turns (``locomo.bm25_scores``, Hindsight's tokenizer).
 
+On request (``--systems``), ``hindsight-no-sessions`` stores every turn without its session
+(no turn-before context, no session pooling): a diagnostic of what sessions do to needles.
+
 Reported: recall@1, recall@5 and recall@10 (the turn holding the needle among the top
 k) and MRR, overall, per language, per needle position and for needles beyond the first
 8,000 characters; for Hindsight's hits, how often the first highlight's span holds the
@@ -63,15 +66,22 @@ from harness import (
     RESULTS_DIR,
     close_service,
     latency_summary,
-    machine_header,
     machine_info,
-    markdown_table,
     open_service,
     write_json,
 )
 from locomo import bm25_scores
 from locomo_cache import CachedEmbedder
 from longmem_data import DATA_FILE, Dataset, History, Question, Turn, load_dataset
+from longmem_report import (
+    OLD_LIMIT,
+    TOP,
+    Ranked,
+    highlight_share,
+    needle_rank,
+    summarize,
+    tables,
+)
 
 from hindsight.adapters.embedders.factory import build_embedder
 from hindsight.core.commands import (
@@ -88,19 +98,11 @@ from hindsight.core.text import tokenize
 
 CACHE = CACHE_DIR / "longmem-embeddings.sqlite"
 PRINCIPAL = Principal(tenant_id="longmem", key_id="bench")
-OLD_LIMIT = 8_000  # the content limit before long memories (core/commands.py, until 2024-12)
 COST_CHARS = 50_000
-KS = (1, 5, 10)
-TOP = max(KS)
 SYSTEMS = ("hindsight", "hindsight-truncated", "dense", "bm25")
-
-
-@dataclass
-class Ranked:
-    """One question's top turn ids, and for Hindsight the first highlight of each result."""
-
-    turn_ids: list[list[str]]  # per result: the turns its memory holds (duplicates share one)
-    highlights: list[tuple[int, int] | None] = field(default_factory=list)
+# on request only: Hindsight with every turn stored without its session (no turn-before
+# context, no session pooling), to tell what sessions do to the needles
+DIAGNOSTIC_SYSTEMS = ("hindsight-no-sessions",)
 
 
 @dataclass
@@ -135,13 +137,29 @@ def _runs(turns: Sequence[Turn]) -> Iterator[list[Turn]]:
         yield run
 
 
+@dataclass(frozen=True)
+class Variant:
+    """How a Hindsight system stores the turns."""
+
+    cut: int | None = None  # characters kept of each turn (None: all)
+    sessions: bool = True  # store each turn with its session id
+
+
+VARIANTS = {
+    "hindsight": Variant(),
+    "hindsight-truncated": Variant(cut=OLD_LIMIT),
+    "hindsight-no-sessions": Variant(sessions=False),
+}
+
+
 def _store_run(
-    service: MemoryService, user: History, run: list[Turn], cut: int | None, stored: Stored
+    service: MemoryService, user: History, run: list[Turn], variant: Variant, stored: Stored
 ) -> None:
+    cut = variant.cut
     fields = [
         {
             "content": t.content[:cut] if cut else t.content,
-            "session_id": t.session_id,
+            "session_id": t.session_id if variant.sessions else None,
             "speaker": "user",
             "occurred_at": t.occurred_at,
         }
@@ -192,9 +210,9 @@ def _first_highlight(result: Any) -> tuple[int, int] | None:
 
 
 def run_hindsight(
-    dataset: Dataset, embedder: Embedder, cut: int | None
+    dataset: Dataset, embedder: Embedder, variant: Variant
 ) -> tuple[dict[str, Ranked], Stored, dict[str, Any]]:
-    """Store every history (cut at ``cut`` characters if given), then ask every question."""
+    """Store every history the variant's way, then ask every question."""
     stored = Stored()
     ranked: dict[str, Ranked] = {}
     with tempfile.TemporaryDirectory(prefix="longmem-") as tmp:
@@ -202,7 +220,7 @@ def run_hindsight(
         for user in dataset.users:
             began = time.perf_counter()
             for run in _runs(user.turns):
-                _store_run(service, user, run, cut, stored)
+                _store_run(service, user, run, variant, stored)
             print(f"  {user.user_id} stored in {time.perf_counter() - began:.1f} s", flush=True)
         for entry in stored.long_stores:
             entry["chunks"] = chunk_count(service, stored.memory_of[entry["turn_id"]])
@@ -278,63 +296,6 @@ def run_bm25(dataset: Dataset) -> tuple[dict[str, Ranked], dict[str, Any]]:
     return ranked, {"seconds": round(time.perf_counter() - started, 2)}
 
 
-# --- metrics -------------------------------------------------------------------------------
-
-
-def needle_rank(question: Question, ranked: Ranked, cut: int | None) -> int | None:
-    """1-based rank of the turn holding the needle, or None (not in the top, or the needle
-    was cut off the stored text)."""
-    if cut is not None and question.offset + len(question.needle) > cut:
-        return None
-    for rank, turn_ids in enumerate(ranked.turn_ids, start=1):
-        if question.turn_id in turn_ids:
-            return rank
-    return None
-
-
-def groups_of(question: Question) -> list[str]:
-    groups = ["overall", question.language, "long" if question.position != "short" else "short"]
-    groups.append(f"position:{question.position}")
-    if question.position != "short" and question.offset >= OLD_LIMIT:
-        groups.append(f"beyond {OLD_LIMIT:,}")
-    return groups
-
-
-def summarize(dataset: Dataset, ranks: dict[str, int | None]) -> dict[str, dict[str, float]]:
-    rows: dict[str, list[int | None]] = defaultdict(list)
-    for question in dataset.questions:
-        for group in groups_of(question):
-            rows[group].append(ranks[question.question_id])
-    out: dict[str, dict[str, float]] = {}
-    for group, values in rows.items():
-        metrics: dict[str, float] = {"questions": len(values)}
-        for k in KS:
-            metrics[f"recall@{k}"] = round(sum(1 for r in values if r and r <= k) / len(values), 4)
-        metrics["mrr"] = round(sum(1.0 / r for r in values if r) / len(values), 4)
-        out[group] = metrics
-    return out
-
-
-def highlight_share(
-    dataset: Dataset, ranked: dict[str, Ranked], ranks: dict[str, int | None]
-) -> dict[str, Any]:
-    """Of the long needles found in the top 10, how many the first highlight's span holds."""
-    found = held = 0
-    for question in dataset.questions:
-        rank = ranks[question.question_id]
-        if question.position == "short" or rank is None:
-            continue
-        found += 1
-        span = ranked[question.question_id].highlights[rank - 1]
-        if (
-            span
-            and span[0] <= question.offset
-            and question.offset + len(question.needle) <= span[1]
-        ):
-            held += 1
-    return {"long_needles_found": found, "first_highlight_holds_needle": held}
-
-
 # --- store cost ----------------------------------------------------------------------------
 
 
@@ -367,70 +328,7 @@ def store_cost(dataset: Dataset) -> dict[str, Any]:
     }
 
 
-# --- output --------------------------------------------------------------------------------
-
-
-def _two(value: Any) -> str:
-    return f"{value:.2f}" if isinstance(value, float) else str(value)
-
-
-def tables(results: dict[str, Any]) -> str:
-    systems = results["systems"]
-    first = next(iter(systems.values()))["metrics"]
-    beyond = f"beyond {OLD_LIMIT:,}"
-
-    def cell(metrics: dict[str, Any], group: str, k: int | str) -> Any:
-        key = "mrr" if k == "mrr" else f"recall@{k}"
-        return metrics[group][key] if group in metrics else "-"
-
-    groups = [("overall", 1), ("overall", 5), ("en", 1), ("en", 5), ("zh", 1), ("zh", 5)]
-    groups += [("long", 5), ("short", 5), (beyond, 5), ("overall", "mrr")]
-    headers = ["system"] + [
-        f"{g} {'MRR' if k == 'mrr' else f'R@{k}'} ({first.get(g, {}).get('questions', 0)})"
-        for g, k in groups
-    ]
-    rows = [[name, *[cell(s["metrics"], g, k) for g, k in groups]] for name, s in systems.items()]
-    positions = ["start", "middle", "end", "short"]
-    position_headers = ["system"] + [
-        f"{p} R@1/R@5 ({first.get(f'position:{p}', {}).get('questions', 0)})" for p in positions
-    ]
-    position_rows = [
-        [name]
-        + [
-            " / ".join(_two(cell(s["metrics"], f"position:{p}", k)) for k in (1, 5))
-            for p in positions
-        ]
-        for name, s in systems.items()
-    ]
-    lines = [
-        machine_header(results["machine"]),
-        f"data: {results['data']['questions']} questions, {results['data']['turns']} turns "
-        f"({results['data']['long_turns']} long, {results['data']['long_chars']:,} characters)",
-        "",
-        markdown_table(headers, rows),
-        "",
-        markdown_table(position_headers, position_rows),
-        "",
-    ]
-    for name, system in systems.items():
-        store = system.get("store")
-        if store:
-            lines.append(
-                f"{name}: stored {store['memories']} memories ({store['chars']:,} characters) in "
-                f"{store['seconds']} s = {store['memories_per_second']} memories/s, "
-                f"{store['chars_per_second']:,} characters/s; refused {len(store['refused'])}; "
-                f"chunks of long memories: {store['long_chunks']}"
-            )
-        if system.get("highlights"):
-            h = system["highlights"]
-            lines.append(
-                f"{name}: first highlight holds the needle for {h['first_highlight_holds_needle']}"
-                f" of {h['long_needles_found']} long needles found"
-            )
-    cost = results.get("store_cost")
-    if cost:
-        lines.append(f"store one {cost['chars']:,}-character memory (no cache): {cost}")
-    return "\n".join(lines)
+# --- running ---------------------------------------------------------------------------------
 
 
 def _store_report(stored: Stored) -> dict[str, Any]:
@@ -457,16 +355,24 @@ def subset(dataset: Dataset, users_per_language: int | None) -> Dataset:
     return Dataset(dataset.seed, kept, [q for q in dataset.questions if q.user_id in ids])
 
 
+def _cache_counts(embedder: Embedder) -> tuple[int, int] | None:
+    if isinstance(embedder, CachedEmbedder):
+        return embedder.hits, embedder.misses
+    return None
+
+
 def measure(
     dataset: Dataset, embedder: Embedder, systems: Sequence[str]
 ) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name in systems:
         began = time.perf_counter()
-        cut = OLD_LIMIT if name == "hindsight-truncated" else None
+        cache_before = _cache_counts(embedder)
+        variant = VARIANTS.get(name, Variant())
+        cut = variant.cut
         entry: dict[str, Any] = {}
-        if name.startswith("hindsight"):
-            ranked, stored, timing = run_hindsight(dataset, embedder, cut)
+        if name in VARIANTS:
+            ranked, stored, timing = run_hindsight(dataset, embedder, variant)
             entry["store"] = _store_report(stored)
         elif name == "dense":
             ranked, timing = run_dense(dataset, embedder)
@@ -481,9 +387,15 @@ def measure(
             for q in dataset.questions
             if ranks[q.question_id] != 1
         }
-        if name == "hindsight":
+        if name in VARIANTS and not cut:
             entry["highlights"] = highlight_share(dataset, ranked, ranks)
         entry["timing"]["total_seconds"] = round(time.perf_counter() - began, 1)
+        if cache_before is not None:  # texts embedded afresh by this system, and found cached
+            after = _cache_counts(embedder) or (0, 0)
+            entry["embedding_cache"] = {
+                "hits": after[0] - cache_before[0],
+                "misses": after[1] - cache_before[1],
+            }
         out[name] = entry
         overall = entry["metrics"]["overall"]
         seconds = entry["timing"]["total_seconds"]
@@ -506,9 +418,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    unknown = sorted(set(systems) - set(SYSTEMS))
+    unknown = sorted(set(systems) - set(SYSTEMS) - set(DIAGNOSTIC_SYSTEMS))
     if unknown:
-        parser.error(f"unknown systems {unknown}; choose from {', '.join(SYSTEMS)}")
+        known = ", ".join(SYSTEMS + DIAGNOSTIC_SYSTEMS)
+        parser.error(f"unknown systems {unknown}; choose from {known} (or none: --systems '')")
 
     started = time.perf_counter()
     dataset = subset(load_dataset(args.data), 1 if args.quick else args.users)
