@@ -18,6 +18,14 @@ bench/scale.py; data directories written then are migrated on open: the terms ar
 out of the old ``docs_fts`` table, which is dropped.)
 The index is derived data: ``rebuild_from(records)`` brings it in line with the record
 store.
+
+Concurrency: one process writes an index directory at a time (``writer.lock``, see
+``writer_lock.py``: a second process is refused with a message, a second instance in the
+same process takes over from the first). Within the process, writes are one at a time
+(``_lock``: the SQLite transaction and the in-process index change together) and searches
+take no lock of this class: they go to the in-process ``VectorIndex``, whose per-user
+partitions each have their own readers-writer lock. Keyword terms are computed before a
+write takes the lock.
 """
 
 from __future__ import annotations
@@ -35,9 +43,10 @@ import numpy as np
 
 from hindsight.adapters.embedded.sqlite_files import open_connection, unavailable_on_failure
 from hindsight.adapters.embedded.vector_index import ANN_THRESHOLD, VectorIndex
+from hindsight.adapters.embedded.writer_lock import WriterLock
 from hindsight.adapters.index_rules import model_mismatch
 from hindsight.adapters.paging import EPOCH, epoch_us, from_epoch_us
-from hindsight.core.errors import EmbeddingModelMismatchError
+from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
 from hindsight.core.indexing import index_document
 from hindsight.core.models import (
     FactStatus,
@@ -178,26 +187,42 @@ class EmbeddedSearchIndex:
         self._db_path = self.path / "keyword.db"
         self._ann_dir = self.path / "ann"
         self._lock = threading.RLock()
+        self._closed = False
         self._vectors = VectorIndex(ann_threshold=ann_threshold, persist_dir=self._ann_dir)
         with self._translate():
             self.path.mkdir(parents=True, exist_ok=True)
-            self._conn = open_connection(self._db_path)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(_CREATE_DOCS)
-            self._conn.execute(_CREATE_OWNER_INDEX)
-            if _has_fts_table(self._conn):
-                _migrate_from_fts(self._conn)
-            _migrate_to_chunks(self._conn)
-            self._load_vectors()
+            self._writer_lock = WriterLock.acquire(self.path, self.close)
+        try:
+            with self._translate():
+                self._conn = open_connection(self._db_path)
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute(_CREATE_DOCS)
+                self._conn.execute(_CREATE_OWNER_INDEX)
+                if _has_fts_table(self._conn):
+                    _migrate_from_fts(self._conn)
+                _migrate_to_chunks(self._conn)
+                self._load_vectors()
+        except BaseException:
+            self._writer_lock.release()
+            raise
         self._vectors.load(self._ann_dir)
 
     # --- plumbing ------------------------------------------------------------------------
     def _translate(self) -> AbstractContextManager[None]:
         return unavailable_on_failure("search index", self.path, self._db_path)
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise UnavailableError(
+                f"this search index of {self.path} is closed: the service was shut down, or "
+                "the same data directory was opened again in this process (the newer one "
+                "serves it); use the service that is open"
+            )
+
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._lock, self._translate():
+            self._check_open()
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
@@ -271,18 +296,27 @@ class EmbeddedSearchIndex:
             self._vectors.upsert(documents, terms)
 
     def close(self) -> None:
-        """Save the HNSW graphs (so the next start need not rebuild them) and close."""
+        """Save the HNSW graphs (so the next start need not rebuild them), close the file
+        and give up the directory's writer lock; later calls raise UnavailableError."""
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
             try:
                 self._vectors.save(self._ann_dir)
             except (OSError, RuntimeError) as exc:
                 logger.warning("ann graphs not saved dir=%s error=%s", self._ann_dir, exc)
             self._conn.close()
+            self._vectors.clear()  # the memory goes now, not when the last reference does
+            self._writer_lock.release()
 
     # --- writes --------------------------------------------------------------------------
     def upsert(self, documents: Sequence[IndexDocument]) -> None:
         if not documents:
             return
+        self._check_open()
+        # the terms before the lock: segmenting long texts is the slow part of a write
+        terms = [[tokenize(text) for _, text, _, _ in doc.pieces()] for doc in documents]
         with self._lock:
             fixed = self._vectors.model
             for document in documents:
@@ -290,7 +324,6 @@ class EmbeddedSearchIndex:
                 if fixed is not None and fixed != (vector.model, vector.dim):
                     raise EmbeddingModelMismatchError(model_mismatch(*fixed, vector))
                 fixed = fixed or (vector.model, vector.dim)
-            terms = [[tokenize(text) for _, text, _, _ in doc.pieces()] for doc in documents]
             with self._transaction() as conn:
                 for document, document_terms in zip(documents, terms, strict=True):
                     conn.execute(
@@ -360,6 +393,7 @@ class EmbeddedSearchIndex:
         freshly stored one.
         """
         with self._lock:
+            self._check_open()
             with self._translate():
                 indexed = set(
                     self._conn.execute("SELECT tenant_id, memory_id FROM docs WHERE chunk = 0")
@@ -400,20 +434,18 @@ class EmbeddedSearchIndex:
     def vector_search(
         self, search_filter: SearchFilter, vector: StoredVector, k: int
     ) -> list[SearchHit]:
+        self._check_open()
         return self._vectors.search(search_filter, vector, k)
 
     def keyword_search(self, search_filter: SearchFilter, text: str, k: int) -> list[SearchHit]:
+        self._check_open()
         return self._vectors.keyword_search(search_filter, text, k)
 
     def count(self, tenant_id: str | None = None) -> int:
-        with self._lock, self._translate():
-            if tenant_id is None:
-                row = self._conn.execute("SELECT COUNT(*) FROM docs WHERE chunk = 0").fetchone()
-            else:
-                row = self._conn.execute(
-                    "SELECT COUNT(*) FROM docs WHERE tenant_id = ? AND chunk = 0", (tenant_id,)
-                ).fetchone()
-        return int(row[0])
+        """Memories indexed (from the in-process index, which every write changes together
+        with ``keyword.db``: no SQLite read, and no wait for a write in progress)."""
+        self._check_open()
+        return self._vectors.count(tenant_id)
 
     @property
     def vectors(self) -> VectorIndex:
