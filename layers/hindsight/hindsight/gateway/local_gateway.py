@@ -16,23 +16,29 @@ the keyless-safety check, the banner, ``serve`` and ``main``.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import logging
-import os
+import signal
 import socket
 import sys
 import threading
-from collections.abc import Mapping
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
-from hindsight.api.auth import load_key_ring
 from hindsight.bootstrap import configure, get_service
 from hindsight.core.errors import HindsightError
 from hindsight.gateway.dispatch import Dispatcher
 from hindsight.gateway.errors import GatewayConfigError
 from hindsight.gateway.http_server import request_handler_class
 from hindsight.gateway.template import find_template, routes_from_template, stage_name
+from hindsight.server.startup import (
+    KEYLESS_WARNING,
+    DataDirLock,
+    data_details,
+    is_loopback,
+    lock_data_dir,
+    prepare_settings,
+)
+from hindsight.server.startup import banner as startup_banner
 from hindsight.settings import Settings
 
 __all__ = [
@@ -48,7 +54,7 @@ __all__ = [
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
-KEYLESS_WARNING = "no API keys configured: serving keyless on {host} — do not expose this port"
+_held_locks: list[DataDirLock] = []
 
 
 class GatewayHTTPServer(ThreadingHTTPServer):
@@ -140,63 +146,29 @@ class LocalGateway:
 
 
 # --- command line ----------------------------------------------------------------------
-def is_loopback(host: str) -> bool:
-    """Whether binding to ``host`` keeps the port private to this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def prepare_settings(
-    host: str,
-    data_dir: str | Path | None = None,
-    allow_anonymous: bool | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> tuple[Settings, bool]:
-    """Settings for the gateway and whether it serves keyless.
-
-    Keyless (no keys configured) is allowed only on a loopback host; there anonymous
-    access is on unless switched off explicitly (flag or HINDSIGHT_ALLOW_ANONYMOUS).
-    """
-    env = os.environ if environ is None else environ
-    settings = Settings.from_env(env, data_dir=data_dir, allow_anonymous=allow_anonymous)
-    if len(load_key_ring(settings)) > 0:
-        return settings, False
-    if not is_loopback(host):
-        raise GatewayConfigError(
-            f"refusing to serve without API keys on {host}: anyone who can reach the port "
-            "could read every memory. Configure keys (HINDSIGHT_API_KEYS_FILE) or bind to "
-            "127.0.0.1"
-        )
-    if allow_anonymous is None and "HINDSIGHT_ALLOW_ANONYMOUS" not in env:
-        settings = Settings.from_env(env, data_dir=data_dir, allow_anonymous=True)
-    return settings, settings.allow_anonymous
-
-
 def banner(gateway: LocalGateway, settings: Settings, keyless: bool) -> str:
-    lines = [
-        f"Hindsight local gateway listening on {gateway.url}",
-        f"  template : {gateway.template_path}",
-        f"  backend  : {settings.backend}",
-        f"  data dir : {Path(settings.data_dir).resolve()}",
-        f"  routes   : {len(gateway.routes)}",
+    authorized = any(route.authorizer is not None for route in gateway.routes)
+    if not authorized:
+        authorizer = "none in the template"
+    elif keyless:
+        authorizer = "skipped: keyless on loopback (it could only refuse every request)"
+    else:
+        authorizer = "the template's Lambda authorizer runs before each keyed route"
+    details = [
+        ("template", str(gateway.template_path)),
+        *data_details(settings),
+        ("routes", str(len(gateway.routes))),
+        ("authorizer", authorizer),
+        (
+            "requests",
+            "ONE invocation at a time, like sam local start-api; a request waiting over "
+            f"{gateway.dispatcher.wait_seconds:g} s is answered 503. For many agents at once run "
+            "`hindsight serve` without --gateway",
+        ),
     ]
-    auth = "" if keyless else ' -H "Authorization: Bearer $HINDSIGHT_KEY"'
-    if keyless:
-        lines.append("WARNING: " + KEYLESS_WARNING.format(host=gateway.host))
-    elif not settings.allow_anonymous:
-        lines.append("  auth     : API keys required (Authorization: Bearer <key>)")
-    lines += [
-        "Try:",
-        f"  curl -s -X POST {gateway.url}/v1/memories{auth} -H 'Content-Type: application/json' "
-        '-d \'{"user_id": "u1", "content": "用户对花生过敏", "category": "constraint"}\'',
-        f"  curl -s -X POST {gateway.url}/v1/retrieve{auth} -H 'Content-Type: application/json' "
-        '-d \'{"user_id": "u1", "query": "饮食禁忌"}\'',
-    ]
-    return "\n".join(lines)
+    return startup_banner(
+        "Hindsight local gateway", gateway.url, gateway.host, settings, keyless, details
+    )
 
 
 def serve(
@@ -206,13 +178,26 @@ def serve(
     allow_anonymous: bool | None = None,
     template: str | Path | None = None,
 ) -> None:
-    """Run the gateway in the foreground until interrupted."""
+    """Run the gateway in the foreground until interrupted (Ctrl-C or SIGTERM); the
+    invocation in progress finishes first."""
     settings, keyless = prepare_settings(host, data_dir, allow_anonymous)
+    lock = lock_data_dir(settings)
     gateway = LocalGateway(host, port, template, settings=settings)
     gateway.warm()  # open the store, load the index and model before the first request
     print(banner(gateway, settings, keyless), flush=True)
-    gateway.serve_forever()
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        gateway.serve_forever()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        gateway.dispatcher.drain()
+        if lock is not None:
+            _held_locks.append(lock)  # released when the process ends, after the exit hooks
     print("stopped", flush=True)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,12 +66,22 @@ class FunctionSpec:
 
 
 @dataclass(frozen=True)
+class AuthorizerSpec:
+    """A Lambda authorizer of an API: its function, and the API's customised refusals
+    (``GatewayResponses``: kind such as ``UNAUTHORIZED`` -> status, JSON body template)."""
+
+    function: FunctionSpec
+    responses: dict[str, tuple[int, str]] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
 class Route:
     method: str  # upper case, or ANY
     resource: str  # the template path, e.g. /v1/users/{user_id}/memories
     function: FunctionSpec
     pattern: re.Pattern[str] = field(compare=False)
     dynamic: bool = False
+    authorizer: AuthorizerSpec | None = None  # the Lambda authorizer API Gateway runs first
 
     def match(self, path: str) -> dict[str, str] | None:
         found = self.pattern.match(path)
@@ -101,29 +111,86 @@ def _literal(value: Any) -> Any:
     return None if isinstance(value, dict) else value
 
 
+def _function_spec(
+    logical_id: str, resource: dict[str, Any], base: Path, globals_fn: dict[str, Any]
+) -> FunctionSpec | None:
+    props = resource.get("Properties") or {}
+    code_uri = _literal(props.get("CodeUri", globals_fn.get("CodeUri")))
+    handler = _literal(props.get("Handler", globals_fn.get("Handler")))
+    if not isinstance(code_uri, str) or not isinstance(handler, str):
+        logger.warning("skipping %s: CodeUri/Handler are not plain strings", logical_id)
+        return None
+    return FunctionSpec(
+        logical_id=logical_id,
+        code_dir=(base / code_uri).resolve(),
+        handler=handler,
+        timeout_seconds=float(_literal(props.get("Timeout", globals_fn.get("Timeout"))) or 3),
+        memory_mb=int(_literal(props.get("MemorySize", globals_fn.get("MemorySize"))) or 128),
+    )
+
+
+def _api(template: dict[str, Any], api_ref: Any) -> dict[str, Any]:
+    """The properties of the ``AWS::Serverless::Api`` an event's ``RestApiId`` names."""
+    if not isinstance(api_ref, dict) or not isinstance(api_ref.get("Ref"), str):
+        return {}
+    api = template["Resources"].get(api_ref["Ref"]) or {}
+    props = api.get("Properties") if isinstance(api, dict) else None
+    return props if isinstance(props, dict) else {}
+
+
+def _responses(api: dict[str, Any]) -> dict[str, tuple[int, str]]:
+    """The API's ``GatewayResponses`` with a JSON body: kind -> (status, body)."""
+    found: dict[str, tuple[int, str]] = {}
+    for kind, response in (api.get("GatewayResponses") or {}).items():
+        body = ((response or {}).get("ResponseTemplates") or {}).get("application/json")
+        status = _literal((response or {}).get("StatusCode"))
+        if isinstance(body, str) and status is not None:
+            found[str(kind)] = (int(status), body)
+    return found
+
+
+def _authorizer_function(auth: dict[str, Any], name: str) -> str | None:
+    """The logical id of the function behind the named Lambda authorizer."""
+    spec = (auth.get("Authorizers") or {}).get(name) or {}
+    arn = spec.get("FunctionArn")
+    if isinstance(arn, dict) and isinstance(arn.get("Fn::GetAtt"), list):
+        return str(arn["Fn::GetAtt"][0])
+    return None
+
+
+def _event_authorizer(
+    template: dict[str, Any], event_props: dict[str, Any], specs: dict[str, FunctionSpec]
+) -> AuthorizerSpec | None:
+    """The authorizer API Gateway runs before this event's function (None: no key)."""
+    api = _api(template, event_props.get("RestApiId"))
+    found = api.get("Auth")
+    auth: dict[str, Any] = found if isinstance(found, dict) else {}
+    name = ((event_props.get("Auth") or {}).get("Authorizer")) or auth.get("DefaultAuthorizer")
+    if not isinstance(name, str) or name == "NONE":
+        return None
+    logical_id = _authorizer_function(auth, name)
+    function = specs.get(logical_id) if logical_id else None
+    return AuthorizerSpec(function, _responses(api)) if function else None
+
+
 def routes_from_template(template_path: Path) -> list[Route]:
     """Every Api event of every serverless function, static paths before dynamic ones."""
     template = load_template(template_path)
     base = template_path.parent
     globals_fn = (template.get("Globals") or {}).get("Function") or {}
+    functions = {
+        logical_id: resource
+        for logical_id, resource in template["Resources"].items()
+        if isinstance(resource, dict) and resource.get("Type") == "AWS::Serverless::Function"
+    }
+    specs = {
+        logical_id: spec
+        for logical_id, resource in functions.items()
+        if (spec := _function_spec(logical_id, resource, base, globals_fn)) is not None
+    }
     routes: list[Route] = []
-    for logical_id, resource in template["Resources"].items():
-        if not isinstance(resource, dict) or resource.get("Type") != "AWS::Serverless::Function":
-            continue
-        props = resource.get("Properties") or {}
-        code_uri = _literal(props.get("CodeUri", globals_fn.get("CodeUri")))
-        handler = _literal(props.get("Handler", globals_fn.get("Handler")))
-        if not isinstance(code_uri, str) or not isinstance(handler, str):
-            logger.warning("skipping %s: CodeUri/Handler are not plain strings", logical_id)
-            continue
-        spec = FunctionSpec(
-            logical_id=logical_id,
-            code_dir=(base / code_uri).resolve(),
-            handler=handler,
-            timeout_seconds=float(_literal(props.get("Timeout", globals_fn.get("Timeout"))) or 3),
-            memory_mb=int(_literal(props.get("MemorySize", globals_fn.get("MemorySize"))) or 128),
-        )
-        for event in (props.get("Events") or {}).values():
+    for logical_id, spec in specs.items():
+        for event in ((functions[logical_id].get("Properties") or {}).get("Events") or {}).values():
             if not isinstance(event, dict) or event.get("Type") != "Api":
                 continue
             event_props = event.get("Properties") or {}
@@ -131,7 +198,8 @@ def routes_from_template(template_path: Path) -> list[Route]:
             if not isinstance(path, str) or not isinstance(method, str):
                 continue
             pattern, dynamic = _path_pattern(path)
-            routes.append(Route(method.upper(), path, spec, pattern, dynamic))
+            authorizer = _event_authorizer(template, event_props, specs)
+            routes.append(Route(method.upper(), path, spec, pattern, dynamic, authorizer))
     if not routes:
         raise GatewayConfigError(f"{template_path} defines no functions with Api events")
     return sorted(routes, key=lambda r: (r.dynamic, -len(r.resource)))

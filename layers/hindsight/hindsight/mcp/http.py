@@ -48,6 +48,12 @@ def request_principal() -> Principal:
     return principal
 
 
+def bind_request_principal(principal: Principal) -> None:
+    """Make ``principal`` the caller of the MCP request served in this context (the
+    ASGI server sets it per request task; tasks started from it inherit it)."""
+    _principal.set(principal)
+
+
 def error_proxy_response(
     status: int, message: str, headers: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
