@@ -17,10 +17,13 @@ from typing import Any
 
 import pytest
 
+from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
+from hindsight.adapters.memory import InMemoryRecordStore
 from hindsight.bootstrap import build_embedded_service, build_memory_service
 from hindsight.core.commands import StoreMemoryCommand
 from hindsight.core.embedding import embed_query
 from hindsight.core.models import ListQuery, MemoryKind, Principal, SearchFilter
+from hindsight.core.ports import RecordStore
 from hindsight.core.service import MemoryService
 from hindsight.settings import Settings
 from tests.fakes import HashingEmbedder, ScriptedReflector
@@ -112,6 +115,24 @@ def embedded(tmp_path: Path, reflector: SlowReflector) -> Iterator[MemoryService
     built = make_service("embedded", tmp_path / "data", reflector)
     yield built
     close_service(built)
+
+
+@pytest.fixture(params=["memory", "sqlite", "dynamodb"])
+def record_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RecordStore]:
+    """Every record store (DynamoDB on the local moto engine, ``make services``)."""
+    if request.param == "dynamodb":
+        from tests.integration.dynamodb_local import drop_table, fresh_store
+
+        dynamodb_store = fresh_store()  # fails with "start the local engines: make services"
+        yield dynamodb_store
+        drop_table(dynamodb_store)
+        return
+    if request.param == "memory":
+        yield InMemoryRecordStore()
+        return
+    sqlite_store = SqliteRecordStore(tmp_path / "hindsight.db")
+    yield sqlite_store
+    sqlite_store.close()
 
 
 @pytest.fixture

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
-from hindsight.adapters.memory import InMemoryRecordStore
 from hindsight.core.commands import ReflectCommand
 from hindsight.core.errors import ConflictError
 from hindsight.core.ports import RecordStore
@@ -27,25 +25,6 @@ from tests.concurrency.conftest import PRINCIPAL, race, store
 NOW = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 LATER = NOW + timedelta(minutes=15)
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(params=["memory", "sqlite", "dynamodb"])
-def record_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[RecordStore]:
-    if request.param == "dynamodb":
-        from tests.integration.dynamodb_local import drop_table, fresh_store
-
-        dynamodb_store = fresh_store()  # fails with "start the local engines: make services"
-        yield dynamodb_store
-        drop_table(dynamodb_store)
-        return
-    store: RecordStore = (
-        InMemoryRecordStore()
-        if request.param == "memory"
-        else SqliteRecordStore(tmp_path / "hindsight.db")
-    )
-    yield store
-    if isinstance(store, SqliteRecordStore):
-        store.close()
 
 
 def take(store: RecordStore, holder: str, user: str = "u1", now: datetime = NOW) -> bool:
