@@ -15,7 +15,7 @@ from typing import Any
 from harness import machine_header, markdown_table
 from longmem_data import Dataset, Question
 
-OLD_LIMIT = 8_000  # the content limit before long memories (core/commands.py, until 2024-12)
+OLD_LIMIT = 8_000  # the content limit before long memories (the old MAX_CONTENT_CHARS)
 KS = (1, 5, 10)
 TOP = max(KS)
 
