@@ -91,7 +91,9 @@ class RetrieveMemories:
         )
         wanted = min(offset + command.top_k, policy.max_results)
         ranked, total = rank(policy, candidates, scoring, search.fetched, search.fetch, wanted)
-        shaping = _Shaping(query_words(command.query), command.max_content_chars)
+        shaping = _Shaping(
+            query_words(command.query), command.max_content_chars, policy.vector_weight
+        )
         page = [
             shaping.result(memory, score, parts.why(), search.matches.get(memory.memory_id, []))
             for _, score, memory, parts in ranked[offset:wanted]
@@ -242,14 +244,18 @@ def _allowed(memory: Memory, search_filter: SearchFilter, as_of: datetime | None
 class _Shaping:
     """How results are presented: highlights of long memories, contents cut if asked."""
 
-    def __init__(self, words: list[str], max_content_chars: int | None) -> None:
+    def __init__(
+        self, words: list[str], max_content_chars: int | None, vector_weight: float
+    ) -> None:
         self.words = words
         self.max_content_chars = max_content_chars
+        self.vector_weight = vector_weight
 
     def result(
         self, memory: Memory, score: float, why: dict[str, Any], matches: list[Match]
     ) -> ScoredMemory:
-        highlights = [highlight(memory.content, match, self.words) for match in _ordered(matches)]
+        ordered = _ordered(matches, _vector_led(why, self.vector_weight))
+        highlights = [highlight(memory.content, match, self.words) for match in ordered]
         if highlights:
             first = highlights[0]
             why = {**why, "chunk": {k: first[k] for k in ("chunk", "start", "end", "matched_by")}}
@@ -257,17 +263,25 @@ class _Shaping:
         update: dict[str, Any] = {"highlights": [Highlight.model_validate(h) for h in highlights]}
         limit = self.max_content_chars
         if limit is not None and len(memory.content) > limit:
-            span = matches[0].span if matches else None
+            span = ordered[0].span if ordered else None
             content, kept = cut_around(memory.content, span, self.words, limit)
             update.update(content=content, content_truncated=True, content_span=kept)
         return shaped.model_copy(update=update)
 
 
-def _ordered(matches: list[Match]) -> list[Match]:
-    """Keyword matches first (the query's own words), then by meaning; one per chunk."""
+def _vector_led(why: dict[str, Any], vector_weight: float) -> bool:
+    """Whether meaning (the vector search) contributed more to the relevance than keywords."""
+    similarity = float(why.get("similarity_scaled") or 0.0) * vector_weight
+    return similarity >= float(why.get("keyword") or 0.0) * (1.0 - vector_weight)
+
+
+def _ordered(matches: list[Match], vector_first: bool) -> list[Match]:
+    """The chunks a memory was found by, the one of the search that contributed most to its
+    relevance first; one per chunk."""
+    first = "vector" if vector_first else "keyword"
     seen: set[int] = set()
     out = []
-    for match in sorted(matches, key=lambda m: m.by != "keyword"):
+    for match in sorted(matches, key=lambda m: m.by != first):
         if match.chunk not in seen:
             seen.add(match.chunk)
             out.append(match)
