@@ -12,7 +12,8 @@ PYTEST := $(BIN)/pytest -p no:cacheprovider
 
 .PHONY: openapi
 .PHONY: run run-aws install install-test sam test lint test-unit test-functional test-contract \
-        test-integration test-e2e test-infrastructure bench clean services services-down
+        test-integration test-e2e test-infrastructure test-concurrency bench clean services \
+        services-down
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -94,6 +95,11 @@ test-integration: install-test
 
 test-e2e: install-test
 	$(PYTEST) tests/e2e -q
+
+# Threads and processes racing on one service and one `hindsight serve` (under a minute);
+# the lease and dedup races include DynamoDB on the local engines
+test-concurrency: install-test
+	$(call with_services,$(PYTEST) tests/concurrency -q)
 
 test-infrastructure: install-test sam
 	$(call with_services,$(PYTEST) tests/infrastructure -q)

@@ -1,5 +1,5 @@
 """Per-user leases (``RecordStore.acquire_lease``/``release_lease``) on every record store:
-of racing takers exactly one wins, in threads and (SQLite) in processes.
+of racing takers exactly one wins (in processes too: ``test_record_store_races.py``).
 
 Reflection holds its user's lease while it runs, so that two reflections of one user never
 both turn the same episodes into facts.
@@ -7,14 +7,11 @@ both turn the same episodes into facts.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
 from hindsight.core.commands import ReflectCommand
 from hindsight.core.errors import ConflictError
 from hindsight.core.ports import RecordStore
@@ -55,45 +52,6 @@ def test_erasing_a_user_removes_their_lease(record_store: RecordStore) -> None:
     assert take(record_store, "first")
     record_store.erase_user("t1", "u1")
     assert take(record_store, "second")
-
-
-TAKER = """
-import sys
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
-
-store = SqliteRecordStore(Path(sys.argv[1]))
-now = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
-print("ready", flush=True)
-sys.stdin.readline()  # every process waits here until all are ready, then all take at once
-won = store.acquire_lease("t1", "u1", "reflection", sys.argv[2], now + timedelta(minutes=5), now)
-print("won" if won else "lost")
-"""
-
-
-def test_of_processes_racing_for_a_sqlite_lease_exactly_one_wins(tmp_path: Path) -> None:
-    path = tmp_path / "hindsight.db"
-    SqliteRecordStore(path).close()
-    takers = [
-        subprocess.Popen(
-            [sys.executable, "-c", TAKER, str(path), f"process-{n}"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
-        for n in range(4)
-    ]
-    for taker in takers:
-        assert taker.stdout is not None
-        assert taker.stdout.readline().strip() == "ready"
-    for taker in takers:
-        assert taker.stdin is not None
-        taker.stdin.write("go\n")
-        taker.stdin.flush()
-    answers = [taker.communicate(timeout=60)[0].strip() for taker in takers]
-    assert sorted(answers) == ["lost", "lost", "lost", "won"], answers
 
 
 def test_a_reflection_waits_for_a_running_one_then_answers_409(

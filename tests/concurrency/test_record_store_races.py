@@ -90,7 +90,9 @@ from tests.contract.builders import T0, episode, text_vector
 store = SqliteRecordStore(Path(sys.argv[1]))
 worker = sys.argv[2]
 print("ready", flush=True)
-sys.stdin.readline()
+sys.stdin.readline()  # every process waits here until all are ready, then all go at once
+until = T0 + timedelta(minutes=5)
+leased = store.acquire_lease("t1", "u1", "reflection", worker, until, T0)
 written = duplicates = 0
 for n in range(60):
     key = f"shared-{n % 20}"  # every process tries the same 20 keys, three times each
@@ -100,11 +102,13 @@ for n in range(60):
         written += 1
     except DuplicateMemoryError:
         duplicates += 1
-print(json.dumps({"written": written, "duplicates": duplicates}))
+print(json.dumps({"leased": leased, "written": written, "duplicates": duplicates}))
 """
 
 
-def test_processes_writing_one_sqlite_file_keep_the_dedup_window(tmp_path: Path) -> None:
+def test_processes_writing_one_sqlite_file_keep_the_dedup_window_and_the_lease(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "hindsight.db"
     SqliteRecordStore(path).close()
     writers = [
@@ -129,6 +133,7 @@ def test_processes_writing_one_sqlite_file_keep_the_dedup_window(tmp_path: Path)
         out, err = writer.communicate(timeout=60)
         assert writer.returncode == 0, err[-2000:]  # no "database is locked", no error at all
         outcomes.append(json.loads(out))
+    assert [o["leased"] for o in outcomes].count(True) == 1  # one process won the lease
     assert sum(o["written"] for o in outcomes) == 20  # one memory per key
     assert sum(o["duplicates"] for o in outcomes) == 160
     store = SqliteRecordStore(path)
