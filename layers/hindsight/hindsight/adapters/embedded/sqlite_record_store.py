@@ -338,8 +338,7 @@ class SqliteRecordStore:
         key = (tenant_id, user_id, name)
         with self._write() as conn:  # BEGIN IMMEDIATE: the check and the claim are one step
             held = conn.execute(
-                "SELECT holder, until FROM leases WHERE tenant_id = ? AND user_id = ? "
-                "AND name = ?",
+                "SELECT holder, until FROM leases WHERE tenant_id = ? AND user_id = ? AND name = ?",
                 key,
             ).fetchone()
             if held is not None and held[0] != holder and held[1] > epoch_us(now):
