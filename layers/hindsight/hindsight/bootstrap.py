@@ -145,9 +145,12 @@ def local_ports(
 
 
 def build_embedder(settings: Settings) -> Embedder:
+    """The configured embedder behind a micro-batcher: concurrent requests' texts share
+    engine calls, a lone request runs at once (adapters/embedders/micro_batching.py)."""
     from hindsight.adapters.embedders.factory import build_embedder as build
+    from hindsight.adapters.embedders.micro_batching import MicroBatchingEmbedder
 
-    return build(settings.embedder)
+    return MicroBatchingEmbedder(build(settings.embedder))
 
 
 def build_reflector(settings: Settings) -> Reflector:

