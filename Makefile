@@ -108,10 +108,12 @@ test: install-test sam lint
 	$(call with_services,$(PYTEST) tests -q)
 
 # LoCoMo quality (~2 min with the embedding cache warm), long memories (bench/longmem.py:
-# needles in 5k-60k-character pastes) and scale (~45 min: 10k, 100k, 1M)
+# needles in 5k-60k-character pastes), many agents at once (bench/load.py: 1 and 16 clients
+# against hindsight serve, ~10 min) and scale (~45 min: 10k, 100k, 1M)
 bench: install-test
 	$(BIN)/python bench/locomo.py
 	$(BIN)/python bench/longmem.py
+	$(BIN)/python bench/load.py
 	$(BIN)/python bench/scale.py
 
 # Local engines for the AWS-backend tests (OpenSearch with k-NN on 127.0.0.1:9200, moto on

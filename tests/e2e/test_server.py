@@ -1,5 +1,6 @@
 """``hindsight serve`` itself (the ASGI server): requests served at once, request ids, one
-server per data directory, graceful shutdown with nothing acknowledged lost, JSON logs.
+server per data directory, graceful shutdown with nothing acknowledged lost, JSON logs,
+``hindsight backup`` while it serves and a restore from the backup.
 
 The shared HTTP behaviour is in the other e2e modules, run against both servers.
 """
@@ -35,6 +36,17 @@ HEADERS = {"Authorization": f"Bearer {E2E_KEY}"}
 def long_items(count: int, tag: str) -> list[dict[str, Any]]:
     text = "今天的会议讨论了项目预算、上线时间和测试计划，决定下周三再复盘一次。" * 12
     return [{"content": f"{tag} 第{i}条：{text}"} for i in range(count)]
+
+
+def listed_ids(http: httpx.Client, user_id: str) -> set[str]:
+    ids: set[str] = set()
+    params: dict[str, Any] = {"limit": 50}
+    while True:
+        page = http.get(f"/v1/users/{user_id}/memories", params=params).json()
+        ids |= {m["memory_id"] for m in page["results"]}
+        if not page["has_more"]:
+            return ids
+        params = {"limit": 50, "cursor": page["next_cursor"]}
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +109,70 @@ def test_a_second_server_on_one_data_directory_is_refused(tmp_path: Path) -> Non
         first.release()
     DataDirLock(tmp_path).acquire().release()  # free again once released
     assert lock_data_dir(Settings(backend="memory", data_dir=tmp_path)) is None
+
+
+def test_a_backup_while_serving_is_consistent_and_restores(
+    asgi_server: LocalServer, tmp_path: Path
+) -> None:
+    from typer.testing import CliRunner
+
+    from hindsight.cli import app
+
+    data_dir = Path(bootstrap.get_settings().data_dir)
+    stored: list[tuple[float, str]] = []  # (time acknowledged, id)
+    stop = threading.Event()
+
+    def keep_storing() -> None:
+        with httpx.Client(base_url=asgi_server.url, headers=HEADERS, timeout=120) as http:
+            number = 0
+            while not stop.is_set():
+                number += 1
+                body = {"user_id": "backup-user", "content": f"第{number}条：用户喜欢喝乌龙茶"}
+                reply = http.post("/v1/memories", json=body)
+                assert reply.status_code == 201, reply.text
+                stored.append((time.monotonic(), reply.json()["memory_id"]))
+
+    writer = threading.Thread(target=keep_storing)
+    writer.start()
+    try:
+        while len(stored) < 3:
+            time.sleep(0.05)
+        began = time.monotonic()
+        result = CliRunner().invoke(
+            app, ["--data-dir", str(data_dir), "backup", str(tmp_path), "--json"]
+        )
+        ended = time.monotonic()
+    finally:
+        stop.set()
+        writer.join()
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    copy = Path(report["destination"])
+    assert copy.parent == tmp_path and not Path(f"{copy}-wal").exists()
+    before = [memory_id for at, memory_id in stored if at < began]
+    assert report["memories"] >= len(before)
+    again = CliRunner().invoke(app, ["--data-dir", str(data_dir), "backup", str(copy)])
+    assert again.exit_code == 1 and "never overwrites" in again.output
+    # restore: the copy as the record store of a new data directory, no index
+    restored = tmp_path / "restored"
+    restored.mkdir()
+    copy.rename(restored / "hindsight.db")
+    saved = (bootstrap._settings, bootstrap._service)
+    server = start_server("serve", restored)
+    try:
+        with httpx.Client(base_url=server.url, headers=HEADERS, timeout=120) as http:
+            for memory_id in before:
+                assert http.get(f"/v1/memories/{memory_id}").status_code == 200
+            found = http.post("/v1/retrieve", json={"user_id": "backup-user", "query": "乌龙茶"})
+            assert found.status_code == 200 and found.json()["results"]
+            copied = listed_ids(http, "backup-user")
+        # one moment of the store: everything acknowledged before the backup began, and
+        # nothing that was not acknowledged by the time it ended
+        assert set(before) <= copied
+        assert copied <= {memory_id for at, memory_id in stored if at <= ended}
+    finally:
+        server.stop()
+        configure(*saved)
 
 
 # --- the command, in a process of its own ----------------------------------------------

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from hindsight.cli import admin, documents, memories, recall, review, serve, store
+from hindsight.cli import admin, backup, documents, memories, recall, review, serve, store
 from hindsight.cli.state import CliState, JsonFlag
 
 app = typer.Typer(
@@ -68,6 +68,7 @@ app.command("forget")(memories.forget)
 app.command("erase-user")(memories.erase_user)
 app.command("health")(admin.health)
 app.command("reindex")(admin.reindex)
+app.command("backup")(backup.backup)
 app.add_typer(documents.app, name="document")
 
 

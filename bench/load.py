@@ -1,0 +1,402 @@
+"""Load: C clients × N operations of a realistic mix against a local server it starts.
+
+    .venv/bin/python bench/load.py                    # 1 and 16 clients, 40 operations each
+    .venv/bin/python bench/load.py --clients 1 4 16 --operations 60
+    .venv/bin/python bench/load.py --server gateway   # the template-driven gateway, to compare
+
+For each client count, from scratch: a fresh data directory; ``hindsight serve`` on a free
+loopback port, in a process of its own (the clients do not share its GIL); a seed of
+short memories for every user (not timed); C threads, each with its own HTTP connection,
+running N operations drawn from the mix; then every acknowledged store is read back by
+id (a store answered 201, or 200 with the id of the memory it duplicates, that cannot be
+read is a lost write); then the server is stopped with SIGTERM (it must exit 0).
+
+The mix (weights): short stores 28 (one sentence, Chinese or English), long stores 4 (a
+pasted note of 3,000-6,000 characters: several chunks to embed), batch stores 8 (10
+short items), retrieves 30 (with filters: categories, kinds, a time window, a session),
+context 10, list 12, get 4, reflect 4. Users are shared by the clients (8 by default),
+as agents share the people they work for.
+
+Printed per run: throughput (operations/s), p50/p95/p99 per operation, errors by status,
+lost writes, the load average before and after (the machine may be shared); then the
+issue's targets when 1 and 16 clients were both run: 16 clients ≥ 1.7× the throughput of
+one, 0 errors, 0 lost, retrieve p95 under load ≤ 4× its single-client p95. Written to
+bench/results/load.json and load.md (``--out`` elsewhere).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+from harness import (
+    RESULTS_DIR,
+    free_port,
+    latency_summary,
+    load_average,
+    machine_header,
+    machine_info,
+    markdown_table,
+    proc_status_mb,
+    write_json,
+)
+from synthetic import generate_memories, generate_queries
+
+MIX: dict[str, int] = {
+    "store_short": 28,
+    "store_long": 4,
+    "store_batch": 8,
+    "retrieve": 30,
+    "context": 10,
+    "list": 12,
+    "get": 4,
+    "reflect": 4,
+}
+BATCH_ITEMS = 10
+SEED_PER_USER = 30
+CATEGORIES = ["preference", "constraint", "event", "plan", "fact", "task"]
+LONG_PARAGRAPHS = [
+    "会议纪要：本周评审了新版本的上线计划。后端需要在周三之前完成接口联调，前端负责把设置页改成"
+    "新的设计稿，测试组在周四做回归。预算方面，市场部希望把第三季度的投放提前，财务要求先给出"
+    "每个渠道的转化数据。下次会议定在下周一上午十点，地点在三楼的大会议室。",
+    "Release notes draft: the importer now resumes an interrupted run without storing any "
+    "turn twice, long pastes are searched by chunks, and the retrieve endpoint returns the "
+    "chunk that matched with its position. Known issues: very large PDF files are slow to "
+    "convert, and the nightly reflection may take several minutes for users with long "
+    "histories. Next steps: profile the embedding path and add a load test.",
+    "旅行计划：下个月去成都出差三天，住在春熙路附近的酒店。第一天拜访客户，第二天参加行业大会，"
+    "第三天上午和本地团队开会，下午返程。需要提前订好往返机票，记得带上投影仪转接头和名片，"
+    "用户不吃辣，安排晚餐时要注意。",
+    "Support ticket summary: the customer reported that exports time out for accounts with "
+    "more than ten thousand records. We reproduced it on staging, traced it to a missing "
+    "index on the audit table, and shipped a migration. The customer confirmed the fix on "
+    "Tuesday and asked for a weekly CSV export to be scheduled for their finance team.",
+]
+
+
+# --- the operations --------------------------------------------------------------------------
+@dataclass
+class Outcome:
+    operation: str
+    status: int | str  # HTTP status, or the transport error's name
+    seconds: float
+    acknowledged: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Client:
+    """One agent: its HTTP connection and the randomness of its choices."""
+
+    http: httpx.Client
+    rng: random.Random
+    users: list[str]
+    texts: list[tuple[str, str]]
+    queries: list[str]
+    known_ids: list[str]
+
+    def user(self) -> str:
+        return self.rng.choice(self.users)
+
+    def short_item(self) -> dict[str, Any]:
+        text, category = self.rng.choice(self.texts)
+        # unique per store, so the dedup window keeps every one (a duplicate is its own test)
+        return {"content": f"{text} #{uuid.uuid4().hex[:8]}", "category": category}
+
+    def long_item(self) -> dict[str, Any]:
+        paragraphs = []
+        while sum(len(p) for p in paragraphs) < self.rng.randint(3000, 6000):
+            paragraphs.append(self.rng.choice(LONG_PARAGRAPHS))
+        return {"content": "\n\n".join(paragraphs) + f"\n\n({uuid.uuid4().hex[:8]})"}
+
+    def retrieve_body(self, user: str) -> dict[str, Any]:
+        body: dict[str, Any] = {"user_id": user, "query": self.rng.choice(self.queries)}
+        choice = self.rng.randrange(4)
+        if choice == 0:
+            body["categories"] = self.rng.sample(CATEGORIES, 2)
+        elif choice == 1:
+            body["kinds"] = ["episodic"]
+            body["top_k"] = 5
+        elif choice == 2:
+            since = datetime.now(UTC) - timedelta(days=1)
+            body["since"] = since.isoformat().replace("+00:00", "Z")
+        else:
+            body["session_id"] = f"session-{self.rng.randrange(4)}"
+        return body
+
+
+def _ids(reply: httpx.Response) -> list[str]:
+    body = reply.json()
+    results = body.get("results") if "results" in body else [body]
+    return [r["memory_id"] for r in results if r.get("memory_id")]
+
+
+def _request(client: Client, operation: str) -> tuple[httpx.Response, bool]:
+    """Send one operation; (the reply, whether it stores)."""
+    http, user = client.http, client.user()
+    session = f"session-{client.rng.randrange(4)}"
+    if operation == "store_short":
+        body = {"user_id": user, "session_id": session, **client.short_item()}
+        return http.post("/v1/memories", json=body), True
+    if operation == "store_long":
+        body = {"user_id": user, "session_id": session, **client.long_item()}
+        return http.post("/v1/memories", json=body), True
+    if operation == "store_batch":
+        items = [client.short_item() for _ in range(BATCH_ITEMS)]
+        return http.post("/v1/memories/batch", json={"user_id": user, "items": items}), True
+    if operation == "retrieve":
+        return http.post("/v1/retrieve", json=client.retrieve_body(user)), False
+    if operation == "context":
+        body = {"user_id": user, "session_id": session, "query": client.rng.choice(client.queries)}
+        return http.post("/v1/context", json=body), False
+    if operation == "list":
+        return http.get(f"/v1/users/{user}/memories", params={"limit": 20}), False
+    if operation == "get" and client.known_ids:
+        return http.get(f"/v1/memories/{client.rng.choice(client.known_ids)}"), False
+    return http.post("/v1/reflect", json={"user_id": user}), False
+
+
+def run_operation(client: Client, operation: str) -> Outcome:
+    started = time.perf_counter()
+    try:
+        reply, stores = _request(client, operation)
+    except httpx.HTTPError as error:
+        return Outcome(operation, type(error).__name__, time.perf_counter() - started)
+    elapsed = time.perf_counter() - started
+    acknowledged = _ids(reply) if stores and reply.status_code in (200, 201) else []
+    client.known_ids.extend(acknowledged)
+    return Outcome(operation, reply.status_code, elapsed, acknowledged)
+
+
+# --- the server --------------------------------------------------------------------------------
+@dataclass
+class Server:
+    process: subprocess.Popen[bytes]
+    url: str
+    log: Path
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait()
+
+
+def start_server(kind: str, data_dir: Path, threads: int) -> Server:
+    port = free_port()
+    script = Path(sys.executable).with_name("hindsight")
+    base = [str(script)] if script.exists() else [sys.executable, "-m", "hindsight.cli"]
+    command = [*base, "serve", "--data-dir", str(data_dir), "--port", str(port)]
+    command += ["--gateway"] if kind == "gateway" else ["--threads", str(threads)]
+    log = data_dir.parent / f"{data_dir.name}.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}; see {log}")
+        try:
+            if httpx.get(f"{url}/v1/health", timeout=5).status_code == 200:
+                return Server(process, url, log)
+        except httpx.TransportError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"the server did not answer within 600 s; see {log}")
+
+
+def seed(url: str, users: list[str], texts: list[tuple[str, str]]) -> list[str]:
+    """SEED_PER_USER short memories per user, through the batch route (not timed)."""
+    ids: list[str] = []
+    with httpx.Client(base_url=url, timeout=600) as http:
+        for number, user in enumerate(users):
+            chosen = texts[number * SEED_PER_USER : (number + 1) * SEED_PER_USER]
+            items = [{"content": t, "category": c, "session_id": "session-0"} for t, c in chosen]
+            reply = http.post("/v1/memories/batch", json={"user_id": user, "items": items})
+            reply.raise_for_status()
+            ids += _ids(reply)
+    return ids
+
+
+def read_back(url: str, ids: list[str]) -> list[str]:
+    """The acknowledged ids that cannot be read (lost writes)."""
+
+    def missing(memory_id: str) -> str | None:
+        reply = http.get(f"/v1/memories/{memory_id}")
+        return None if reply.status_code == 200 else memory_id
+
+    with httpx.Client(base_url=url, timeout=120) as http, ThreadPoolExecutor(4) as pool:
+        return [m for m in pool.map(missing, sorted(set(ids))) if m is not None]
+
+
+# --- one run -----------------------------------------------------------------------------------
+def plan(rng: random.Random, count: int) -> list[str]:
+    names, weights = zip(*MIX.items(), strict=True)
+    return rng.choices(names, weights=weights, k=count)
+
+
+def drive(
+    url: str, clients: int, operations: int, users: list[str], known: list[str], seed_value: int
+) -> tuple[list[Outcome], float]:
+    """C agents, each running its N operations; every outcome and the wall time."""
+    texts = generate_memories(2000, seed=seed_value + 1)
+    queries = generate_queries(200, seed=seed_value + 2)
+    outcomes: list[Outcome] = []
+    lock = threading.Lock()
+
+    def agent(number: int) -> None:
+        rng = random.Random(seed_value * 1000 + number)
+        with httpx.Client(base_url=url, timeout=600) as http:
+            client = Client(http, rng, users, texts, queries, list(known))
+            mine = [run_operation(client, op) for op in plan(rng, operations)]
+        with lock:
+            outcomes.extend(mine)
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(agent, range(clients)))
+    return outcomes, time.perf_counter() - started
+
+
+def summarise(outcomes: list[Outcome], wall: float) -> dict[str, Any]:
+    by_operation: dict[str, list[Outcome]] = defaultdict(list)
+    for outcome in outcomes:
+        by_operation[outcome.operation].append(outcome)
+    errors: dict[str, dict[str, int]] = {}
+    for name, items in by_operation.items():
+        failed = Counter(
+            str(o.status) for o in items if not isinstance(o.status, int) or o.status >= 400
+        )
+        if failed:
+            errors[name] = dict(failed)
+    return {
+        "operations": len(outcomes),
+        "seconds": round(wall, 2),
+        "throughput_per_s": round(len(outcomes) / wall, 2),
+        "latency": {
+            name: latency_summary([o.seconds for o in items])
+            for name, items in sorted(by_operation.items())
+        },
+        "errors": errors,
+        "error_count": sum(sum(e.values()) for e in errors.values()),
+    }
+
+
+def run(
+    kind: str, clients: int, operations: int, threads: int, user_count: int, root: Path
+) -> dict[str, Any]:
+    data_dir = root / f"{kind}-{clients}c"
+    load_before = load_average()
+    print(f"\n{clients} client(s) × {operations} operations against {kind} ...", flush=True)
+    server = start_server(kind, data_dir, threads)
+    try:
+        users = [f"load-user-{i}" for i in range(user_count)]
+        seeded = seed(server.url, users, generate_memories(SEED_PER_USER * len(users), seed=7))
+        outcomes, wall = drive(server.url, clients, operations, users, seeded, clients)
+        acknowledged = [i for o in outcomes for i in o.acknowledged]
+        lost = read_back(server.url, seeded + acknowledged)
+        memory = proc_status_mb(server.process.pid)
+    finally:
+        exit_code = server.stop()
+    result = {
+        "server": kind,
+        "clients": clients,
+        "operations_per_client": operations,
+        "threads": threads if kind == "serve" else 1,
+        **summarise(outcomes, wall),
+        "acknowledged_writes": len(set(acknowledged)) + len(set(seeded)),
+        "lost_writes": len(lost),
+        "lost_ids": lost[:20],
+        "server_exit_code": exit_code,
+        "server_rss_mb": memory.get("VmRSS"),
+        "load_average_before": load_before,
+        "load_average_after": load_average(),
+    }
+    print(report(result), flush=True)
+    return result
+
+
+# --- output -------------------------------------------------------------------------------------
+def report(result: dict[str, Any]) -> str:
+    rows = [
+        [name, s["count"], s["p50_ms"], s["p95_ms"], s["p99_ms"]]
+        for name, s in result["latency"].items()
+    ]
+    lines = [
+        f"{result['clients']} client(s), {result['server']}: {result['operations']} operations "
+        f"in {result['seconds']} s = {result['throughput_per_s']} ops/s; errors "
+        f"{result['errors'] or 0}; lost writes {result['lost_writes']} of "
+        f"{result['acknowledged_writes']}; server exit {result['server_exit_code']}; "
+        f"load average {result['load_average_before']} → {result['load_average_after']}",
+        markdown_table(["operation", "count", "p50 ms", "p95 ms", "p99 ms"], rows),
+    ]
+    return "\n".join(lines)
+
+
+def targets(results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    by_clients = {r["clients"]: r for r in results}
+    if 1 not in by_clients or 16 not in by_clients:
+        return None
+    one, many = by_clients[1], by_clients[16]
+    speedup = many["throughput_per_s"] / one["throughput_per_s"]
+    p95_ratio = many["latency"]["retrieve"]["p95_ms"] / one["latency"]["retrieve"]["p95_ms"]
+    return {
+        "throughput_16_over_1": round(speedup, 2),
+        "throughput_target_met": speedup >= 1.7,
+        "errors": one["error_count"] + many["error_count"],
+        "lost_writes": one["lost_writes"] + many["lost_writes"],
+        "retrieve_p95_16_over_1": round(p95_ratio, 2),
+        "retrieve_p95_target_met": p95_ratio <= 4.0,
+    }
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 16])
+    parser.add_argument("--operations", type=int, default=40, help="per client")
+    parser.add_argument("--users", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=8, help="hindsight serve --threads")
+    parser.add_argument("--server", choices=["serve", "gateway"], default="serve")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "load.json")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    info = machine_info()
+    print(machine_header(info), flush=True)
+    with tempfile.TemporaryDirectory(prefix="hindsight-load-") as tmp:
+        results = [
+            run(args.server, clients, args.operations, args.threads, args.users, Path(tmp))
+            for clients in args.clients
+        ]
+    checked = targets(results)
+    if checked is not None:
+        print(f"\ntargets: {checked}", flush=True)
+    document = {"machine": info, "mix": MIX, "runs": results, "targets": checked}
+    write_json(args.out, document)
+    markdown = "\n\n".join([machine_header(info), *(report(r) for r in results)])
+    if checked is not None:
+        markdown += f"\n\ntargets: {checked}"
+    args.out.with_suffix(".md").write_text(markdown + "\n", encoding="utf-8")
+    print(f"wrote {args.out} and {args.out.with_suffix('.md')}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
