@@ -254,7 +254,9 @@ class _Shaping:
     def result(
         self, memory: Memory, score: float, why: dict[str, Any], matches: list[Match]
     ) -> ScoredMemory:
-        ordered = _ordered(matches, _vector_led(why, self.vector_weight))
+        ordered = _ordered(
+            matches, _vector_led(why, self.vector_weight), memory.content, self.words
+        )
         highlights = [highlight(memory.content, match, self.words) for match in ordered]
         if highlights:
             first = highlights[0]
@@ -275,13 +277,26 @@ def _vector_led(why: dict[str, Any], vector_weight: float) -> bool:
     return similarity >= float(why.get("keyword") or 0.0) * (1.0 - vector_weight)
 
 
-def _ordered(matches: list[Match], vector_first: bool) -> list[Match]:
-    """The chunks a memory was found by, the one of the search that contributed most to its
-    relevance first; one per chunk."""
+def _ordered(
+    matches: list[Match], vector_first: bool, content: str, words: list[str]
+) -> list[Match]:
+    """The chunks a memory was found by, one per chunk: first those holding at least half
+    of the query's words (an exact statement), then the one of the search that contributed
+    most to the memory's relevance. On bench/longmem.py, whose questions are paraphrases,
+    the needle's chunk came first for 31 of 55 needles found (34 by the leading search
+    alone, 30 with the most words held first, 25 with keyword matches always first); the
+    first rule keeps a chunk that states the query's own words first, as a user quoting a
+    document expects."""
     first = "vector" if vector_first else "keyword"
+    enough = max(1, (len(words) + 1) // 2)
+
+    def states(match: Match) -> bool:
+        text = content[match.span[0] : match.span[1]].casefold()
+        return sum(1 for word in words if word in text) >= enough
+
     seen: set[int] = set()
     out = []
-    for match in sorted(matches, key=lambda m: m.by != first):
+    for match in sorted(matches, key=lambda m: (not states(m), m.by != first)):
         if match.chunk not in seen:
             seen.add(match.chunk)
             out.append(match)
