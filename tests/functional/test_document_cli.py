@@ -97,3 +97,21 @@ def test_refusals_are_one_line_with_what_to_do(service: MemoryService, tmp_path:
     code, _, err = add(str(sheet))
     assert code == 2 and "--user-id" in err
     assert documents(service) == []
+
+
+def test_import_file_adds_a_document_and_needs_exactly_one_source(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    path = tmp_path / "notes.md"
+    path.write_text("# Meeting notes\n\nThe launch moves to March.\n", encoding="utf-8")
+    imported = CliRunner().invoke(app, ["import", "--file", str(path), "--user-id", "u1"])
+    assert imported.exit_code == 0, imported.stderr
+    assert imported.stdout.startswith("stored mem_doc_")
+    again = CliRunner().invoke(app, ["import", "--file", str(path), "--user-id", "u1", "--json"])
+    assert json.loads(again.stdout)["status"] == "unchanged"
+    (stored,) = documents(service)
+    assert "launch moves to March" in stored["content"]
+    neither = CliRunner().invoke(app, ["import", "--user-id", "u1"])
+    both = CliRunner().invoke(app, ["import", str(path), "--file", str(path), "--user-id", "u1"])
+    for refused in (neither, both):
+        assert refused.exit_code == 2 and "not both" in refused.stderr

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from hindsight import bootstrap
+from hindsight.cli import documents
 from hindsight.cli.chat_exports import FORMATS, Format, parse_time
 from hindsight.cli.errors import handles_errors
 from hindsight.cli.importing import (
@@ -127,13 +128,29 @@ def _base_time(occurred_at: str | None) -> Any:
 def import_conversation(
     ctx: typer.Context,
     file: Annotated[
-        Path,
+        Path | None,
         typer.Argument(
             help="JSON Lines, a JSON document (turns, OpenAI-style chats, ChatGPT's "
             "conversations.json, dated sessions) or a 'Speaker: text' transcript; - reads stdin."
         ),
-    ],
+    ] = None,
+    *,
     user_id: Annotated[str, typer.Option("--user-id", help="Whose conversation this is.")],
+    document: Annotated[
+        Path | None,
+        typer.Option(
+            "--file",
+            exists=True,
+            dir_okay=False,
+            readable=True,
+            help="Instead of a conversation: a document (.md .txt .html .pdf .docx) stored as "
+            "one memory, replaced when imported again (as `hindsight document add`).",
+        ),
+    ] = None,
+    document_id: Annotated[
+        str | None,
+        typer.Option(help="With --file: what the document is known by (default its name)."),
+    ] = None,
     session_id: Annotated[
         str | None,
         typer.Option(help="Session for turns that name none (and the base of generated names)."),
@@ -151,7 +168,31 @@ def import_conversation(
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Import a conversation history; a re-run resumes it (nothing is stored twice)."""
+    """Import a conversation history; a re-run resumes it (nothing is stored twice).
+
+    With --file, import a document instead: one memory, replaced when imported again."""
+    if (file is None) == (document is None):
+        raise typer.BadParameter(
+            "give a conversation FILE, or a document with --file PATH (not both)",
+            param_hint="FILE",
+        )
+    if document is not None:
+        documents.add(
+            ctx,
+            document,
+            user_id=user_id,
+            document_id=document_id,
+            file_name=None,
+            content_type=None,
+            scope=None,
+            session_id=session_id,
+            category=None,
+            occurred_at=occurred_at,
+            metadata=None,
+            as_json=as_json,
+        )
+        return
+    assert file is not None
     state = cli_state(ctx, as_json)
     chosen = _chosen_format(fmt)
     base_time = _base_time(occurred_at)
