@@ -20,7 +20,7 @@ $(BIN)/python:
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e ".[documents]"
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml clients/python/pyproject.toml $(VENV)/.installed
