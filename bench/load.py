@@ -67,6 +67,7 @@ MIX: dict[str, int] = {
     "reflect": 4,
 }
 BATCH_ITEMS = 10
+REFLECT_RETRIES = 3
 SEED_PER_USER = 30
 CATEGORIES = ["preference", "constraint", "event", "plan", "fact", "task"]
 LONG_PARAGRAPHS = [
@@ -95,6 +96,7 @@ class Outcome:
     status: int | str  # HTTP status, or the transport error's name
     seconds: float
     acknowledged: list[str] = field(default_factory=list)
+    retries: int = 0  # 409s of a reflection that found another one of its user running
 
 
 @dataclass
@@ -144,9 +146,9 @@ def _ids(reply: httpx.Response) -> list[str]:
     return [r["memory_id"] for r in results if r.get("memory_id")]
 
 
-def _request(client: Client, operation: str) -> tuple[httpx.Response, bool]:
-    """Send one operation; (the reply, whether it stores)."""
-    http, user = client.http, client.user()
+def _request(client: Client, operation: str, user: str) -> tuple[httpx.Response, bool]:
+    """Send one operation for ``user``; (the reply, whether it stores)."""
+    http = client.http
     session = f"session-{client.rng.randrange(4)}"
     if operation == "store_short":
         body = {"user_id": user, "session_id": session, **client.short_item()}
@@ -170,15 +172,24 @@ def _request(client: Client, operation: str) -> tuple[httpx.Response, bool]:
 
 
 def run_operation(client: Client, operation: str) -> Outcome:
+    """One operation, timed. A reflection answered 409 (another reflection of its user is
+    running: "retry when it has finished") is retried after a pause, as its message asks;
+    the retries are counted, the time includes them."""
+    user = client.user()
     started = time.perf_counter()
+    retries = 0
     try:
-        reply, stores = _request(client, operation)
+        reply, stores = _request(client, operation, user)
+        while operation == "reflect" and reply.status_code == 409 and retries < REFLECT_RETRIES:
+            retries += 1
+            time.sleep(1.0)
+            reply, stores = _request(client, operation, user)
     except httpx.HTTPError as error:
         return Outcome(operation, type(error).__name__, time.perf_counter() - started)
     elapsed = time.perf_counter() - started
     acknowledged = _ids(reply) if stores and reply.status_code in (200, 201) else []
     client.known_ids.extend(acknowledged)
-    return Outcome(operation, reply.status_code, elapsed, acknowledged)
+    return Outcome(operation, reply.status_code, elapsed, acknowledged, retries)
 
 
 # --- the server --------------------------------------------------------------------------------
@@ -197,12 +208,16 @@ class Server:
             return self.process.wait()
 
 
-def start_server(kind: str, data_dir: Path, threads: int) -> Server:
+def start_server(kind: str, data_dir: Path, threads: int, write_threads: int | None) -> Server:
     port = free_port()
     script = Path(sys.executable).with_name("hindsight")
     base = [str(script)] if script.exists() else [sys.executable, "-m", "hindsight.cli"]
     command = [*base, "serve", "--data-dir", str(data_dir), "--port", str(port)]
-    command += ["--gateway"] if kind == "gateway" else ["--threads", str(threads)]
+    if kind == "gateway":
+        command += ["--gateway"]
+    else:
+        command += ["--threads", str(threads)]
+        command += ["--write-threads", str(write_threads)] if write_threads else []
     log = data_dir.parent / f"{data_dir.name}.log"
     with log.open("wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
@@ -294,17 +309,18 @@ def summarise(outcomes: list[Outcome], wall: float) -> dict[str, Any]:
         },
         "errors": errors,
         "error_count": sum(sum(e.values()) for e in errors.values()),
+        "reflect_conflicts_retried": sum(o.retries for o in outcomes),
     }
 
 
-def run(
-    kind: str, clients: int, operations: int, threads: int, user_count: int, root: Path
-) -> dict[str, Any]:
-    data_dir = root / f"{kind}-{clients}c"
+def run(kind: str, clients: int, operations: int, args: argparse.Namespace) -> dict[str, Any]:
+    data_dir = Path(args.workdir) / f"{kind}-{clients}c"
     load_before = load_average()
     print(f"\n{clients} client(s) × {operations} operations against {kind} ...", flush=True)
-    server = start_server(kind, data_dir, threads)
+    server = start_server(kind, data_dir, args.threads, args.write_threads)
+    user_count = args.users
     try:
+        model = httpx.get(f"{server.url}/v1/health", timeout=60).json()["embedding_model"]
         users = [f"load-user-{i}" for i in range(user_count)]
         seeded = seed(server.url, users, generate_memories(SEED_PER_USER * len(users), seed=7))
         outcomes, wall = drive(server.url, clients, operations, users, seeded, clients)
@@ -317,7 +333,9 @@ def run(
         "server": kind,
         "clients": clients,
         "operations_per_client": operations,
-        "threads": threads if kind == "serve" else 1,
+        "threads": args.threads if kind == "serve" else 1,
+        "write_threads": args.write_threads if kind == "serve" else 1,
+        "embedding_model": model,
         **summarise(outcomes, wall),
         "acknowledged_writes": len(set(acknowledged)) + len(set(seeded)),
         "lost_writes": len(lost),
@@ -338,9 +356,12 @@ def report(result: dict[str, Any]) -> str:
         for name, s in result["latency"].items()
     ]
     lines = [
-        f"{result['clients']} client(s), {result['server']}: {result['operations']} operations "
+        f"{result['clients']} client(s), {result['server']} ({result['embedding_model']}, "
+        f"threads {result['threads']}/{result['write_threads'] or 'cores'}): "
+        f"{result['operations']} operations "
         f"in {result['seconds']} s = {result['throughput_per_s']} ops/s; errors "
-        f"{result['errors'] or 0}; lost writes {result['lost_writes']} of "
+        f"{result['errors'] or 0} (reflections retried after 409: "
+        f"{result['reflect_conflicts_retried']}); lost writes {result['lost_writes']} of "
         f"{result['acknowledged_writes']}; server exit {result['server_exit_code']}; "
         f"load average {result['load_average_before']} → {result['load_average_after']}",
         markdown_table(["operation", "count", "p50 ms", "p95 ms", "p99 ms"], rows),
@@ -371,6 +392,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--operations", type=int, default=40, help="per client")
     parser.add_argument("--users", type=int, default=8)
     parser.add_argument("--threads", type=int, default=8, help="hindsight serve --threads")
+    parser.add_argument(
+        "--write-threads", type=int, default=None, help="hindsight serve --write-threads"
+    )
     parser.add_argument("--server", choices=["serve", "gateway"], default="serve")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "load.json")
     return parser.parse_args(argv)
@@ -381,10 +405,8 @@ def main(argv: list[str] | None = None) -> int:
     info = machine_info()
     print(machine_header(info), flush=True)
     with tempfile.TemporaryDirectory(prefix="hindsight-load-") as tmp:
-        results = [
-            run(args.server, clients, args.operations, args.threads, args.users, Path(tmp))
-            for clients in args.clients
-        ]
+        args.workdir = tmp
+        results = [run(args.server, clients, args.operations, args) for clients in args.clients]
     checked = targets(results)
     if checked is not None:
         print(f"\ntargets: {checked}", flush=True)

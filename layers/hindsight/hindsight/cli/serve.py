@@ -46,7 +46,17 @@ def serve(
         typer.Option(
             min=1,
             max=256,
-            help="Requests handled at once (worker threads); the rest wait their turn.",
+            help="Reads (retrieve, context, list, get) handled at once; the rest wait.",
+        ),
+    ] = 8,
+    write_threads: Annotated[
+        int,
+        typer.Option(
+            "--write-threads",
+            min=1,
+            max=256,
+            help="Writes (stores, reflection, reviews, forgetting, MCP tools) handled at once; "
+            "the rest wait. Reads never wait for them.",
         ),
     ] = 8,
     log_format: Annotated[
@@ -78,7 +88,9 @@ def serve(
         else:
             from hindsight.server.runner import serve as serve_asgi
 
-            serve_asgi(host, port, settings.data_dir, allow_anonymous, threads, log_format)
+            serve_asgi(
+                host, port, settings.data_dir, allow_anonymous, threads, log_format, write_threads
+            )
     except HindsightError as exc:
         fail(exc.message)
     except ImportError as exc:

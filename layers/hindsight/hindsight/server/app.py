@@ -3,9 +3,16 @@
 One route per operation of ``hindsight.api.operations`` (except ``POST /mcp``, served by
 ``server.mcp``): the body is read on the event loop with the API's limit, then the
 operation's route function (``hindsight.api.routes``, the same one the Lambda handler
-calls) runs in a worker thread with the caller its key names. The worker threads are
-anyio's default pool, sized by ``threads`` for the whole process (REST routes and MCP
-tools alike): that many requests run at once, the rest wait their turn on the loop.
+calls) runs in a worker thread with the caller its key names.
+
+Two pools of worker threads, so that a read never waits for a write to finish:
+
+- reads (retrieve, context, list, get, health, the docs): ``threads`` at once;
+- writes (stores, documents, reflection, reviews, forgetting, and MCP tool calls), which
+  embed and commit: ``write_threads`` at once (default 8 too). Writes beyond that wait
+  their turn on the event loop without holding a thread. Writes in flight together
+  share the embedding engine's calls (the bootstrap's micro-batching embedder), so a
+  few more than the cores are worth having; they never hold a read's thread.
 
 Answers are the handlers' answers: the same statuses and bodies, errors as
 ``{"status": "error", "message"}`` (404 for an unknown path, 405 with ``Allow`` for a
@@ -21,8 +28,10 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -51,6 +60,33 @@ from hindsight.server.mcp import McpEndpoint
 logger = logging.getLogger("hindsight.server")
 
 DEFAULT_THREADS = 8
+READ_OPERATIONS = frozenset(
+    {
+        "retrieve_memories",
+        "build_context",
+        "list_memories",
+        "get_memory",
+        "health",
+        "openapi_document",
+        "docs_page",
+    }
+)
+
+
+DEFAULT_WRITE_THREADS = 8
+
+
+@dataclass(frozen=True)
+class Pools:
+    """How many route calls of each kind run at once (anyio capacity limiters)."""
+
+    reads: anyio.CapacityLimiter
+    writes: anyio.CapacityLimiter
+
+    def for_operation(self, operation_id: str) -> anyio.CapacityLimiter:
+        return self.reads if operation_id in READ_OPERATIONS else self.writes
+
+
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
@@ -106,8 +142,9 @@ def run_route(operation_id: str, request: RouteRequest, note: dict[str, Any]) ->
     return answer
 
 
-def endpoint_for(operation: Operation) -> Callable[[Request], Any]:
+def endpoint_for(operation: Operation, pools: Pools) -> Callable[[Request], Any]:
     operation_id = operation.operation_id
+    limiter = pools.for_operation(operation_id)
 
     async def endpoint(request: Request) -> Response:
         note = _note(request.scope)
@@ -125,19 +162,22 @@ def endpoint_for(operation: Operation) -> Callable[[Request], Any]:
             dict(request.query_params),
             {str(k): str(v) for k, v in request.path_params.items()},
         )
-        answer = await anyio.to_thread.run_sync(run_route, operation_id, route_request, note)
+        answer = await anyio.to_thread.run_sync(
+            run_route, operation_id, route_request, note, limiter=limiter
+        )
         return to_response(answer)
 
     endpoint.__name__ = operation_id
     return endpoint
 
 
-def api_routes() -> list[Route]:
+def api_routes(pools: Pools) -> list[Route]:
     routes: list[Route] = []
     for operation in OPERATIONS:
         if operation.operation_id in TRANSPORT_OPERATIONS:
             continue
-        route = Route(operation.path, endpoint_for(operation), methods=[operation.method])
+        endpoint = endpoint_for(operation, pools)
+        route = Route(operation.path, endpoint, methods=[operation.method])
         route.methods = {operation.method}  # no implicit HEAD: the gateway has none either
         routes.append(route)
     return routes
@@ -227,20 +267,23 @@ class RequestLog:
 
 
 # --- the application ----------------------------------------------------------------------
-def create_app(threads: int = DEFAULT_THREADS) -> Starlette:
+def create_app(threads: int = DEFAULT_THREADS, write_threads: int | None = None) -> Starlette:
     """The application; settings and service are the process's (``bootstrap``), so
     configure them first (``LocalServer`` does)."""
-    if threads < 1:
-        raise ValueError("threads must be at least 1")
+    writes = DEFAULT_WRITE_THREADS if write_threads is None else write_threads
+    if threads < 1 or writes < 1:
+        raise ValueError("threads and write_threads must be at least 1")
+    pools = Pools(anyio.CapacityLimiter(threads), anyio.CapacityLimiter(writes))
     mcp = McpEndpoint()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+        # MCP tools run in anyio's default pool: sized like the writes (most tools write)
+        anyio.to_thread.current_default_thread_limiter().total_tokens = writes
         async with mcp.running():
             yield
 
-    routes: list[Any] = [*api_routes(), Route("/mcp", mcp)]
+    routes: list[Any] = [*api_routes(pools), Route("/mcp", mcp)]
     app = Starlette(
         routes=routes,
         lifespan=lifespan,

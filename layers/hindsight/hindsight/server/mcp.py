@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio.to_thread
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Message, Receive, Scope, Send
 
@@ -95,7 +94,7 @@ class McpEndpoint:
         settings = get_settings()
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
-            principal = await anyio.to_thread.run_sync(authenticate, headers, None, settings)
+            principal = authenticate(headers, None, settings)  # a digest and a lookup
             body = await read_body(scope, receive, max_body_bytes(settings.max_content_chars))
         except HindsightError as error:
             status = status_for(error)

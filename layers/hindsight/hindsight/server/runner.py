@@ -26,7 +26,7 @@ from pathlib import Path
 import uvicorn
 
 from hindsight.bootstrap import configure, get_service
-from hindsight.server.app import DEFAULT_THREADS, create_app
+from hindsight.server.app import DEFAULT_THREADS, DEFAULT_WRITE_THREADS, create_app
 from hindsight.server.logs import configure_logging
 from hindsight.server.startup import (
     DataDirLock,
@@ -92,11 +92,13 @@ class LocalServer:
         port: int = 0,
         settings: Settings | None = None,
         threads: int = DEFAULT_THREADS,
+        write_threads: int = DEFAULT_WRITE_THREADS,
         grace_seconds: float | None = None,
     ) -> None:
         self.settings = settings
         self.threads = threads
-        self.app = create_app(threads)
+        self.write_threads = write_threads
+        self.app = create_app(threads, self.write_threads)
         self._socket = bind_socket(host, port)
         config = uvicorn.Config(
             self.app,
@@ -176,6 +178,7 @@ def serve(
     allow_anonymous: bool | None = None,
     threads: int = DEFAULT_THREADS,
     log_format: str = "text",
+    write_threads: int = DEFAULT_WRITE_THREADS,
 ) -> None:
     """``hindsight serve``: check, lock the data directory, warm up, serve until told
     to stop."""
@@ -184,11 +187,17 @@ def serve(
     lock = lock_data_dir(settings)
     if lock is not None:
         _held_locks.append(lock)
-    server = LocalServer(host, port, settings=settings, threads=threads)
+    server = LocalServer(
+        host, port, settings=settings, threads=threads, write_threads=write_threads
+    )
     server.warm()  # open the store, load the index and the model before the first request
     details = [
         *data_details(settings),
-        ("requests", f"{threads} at once (--threads); the rest wait their turn"),
+        (
+            "requests",
+            f"{threads} reads (--threads) and {server.write_threads} writes (--write-threads) "
+            "at once; the rest wait their turn",
+        ),
         ("MCP", f"{server.url}/mcp"),
         ("docs", f"{server.url}/docs"),
     ]
