@@ -7,9 +7,12 @@
 For each client count, from scratch: a fresh data directory; ``hindsight serve`` on a free
 loopback port, in a process of its own (the clients do not share its GIL); a seed of
 short memories for every user (not timed); C threads, each with its own HTTP connection,
-running N operations drawn from the mix; then every acknowledged store is read back by
+running N operations in the mix's proportions, in a random order (so that 1 and 16
+clients do the same work per operation); then every acknowledged store is read back by
 id (a store answered 201, or 200 with the id of the memory it duplicates, that cannot be
-read is a lost write); then the server is stopped with SIGTERM (it must exit 0).
+read is a lost write); then the server is stopped with SIGTERM (it must exit 0). A
+reflection answered 409 (another reflection of its user running) is retried, as the
+message asks, up to 3 times; the retries are counted.
 
 The mix (weights): short stores 28 (one sentence, Chinese or English), long stores 4 (a
 pasted note of 3,000-6,000 characters: several chunks to embed), batch stores 8 (10
@@ -261,8 +264,17 @@ def read_back(url: str, ids: list[str]) -> list[str]:
 
 # --- one run -----------------------------------------------------------------------------------
 def plan(rng: random.Random, count: int) -> list[str]:
-    names, weights = zip(*MIX.items(), strict=True)
-    return rng.choices(names, weights=weights, k=count)
+    """``count`` operations in the mix's proportions (largest remainders), shuffled: every
+    client runs the same mix, so 1 and 16 clients do comparable work per operation."""
+    total = sum(MIX.values())
+    shares = {name: count * weight / total for name, weight in MIX.items()}
+    counts = {name: int(share) for name, share in shares.items()}
+    by_remainder = sorted(MIX, key=lambda name: shares[name] - counts[name], reverse=True)
+    for name in by_remainder[: count - sum(counts.values())]:
+        counts[name] += 1
+    operations = [name for name, n in counts.items() for _ in range(n)]
+    rng.shuffle(operations)
+    return operations
 
 
 def drive(
