@@ -30,6 +30,7 @@ bench/results/load.json and load.md (``--out`` elsewhere).
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import signal
 import subprocess
@@ -238,6 +239,15 @@ def start_server(kind: str, data_dir: Path, threads: int, write_threads: int | N
     raise RuntimeError(f"the server did not answer within 600 s; see {log}")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def seed(url: str, users: list[str], texts: list[tuple[str, str]]) -> list[str]:
     """SEED_PER_USER short memories per user, through the batch route (not timed)."""
     ids: list[str] = []
@@ -335,7 +345,9 @@ def run(kind: str, clients: int, operations: int, args: argparse.Namespace) -> d
         model = httpx.get(f"{server.url}/v1/health", timeout=60).json()["embedding_model"]
         users = [f"load-user-{i}" for i in range(user_count)]
         seeded = seed(server.url, users, generate_memories(SEED_PER_USER * len(users), seed=7))
+        cpu_before = cpu_seconds(server.process.pid)
         outcomes, wall = drive(server.url, clients, operations, users, seeded, clients)
+        cpu = cpu_seconds(server.process.pid) - cpu_before
         acknowledged = [i for o in outcomes for i in o.acknowledged]
         lost = read_back(server.url, seeded + acknowledged)
         memory = proc_status_mb(server.process.pid)
@@ -354,6 +366,9 @@ def run(kind: str, clients: int, operations: int, args: argparse.Namespace) -> d
         "lost_ids": lost[:20],
         "server_exit_code": exit_code,
         "server_rss_mb": memory.get("VmRSS"),
+        # how busy the server kept the machine's cores while the clients ran
+        "server_cpu_seconds": round(cpu, 1),
+        "server_cores_busy": round(cpu / wall, 2),
         "load_average_before": load_before,
         "load_average_after": load_average(),
     }
@@ -369,12 +384,14 @@ def report(result: dict[str, Any]) -> str:
     ]
     lines = [
         f"{result['clients']} client(s), {result['server']} ({result['embedding_model']}, "
-        f"threads {result['threads']}/{result['write_threads'] or 'cores'}): "
+        f"threads {result['threads']}/{result['write_threads'] or 'default'}): "
         f"{result['operations']} operations "
         f"in {result['seconds']} s = {result['throughput_per_s']} ops/s; errors "
         f"{result['errors'] or 0} (reflections retried after 409: "
         f"{result['reflect_conflicts_retried']}); lost writes {result['lost_writes']} of "
         f"{result['acknowledged_writes']}; server exit {result['server_exit_code']}; "
+        f"server CPU {result['server_cpu_seconds']} s ({result['server_cores_busy']} cores "
+        "busy on average); "
         f"load average {result['load_average_before']} → {result['load_average_after']}",
         markdown_table(["operation", "count", "p50 ms", "p95 ms", "p99 ms"], rows),
     ]
