@@ -104,6 +104,21 @@ def test_reads_are_answered_while_every_write_thread_is_busy(tmp_path: Path) -> 
     assert max(quick) < max(2.0, slowest_batch / 4), (quick, outcomes)
 
 
+def test_a_kept_alive_connection_is_answered_without_nagle_delays(
+    asgi_server: LocalServer,
+) -> None:
+    """Headers and body are two writes: with Nagle's algorithm on, each answer after the
+    first on a connection waited ~40 ms for the client's delayed ACK."""
+    with httpx.Client(base_url=asgi_server.url, timeout=30) as http:
+        http.get("/v1/health")
+        seconds = []
+        for _ in range(9):
+            started = time.perf_counter()
+            assert http.get("/v1/health").status_code == 200
+            seconds.append(time.perf_counter() - started)
+    assert sorted(seconds)[4] < 0.025, seconds
+
+
 def test_every_answer_carries_a_request_id(asgi_server: LocalServer) -> None:
     reply = httpx.get(f"{asgi_server.url}/v1/health", timeout=30)
     assert re.fullmatch(r"[0-9a-f]{32}", reply.headers["x-request-id"])
