@@ -360,6 +360,7 @@ def run(kind: str, clients: int, operations: int, args: argparse.Namespace) -> d
         "threads": args.threads if kind == "serve" else 1,
         "write_threads": args.write_threads if kind == "serve" else 1,
         "embedding_model": model,
+        "embedder_setting": os.environ.get("HINDSIGHT_EMBEDDER", "(default)"),
         **summarise(outcomes, wall),
         "acknowledged_writes": len(set(acknowledged)) + len(set(seeded)),
         "lost_writes": len(lost),
