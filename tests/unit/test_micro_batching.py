@@ -31,6 +31,7 @@ class SlowEmbedder:
         self.seconds = seconds
         self.fail_on = fail_on
         self.calls: list[tuple[bool, list[str]]] = []
+        self.threads: list[int] = []  # the thread of each call
         self.running = 0
         self.most_running = 0
         self._lock = threading.Lock()
@@ -50,6 +51,7 @@ class SlowEmbedder:
     def _embed(self, texts: list[str], is_query: bool) -> np.ndarray:
         with self._lock:
             self.calls.append((is_query, texts))
+            self.threads.append(threading.get_ident())
             self.running += 1
             self.most_running = max(self.most_running, self.running)
         try:
@@ -88,10 +90,12 @@ def test_a_lone_request_runs_at_once_in_one_call() -> None:
     assert isinstance(batcher, Embedder)
     started = time.perf_counter()
     np.testing.assert_array_equal(batcher.embed_query("hello"), vector("hello", True))
-    assert time.perf_counter() - started < 0.05
+    assert time.perf_counter() - started < 1.0  # no waiting (a generous bound: shared CI)
     rows = batcher.embed_documents(["a", "b", "c"])
     np.testing.assert_array_equal(rows, np.stack([vector(t, False) for t in "abc"]))
     assert inner.calls == [(True, ["hello"]), (False, ["a", "b", "c"])]
+    # the caller led its own batch: no hand-off to another thread, no wait for company
+    assert inner.threads == [threading.get_ident()] * 2
 
 
 def test_concurrent_requests_share_engine_calls_and_get_their_own_vectors() -> None:
@@ -102,7 +106,8 @@ def test_concurrent_requests_share_engine_calls_and_get_their_own_vectors() -> N
         assert isinstance(rows, np.ndarray)
         np.testing.assert_array_equal(rows[0], vector(f"memory {i}", False))
         np.testing.assert_array_equal(rows[1], vector(f"extra {i}", False))
-    assert len(inner.calls) <= 4  # the first alone, then everyone who queued meanwhile
+    # the first alone, then everyone who queued meanwhile (slack for a loaded machine)
+    assert len(inner.calls) <= 6
     assert inner.most_running == 1  # one engine call at a time
     assert sum(len(texts) for _, texts in inner.calls) == 32
 
@@ -169,7 +174,7 @@ def test_a_lingering_leader_gathers_company_within_the_bound() -> None:
     batcher = MicroBatchingEmbedder(inner, max_wait_seconds=0.005)
     started = time.perf_counter()
     batcher.embed_query("alone")
-    assert time.perf_counter() - started < 0.1
+    assert time.perf_counter() - started < 1.0  # lingers 5 ms at most (generous bound)
     results = run_together(8, lambda i: batcher.embed_query(f"q{i}"))
     assert all(isinstance(r, np.ndarray) for r in results)
     assert len(inner.calls) < 1 + 8
