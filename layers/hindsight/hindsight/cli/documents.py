@@ -7,16 +7,15 @@ name) again replaces it.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from hindsight import bootstrap
 from hindsight.cli.errors import handles_errors
 from hindsight.cli.output import emit_json, fail, make_console
-from hindsight.cli.state import JsonFlag, cli_state, given, open_service
+from hindsight.cli.state import JsonFlag, cli_state, given, open_service, parse_metadata
 from hindsight.core.usecases.documents import StoreDocumentCommand
 
 app = typer.Typer(
@@ -27,18 +26,6 @@ app = typer.Typer(
 
 _VERBS = {"success": "stored", "updated": "updated", "unchanged": "unchanged"}
 _COLOURS = {"success": "green", "updated": "cyan", "unchanged": "yellow"}
-
-
-def _metadata(raw: str | None) -> dict[str, Any] | None:
-    if raw is None:
-        return None
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise typer.BadParameter(f"not valid JSON ({exc.msg})", param_hint="--metadata") from exc
-    if not isinstance(value, dict):
-        raise typer.BadParameter("must be a JSON object", param_hint="--metadata")
-    return value
 
 
 def _read(path: Path, as_json: bool) -> bytes:
@@ -103,7 +90,7 @@ def add(
         session_id=session_id,
         category=category,
         occurred_at=occurred_at,
-        metadata=_metadata(metadata),
+        metadata=parse_metadata(metadata),
     )
     command = StoreDocumentCommand(data=_read(path, state.json_output), **fields)
     outcome = service.store_document(principal, command)

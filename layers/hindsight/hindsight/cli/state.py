@@ -6,6 +6,7 @@ is; otherwise settings come from the environment (``HINDSIGHT_*``) and ``--data-
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -73,3 +74,16 @@ def open_service(state: CliState) -> tuple[MemoryService, Principal]:
 def given(**values: Any) -> dict[str, Any]:
     """Only the options the user actually gave, so the commands' defaults apply."""
     return {key: value for key, value in values.items() if value is not None}
+
+
+def parse_metadata(raw: str | None) -> dict[str, Any] | None:
+    """The --metadata option: a JSON object, or a usage error saying what is wrong."""
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"not valid JSON ({exc.msg})", param_hint="--metadata") from exc
+    if not isinstance(value, dict):
+        raise typer.BadParameter("must be a JSON object", param_hint="--metadata")
+    return value

@@ -6,7 +6,6 @@ this module holds the commands' options and renders the import's progress and su
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -28,25 +27,20 @@ from hindsight.cli.importing import (
     run_import,
 )
 from hindsight.cli.output import emit_json, fail, make_console, table
-from hindsight.cli.state import CliState, JsonFlag, cli_state, given, open_service
+from hindsight.cli.state import (
+    CliState,
+    JsonFlag,
+    cli_state,
+    given,
+    open_service,
+    parse_metadata,
+)
 from hindsight.cli.transcript import TranscriptFormatError, open_source, unreadable_file
 from hindsight.core.commands import MAX_BATCH_ITEMS, StoreMemoryCommand
 from hindsight.settings import Settings
 
 SHOWN_SESSIONS = 20  # sessions listed in the table; --json lists them all
 SHOWN_REFUSALS = 50  # refused turns listed in the table; --json lists up to MAX_REPORTED
-
-
-def _parse_metadata(raw: str | None) -> dict[str, Any] | None:
-    if raw is None:
-        return None
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise typer.BadParameter(f"not valid JSON ({exc.msg})", param_hint="--metadata") from exc
-    if not isinstance(value, dict):
-        raise typer.BadParameter("must be a JSON object", param_hint="--metadata")
-    return value
 
 
 @handles_errors
@@ -81,7 +75,7 @@ def store(
             occurred_at=occurred_at,
             ttl_seconds=ttl_seconds,
             expires_at=expires_at,
-            metadata=_parse_metadata(metadata),
+            metadata=parse_metadata(metadata),
         )
     )
     service, principal = open_service(state)
