@@ -320,14 +320,17 @@ class InMemorySearchIndex:
             passing = self._passing(search_filter)
             if not passing or k <= 0:
                 return []
-            query = np.asarray(vector.values, dtype=np.float32)
-            hits = []
-            for entry in passing:
-                scores = np.stack([piece.values for piece in entry.pieces]) @ query
-                best = int(np.argmax(scores))
-                hits.append(entry.hit(entry.pieces[best], float(scores[best])))
-        hits.sort(key=lambda hit: -hit.score)
-        return hits[:k]
+            # every piece of every passing entry in one product; an entry scores as its best
+            pieces = [(entry, piece) for entry in passing for piece in entry.pieces]
+            matrix = np.stack([piece.values for _, piece in pieces]).astype(np.float32)
+            scores = matrix @ np.asarray(vector.values, dtype=np.float32)
+            best: dict[int, int] = {}
+            for position, (entry, _) in enumerate(pieces):
+                kept = best.get(id(entry))
+                if kept is None or scores[position] > scores[kept]:
+                    best[id(entry)] = position
+        order = sorted(best.values(), key=lambda position: -scores[position])[:k]
+        return [pieces[p][0].hit(pieces[p][1], float(scores[p])) for p in order]
 
     def keyword_search(self, search_filter: SearchFilter, text: str, k: int) -> list[SearchHit]:
         query_terms = set(tokenize(text))
