@@ -113,6 +113,7 @@ test: install-test sam lint
 bench: install-test
 	$(BIN)/python bench/locomo.py
 	$(BIN)/python bench/longmem.py
+	$(BIN)/python bench/updates.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/scale.py
 

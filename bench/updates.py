@@ -1,0 +1,209 @@
+"""Knowledge updates: does the newest state of the user win, in retrieval and reflection?
+
+Runs the dev set of ``bench/data/updates/cases.json`` (made by ``bench/updates_data.py``)
+through the embedded service with the offline defaults (no LLM): each case is a fresh user
+whose episodes are stored with their times, then
+
+- current-first (replacing updates): asked about the present, the episode stating the new
+  state ranks above the one stating the old state (the new one in the top 10; the old one
+  may be absent);
+- both-kept (additive updates: a second cat, another language): both episodes in the top 10;
+- past-first: asked about a past time ("in January"), the old state ranks above the new;
+- fact-current: after one reflection (the offline extractor), a live fact (pending or
+  approved) names the new value and no live fact names the old value without the new one
+  (a fact saying "moved from Beijing to Shanghai" states the current state); additive
+  cases need both values in live facts.
+
+    .venv/bin/python bench/updates.py [--cases PATH] [--lang en|zh] [--no-reflect] [--verbose]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import (
+    PRINCIPAL,
+    RESULTS_DIR,
+    close_service,
+    machine_info,
+    markdown_table,
+    open_service,
+    write_json,
+)
+
+from hindsight.core.commands import (
+    BatchItem,
+    ListMemoriesCommand,
+    ReflectCommand,
+    RetrieveCommand,
+    StoreBatchCommand,
+)
+from hindsight.core.models import MemoryKind
+from hindsight.core.service import MemoryService
+
+DEFAULT_CASES = Path(__file__).resolve().parent / "data" / "updates" / "cases.json"
+TOP_K = 10
+
+
+def _store(service: MemoryService, user_id: str, case: dict[str, Any]) -> dict[str, str]:
+    """The case's episodes stored as the user's; returns memory id by role (old, new)."""
+    items = [
+        BatchItem(content=e["content"], occurred_at=datetime.fromisoformat(e["occurred_at"]))
+        for e in case["episodes"]
+    ]
+    outcomes = service.store_batch(PRINCIPAL, StoreBatchCommand(user_id=user_id, items=items))
+    return {
+        e["role"]: o.memory_id
+        for e, o in zip(case["episodes"], outcomes, strict=True)
+        if e["role"] != "noise"
+    }
+
+
+def _ranks(service: MemoryService, user_id: str, query: str, as_of: str) -> dict[str, int]:
+    result = service.retrieve(
+        PRINCIPAL,
+        RetrieveCommand(
+            user_id=user_id,
+            query=query,
+            top_k=TOP_K,
+            as_of=datetime.fromisoformat(as_of),
+            kinds=[MemoryKind.EPISODIC],
+        ),
+    )
+    return {r.memory_id: position for position, r in enumerate(result.results)}
+
+
+def _above(ranks: dict[str, int], first: str, second: str) -> bool:
+    """``first`` in the results and above ``second`` (which may be absent)."""
+    return first in ranks and ranks[first] < ranks.get(second, TOP_K + 1)
+
+
+def _live_facts(service: MemoryService, user_id: str) -> list[str]:
+    listed = service.list_memories(
+        PRINCIPAL, ListMemoriesCommand(user_id=user_id, kind=MemoryKind.SEMANTIC, limit=50)
+    )
+    return [str(m["content"]) for m in listed.results if m.get("status") in ("pending", "approved")]
+
+
+def _fact_current(case: dict[str, Any], facts: list[str]) -> bool:
+    old, new = case["old_value"].casefold(), case["new_value"].casefold()
+    folded = [f.casefold() for f in facts]
+    names_new = any(new in f for f in folded)
+    names_old = any(old in f for f in folded)
+    if case["kind"] == "additive":
+        return names_new and names_old
+    return names_new and not any(old in f and new not in f for f in folded)
+
+
+def run_case(service: MemoryService, case: dict[str, Any], reflect: bool) -> dict[str, Any]:
+    user_id = f"upd-{case['id']}-{time.time_ns()}"
+    ids = _store(service, user_id, case)
+    ranks = _ranks(service, user_id, case["question"], case["as_of"])
+    row: dict[str, Any] = {"id": case["id"], "lang": case["lang"], "kind": case["kind"]}
+    row["cue"] = case["cue"]
+    if case["kind"] == "additive":
+        row["both_kept"] = ids["old"] in ranks and ids["new"] in ranks
+    else:
+        row["current_first"] = _above(ranks, ids["new"], ids["old"])
+    if case.get("past_question"):
+        past = _ranks(service, user_id, case["past_question"], case["as_of"])
+        row["past_first"] = _above(past, ids["old"], ids["new"])
+    if reflect:
+        service.reflect(PRINCIPAL, ReflectCommand(user_id=user_id))
+        facts = _live_facts(service, user_id)
+        row["fact_current"] = _fact_current(case, facts)
+        row["facts"] = facts
+    row["ranks"] = {role: ranks.get(memory_id) for role, memory_id in ids.items()}
+    return row
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Rates per language and overall: passed / counted for each measure."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        groups[row["lang"]].append(row)
+        groups["all"].append(row)
+    out: dict[str, dict[str, Any]] = {}
+    for name, group in groups.items():
+        out[name] = {}
+        for measure in ("current_first", "both_kept", "past_first", "fact_current"):
+            counted = [r[measure] for r in group if measure in r]
+            if counted:
+                out[name][measure] = {
+                    "rate": round(sum(counted) / len(counted), 4),
+                    "passed": sum(counted),
+                    "cases": len(counted),
+                }
+        no_cue = [r["current_first"] for r in group if "current_first" in r and not r["cue"]]
+        if no_cue:
+            out[name]["current_first_without_cue"] = {
+                "rate": round(sum(no_cue) / len(no_cue), 4),
+                "passed": sum(no_cue),
+                "cases": len(no_cue),
+            }
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", type=Path, default=DEFAULT_CASES)
+    parser.add_argument("--lang", choices=["en", "zh"], default=None)
+    parser.add_argument("--no-reflect", action="store_true", help="retrieval measures only")
+    parser.add_argument("--verbose", action="store_true", help="print every failed case")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "updates.json")
+    args = parser.parse_args()
+    cases = json.loads(args.cases.read_text())["cases"]
+    if args.lang:
+        cases = [c for c in cases if c["lang"] == args.lang]
+    began = time.monotonic()
+    with tempfile.TemporaryDirectory() as data_dir:
+        service = open_service(Path(data_dir))
+        try:
+            rows = [run_case(service, case, not args.no_reflect) for case in cases]
+        finally:
+            close_service(service)
+    summary = summarise(rows)
+    measures = ["current_first", "current_first_without_cue", "both_kept", "past_first"]
+    measures.append("fact_current")
+    table = [
+        [name, *[_cell(summary[name].get(m)) for m in measures]]
+        for name in sorted(summary, key=lambda n: (n == "all", n))
+    ]
+    print(markdown_table(["set", *measures], table))
+    if args.verbose:
+        for row in rows:
+            failed = [m for m in measures if row.get(m) is False]
+            if failed:
+                print(row["id"], failed, row["ranks"], row.get("facts"))
+    write_json(
+        args.out,
+        {
+            "benchmark": "knowledge updates (dev set)",
+            "command": "python " + " ".join(sys.argv),
+            "machine": machine_info(),
+            "cases": len(cases),
+            "summary": summary,
+            "rows": rows,
+            "seconds": round(time.monotonic() - began, 1),
+        },
+    )
+
+
+def _cell(measure: dict[str, Any] | None) -> str:
+    if not measure:
+        return "-"
+    return f"{measure['rate']:.2%} ({measure['passed']}/{measure['cases']})"
+
+
+if __name__ == "__main__":
+    main()
