@@ -89,6 +89,12 @@ class Settings(BaseSettings):
 
     # --- scheduled reflection ----------------------------------------------------------
     reflection_queue_url: str = ""  # the SQS queue the fan-out sends one job per user to
+    # `hindsight serve`'s own schedules (embedded and memory backends; on AWS EventBridge
+    # runs them): the template's expression forms, cron(...) or rate(...), in a time zone;
+    # "off" switches one off, HINDSIGHT_SCHEDULES=off all of them
+    schedules: bool = True
+    reflection_schedule: str = "cron(0 2 * * ? *)"
+    schedule_timezone: str = "UTC"
 
     # --- policy: how the use cases behave (defaults are core Policy's own) --------------
     dedup_window_seconds: float = Field(default=_POLICY.dedup_window_seconds, ge=0)
@@ -148,7 +154,11 @@ class Settings(BaseSettings):
 
     # --- parsing of environment strings ---------------------------------------------------
     @field_validator(
-        "create_resources", "allow_anonymous", "auto_approve_high_confidence", mode="before"
+        "create_resources",
+        "allow_anonymous",
+        "auto_approve_high_confidence",
+        "schedules",
+        mode="before",
     )
     @classmethod
     def _boolean(cls, value: Any) -> Any:

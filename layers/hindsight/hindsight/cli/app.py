@@ -15,7 +15,17 @@ from typing import Annotated
 
 import typer
 
-from hindsight.cli import admin, backup, documents, memories, recall, review, serve, store
+from hindsight.cli import (
+    admin,
+    backup,
+    documents,
+    memories,
+    recall,
+    review,
+    schedule,
+    serve,
+    store,
+)
 from hindsight.cli.state import CliState, JsonFlag
 
 app = typer.Typer(
@@ -69,6 +79,7 @@ app.command("erase-user")(memories.erase_user)
 app.command("health")(admin.health)
 app.command("reindex")(admin.reindex)
 app.command("backup")(backup.backup)
+app.command("schedule")(schedule.schedule)
 app.add_typer(documents.app, name="document")
 
 

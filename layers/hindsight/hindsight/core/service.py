@@ -44,6 +44,7 @@ from hindsight.core.usecases.maintenance import ReindexMemories
 from hindsight.core.usecases.reflect import ReflectOnMemories
 from hindsight.core.usecases.retrieve import RetrieveMemories
 from hindsight.core.usecases.review import ReviewFacts
+from hindsight.core.usecases.scheduled import Job, ScheduledRun, ScheduledRuns
 from hindsight.core.usecases.store import StoreMemories
 
 
@@ -102,6 +103,14 @@ class MemoryService:
     def fan_out_reflection(self, request: FanOutRequest, queue: ReflectionJobQueue) -> FanOutResult:
         """Queue one reflection job per user with new episodes (the scheduled run)."""
         return FanOutReflection(self.ports.records, queue, self.ports.clock)(request)
+
+    def scheduled_run(self, job: str, due: datetime, run: Job) -> ScheduledRun:
+        """Run a local schedule's job for its due time, once, one process at a time."""
+        return ScheduledRuns(self.ports.records, self.ports.clock)(job, due, run)
+
+    def last_scheduled_run(self, job: str) -> datetime | None:
+        """The last due time a local schedule's job served (None: never)."""
+        return ScheduledRuns(self.ports.records, self.ports.clock).last_served(job)
 
     # --- context -------------------------------------------------------------
     def context(self, principal: Principal, command: ContextCommand) -> ContextResult:

@@ -28,6 +28,7 @@ import uvicorn
 from hindsight.bootstrap import configure, get_service
 from hindsight.server.app import DEFAULT_THREADS, DEFAULT_WRITE_THREADS, create_app
 from hindsight.server.logs import configure_logging
+from hindsight.server.scheduler import LocalScheduler, scheduled_jobs
 from hindsight.server.startup import (
     DataDirLock,
     ServerStartError,
@@ -206,6 +207,20 @@ def serve(
         ("MCP", f"{server.url}/mcp"),
         ("docs", f"{server.url}/docs"),
     ]
+    scheduler = start_schedules(settings)
     print(banner("Hindsight", server.url, host, settings, keyless, details), flush=True)
-    server.serve_forever()
+    try:
+        server.serve_forever()
+    finally:
+        if scheduler is not None:
+            scheduler.stop()
     logger.info("server stopped")
+
+
+def start_schedules(settings: Settings) -> LocalScheduler | None:
+    """The local schedules (reflection, maintenance) in a background thread; on the AWS
+    backend EventBridge runs them, so the server does not."""
+    if settings.backend.strip().lower() == "aws":
+        logger.info("local schedules off: on the aws backend EventBridge Scheduler runs them")
+        return None
+    return LocalScheduler(get_service(), scheduled_jobs(settings, get_service())).start()
