@@ -5,7 +5,8 @@ memory; the index replaces them all), rebuilt from the NEW image; a large memory
 and vectors kept in S3 are read back first. An image whose S3 object is gone was replaced by
 a later write (or deleted) whose own record follows, so it is skipped. REMOVE (a delete, or a
 TTL expiry made by the DynamoDB service) deletes every document of the memory.
-Dedup markers, cursors and activity items are ignored. A record that fails is reported
+Dedup markers, cursors and activity items are ignored, and so is a MODIFY that changed
+only a memory's access counts. A record that fails is reported
 as a batch item failure, so Lambda retries from it (and the records after it, in
 order); after the retries the event source mapping sends it to the dead-letter queue.
 """
@@ -36,6 +37,7 @@ from hindsight.adapters.aws.dynamodb_record_store import (
     references_of,
     vector_from_item,
 )
+from hindsight.adapters.aws.dynamodb_record_store.hits import only_hits_changed
 from hindsight.api.observability import MetricUnit, logger, metrics, tracer
 from hindsight.bootstrap import get_stream_index, get_stream_payloads
 from hindsight.core.indexing import index_document
@@ -79,6 +81,8 @@ def record_handler(record: DynamoDBRecord) -> None:
         item = _image(record, "NewImage")
         if not is_memory_item(item):
             return
+        if only_hits_changed(_image(record, "OldImage"), item):
+            return  # access tracking (hit_count, last_hit_us): nothing to index
         if not _hydrated(item):
             return
         memory = memory_from_item(item)

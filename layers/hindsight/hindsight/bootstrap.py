@@ -17,6 +17,7 @@ from typing import Any
 
 from hindsight.core.embedding import ChunkSizes
 from hindsight.core.errors import ConfigurationError
+from hindsight.core.hit_log import HitLog
 from hindsight.core.policy import Policy
 from hindsight.core.ports import (
     DocumentConverter,
@@ -60,7 +61,9 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
     policy = policy or Policy()
     records, writer, clock = ports.records, ports.writer, ports.clock
     sizes = ChunkSizes(policy.chunk_tokens, policy.chunk_overlap_tokens)
-    retrieve = RetrieveMemories(records, ports.index, ports.embedder, clock, policy)
+    retrieve = RetrieveMemories(
+        records, ports.index, ports.embedder, clock, policy, hits=HitLog(records, clock)
+    )
     use_cases = UseCases(
         store=StoreMemories(
             records,
@@ -335,6 +338,21 @@ def build_opensearch_index(settings: Settings, dimension: int) -> SearchIndex:
 
 
 def build_service(settings: Settings) -> MemoryService:
+    """The service of the configured backend, its hit counts flushing in the background."""
+    return start_hit_log(_build_backend(settings))
+
+
+def start_hit_log(service: MemoryService) -> MemoryService:
+    """Flush retrieval's hit counts every few seconds, and what is left at exit (before
+    the embedded store closes: exit hooks run last-registered first)."""
+    hits = service.use_cases.retrieve.hits
+    if hits is not None:
+        hits.start()
+        atexit.register(hits.stop)
+    return service
+
+
+def _build_backend(settings: Settings) -> MemoryService:
     backend = settings.backend.strip().lower()
     if backend == "embedded":
         return build_embedded_service(settings)

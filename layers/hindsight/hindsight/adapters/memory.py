@@ -12,7 +12,7 @@ import builtins
 import math
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -90,9 +90,12 @@ class InMemoryRecordStore:
     def update(self, memory: Memory, vector: StoredVector | None = None) -> None:
         key = (memory.tenant_id, memory.memory_id)
         with self._lock:
-            if key not in self._memories:
+            old = self._memories.get(key)
+            if old is None:
                 raise NotFoundError(f"memory {memory.memory_id} does not exist")
-            self._memories[key] = memory.model_copy(deep=True)
+            # the counts are the store's (record_hits), whatever the caller read
+            kept = {"hit_count": old.hit_count, "last_hit_at": old.last_hit_at}
+            self._memories[key] = memory.model_copy(update=kept, deep=True)
             if vector is not None:
                 self._vectors[key] = vector
 
@@ -199,6 +202,16 @@ class InMemoryRecordStore:
                     if m.kind == MemoryKind.EPISODIC and m.created_at > since
                 }
             )
+
+    def record_hits(self, tenant_id: str, hits: Mapping[str, int], at: datetime) -> None:
+        with self._lock:
+            for memory_id, count in hits.items():
+                found = self._memories.get((tenant_id, memory_id))
+                if found is None:
+                    continue
+                last = found.last_hit_at
+                found.hit_count += count
+                found.last_hit_at = at if last is None or at > last else last
 
 
 # --- search index ------------------------------------------------------------------------

@@ -92,8 +92,12 @@ class _MemoryBase(BaseModel):
     created_at: datetime
     updated_at: datetime
     expires_at: datetime | None = None
+    # access tracking (hindsight.core.hit_log): how often retrieval returned the memory and
+    # when last; written by the record store's record_hits only, never by an update
+    hit_count: int = 0
+    last_hit_at: datetime | None = None
 
-    @field_validator("occurred_at", "created_at", "updated_at", "expires_at")
+    @field_validator("occurred_at", "created_at", "updated_at", "expires_at", "last_hit_at")
     @classmethod
     def _aware(cls, value: datetime | None) -> datetime | None:
         return None if value is None else utc(value)

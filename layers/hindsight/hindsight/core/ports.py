@@ -8,7 +8,7 @@ OpenSearch / Bedrock) implement these. Every record store passes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -120,6 +120,12 @@ class RecordStore(Protocol):
 
     def users_with_episodes_since(self, since: datetime) -> Sequence[tuple[str, str]]:
         """(tenant_id, user_id) pairs that have episodic memories created after ``since``."""
+
+    def record_hits(self, tenant_id: str, hits: Mapping[str, int], at: datetime) -> None:
+        """Add ``hits[memory_id]`` to each memory's ``hit_count`` and set its ``last_hit_at``
+        to ``at`` (if later), atomically per memory, so concurrent writers lose no count.
+        Ids that no longer exist are skipped (never recreated). Updates and puts of the
+        memory keep the counts the store holds."""
 
 
 @runtime_checkable

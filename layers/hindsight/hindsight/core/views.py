@@ -25,6 +25,8 @@ def memory_view(memory: Memory) -> dict[str, Any]:
         "created_at": iso(memory.created_at),
         "updated_at": iso(memory.updated_at),
         "expires_at": iso(memory.expires_at),
+        "hit_count": memory.hit_count,
+        "last_hit_at": iso(memory.last_hit_at),
     }
     if isinstance(memory, EpisodicMemory):
         view.update(

@@ -29,7 +29,7 @@ import builtins
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -141,6 +141,27 @@ def _add_spans_column(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE vectors ADD COLUMN spans TEXT")
 
 
+def _add_hit_columns(conn: sqlite3.Connection) -> None:
+    """Access tracking (``record_hits``): ``hit_count`` and ``last_hit_at`` on each memory,
+    added to files written before it (0 and NULL: never hit)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
+    if "hit_count" not in columns:
+        conn.execute("ALTER TABLE memories ADD COLUMN hit_count INTEGER NOT NULL DEFAULT 0")
+    if "last_hit_at" not in columns:
+        conn.execute("ALTER TABLE memories ADD COLUMN last_hit_at INTEGER")
+
+
+# what a read selects to build a memory: the body, and the counts kept beside it
+_MEMORY_COLUMNS = "body, hit_count, last_hit_at"
+
+
+def _memory(body: str, hit_count: int, last_hit_us: int | None) -> Memory:
+    memory = _MEMORY.validate_json(body)
+    memory.hit_count = hit_count
+    memory.last_hit_at = None if last_hit_us is None else from_epoch_us(last_hit_us)
+    return memory
+
+
 def _columns(memory: Memory) -> dict[str, Any]:
     return {
         "tenant_id": memory.tenant_id,
@@ -173,6 +194,7 @@ class SqliteRecordStore:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.executescript(_SCHEMA)
                 _add_spans_column(conn)
+                _add_hit_columns(conn)
 
     # --- plumbing ------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
@@ -238,6 +260,8 @@ class SqliteRecordStore:
         dedup_window_seconds: float = 0.0,
     ) -> None:
         row = _columns(memory)
+        row["hit_count"] = memory.hit_count  # an import keeps its counts; else 0
+        row["last_hit_at"] = None if memory.last_hit_at is None else epoch_us(memory.last_hit_at)
         with self._write() as conn:
             exists = conn.execute(
                 "SELECT 1 FROM memories WHERE tenant_id = ? AND memory_id = ?",
@@ -362,10 +386,10 @@ class SqliteRecordStore:
     def get(self, tenant_id: str, memory_id: str) -> Memory | None:
         with self._read() as conn:
             row = conn.execute(
-                "SELECT body FROM memories WHERE tenant_id = ? AND memory_id = ?",
+                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE tenant_id = ? AND memory_id = ?",
                 (tenant_id, memory_id),
             ).fetchone()
-        return None if row is None else _MEMORY.validate_json(row[0])
+        return None if row is None else _memory(*row)
 
     def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> builtins.list[Memory]:
         found: dict[str, Memory] = {}
@@ -373,11 +397,11 @@ class SqliteRecordStore:
         with self._read() as conn:
             for chunk in _chunks(unique):
                 rows = conn.execute(
-                    f"SELECT memory_id, body FROM memories WHERE tenant_id = ? "
+                    f"SELECT memory_id, {_MEMORY_COLUMNS} FROM memories WHERE tenant_id = ? "
                     f"AND memory_id IN ({_marks(len(chunk))})",
                     (tenant_id, *chunk),
                 ).fetchall()
-                found.update((mid, _MEMORY.validate_json(body)) for mid, body in rows)
+                found.update((row[0], _memory(*row[1:])) for row in rows)
         return [found[mid] for mid in memory_ids if mid in found]
 
     def get_vectors(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, StoredVector]:
@@ -435,7 +459,8 @@ class SqliteRecordStore:
             params.extend((occurred_us, memory_id))
         limit = max(1, limit)
         sql = (
-            f"SELECT occurred_at, memory_id, body FROM memories WHERE {' AND '.join(clauses)} "
+            f"SELECT occurred_at, memory_id, {_MEMORY_COLUMNS} FROM memories "
+            f"WHERE {' AND '.join(clauses)} "
             f"ORDER BY occurred_at {direction}, memory_id {direction} LIMIT ?"
         )
         with self._read() as conn:
@@ -444,9 +469,7 @@ class SqliteRecordStore:
         next_cursor = None
         if len(rows) > limit:
             next_cursor = encode_page_cursor(chosen[-1][0], chosen[-1][1], query.oldest_first)
-        return Page(
-            items=[_MEMORY.validate_json(body) for _, _, body in chosen], next_cursor=next_cursor
-        )
+        return Page(items=[_memory(*row[2:]) for row in chosen], next_cursor=next_cursor)
 
     def get_cursor(self, tenant_id: str, user_id: str, name: str) -> datetime | None:
         with self._read() as conn:
@@ -460,7 +483,8 @@ class SqliteRecordStore:
         self, tenant_id: str | None = None
     ) -> Sequence[tuple[Memory, StoredVector | None]]:
         sql = (
-            "SELECT m.body, v.model, v.data, v.spans FROM memories m LEFT JOIN vectors v "
+            "SELECT m.body, m.hit_count, m.last_hit_at, v.model, v.data, v.spans "
+            "FROM memories m LEFT JOIN vectors v "
             "ON v.tenant_id = m.tenant_id AND v.memory_id = m.memory_id"
         )
         params: tuple[str, ...] = ()
@@ -472,10 +496,10 @@ class SqliteRecordStore:
             rows = conn.execute(sql, params).fetchall()
         return [
             (
-                _MEMORY.validate_json(body),
+                _memory(body, hits, last_hit),
                 None if data is None else decode_vector(model, data, spans),
             )
-            for body, model, data, spans in rows
+            for body, hits, last_hit, model, data, spans in rows
         ]
 
     def vector_keys(self) -> set[tuple[str, str]]:
@@ -499,6 +523,16 @@ class SqliteRecordStore:
                 (MemoryKind.EPISODIC.value, epoch_us(since)),
             ).fetchall()
         return [(tenant, user) for tenant, user in rows]
+
+    def record_hits(self, tenant_id: str, hits: Mapping[str, int], at: datetime) -> None:
+        at_us = epoch_us(at)
+        with self._write() as conn:
+            conn.executemany(
+                "UPDATE memories SET hit_count = hit_count + ?, "
+                "last_hit_at = max(coalesce(last_hit_at, 0), ?) "
+                "WHERE tenant_id = ? AND memory_id = ?",
+                [(count, at_us, tenant_id, memory_id) for memory_id, count in hits.items()],
+            )
 
 
 def _write_vector(conn: sqlite3.Connection, memory: Memory, vector: StoredVector) -> None:

@@ -175,6 +175,7 @@ class BuildContext:
         elif summary_lines:
             truncated = True
 
+        self._note_hits(tenant_id, command, facts, kept_turns)
         text = "\n\n".join(sections)
         return ContextResult(
             context=text,
@@ -185,6 +186,22 @@ class BuildContext:
             facts=[_fact_view(f) for f in facts],
             truncated=truncated,
         )
+
+    def _note_hits(
+        self,
+        tenant_id: str,
+        command: ContextCommand,
+        facts: list[SemanticMemory],
+        turns: list[EpisodicMemory],
+    ) -> None:
+        """Access tracking: the turns and facts shown (facts found by retrieve were
+        counted there)."""
+        hits = self.retrieve.hits
+        if hits is None:
+            return
+        searched = bool(command.query and command.query.strip())
+        shown = [*([] if searched else facts), *turns]
+        hits.note(tenant_id, [memory.memory_id for memory in shown])
 
     def _top_facts(
         self,

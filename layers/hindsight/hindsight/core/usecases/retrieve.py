@@ -18,6 +18,7 @@ from hindsight.core.access import readable_scopes
 from hindsight.core.commands import Highlight, RetrieveCommand, RetrieveResult, ScoredMemory
 from hindsight.core.embedding import embed_query, neutral_vector
 from hindsight.core.highlight import Match, cut_around, highlight, query_words
+from hindsight.core.hit_log import HitLog
 from hindsight.core.models import (
     FactStatus,
     HitFacts,
@@ -51,12 +52,14 @@ class RetrieveMemories:
         policy: Policy,
     ) -> None:
         self.records = records
+        hits: HitLog | None = None,
         self.index = index
         self.embedder = embedder
         self.clock = clock
         self.policy = policy
 
     def __call__(self, principal: Principal, command: RetrieveCommand) -> RetrieveResult:
+        self.hits = hits  # access tracking: counted here, written behind (core/hit_log.py)
         policy = self.policy
         # the first call loads the embedding model (seconds); that is start-up, not search,
         # so it happens before the time budget starts
@@ -108,6 +111,8 @@ class RetrieveMemories:
             len(search.candidate_ids),
             len(search.fetched),
             len(page),
+        if self.hits is not None:
+            self.hits.note(principal.tenant_id, [result.memory_id for result in page])
             search.partial,
         )
         return RetrieveResult(

@@ -112,8 +112,14 @@ def is_memory_item(item: Mapping[str, Any]) -> bool:
 
 
 def memory_from_item(item: Mapping[str, Any]) -> Memory:
-    """The memory held by an item (plain values, e.g. from TypeDeserializer)."""
-    return MEMORY.validate_json(item["body"])
+    """The memory held by an item (plain values, e.g. from TypeDeserializer), with the
+    access counts the item keeps beside the body (``hits.py``)."""
+    memory = MEMORY.validate_json(item["body"])
+    if "hit_count" in item:
+        memory.hit_count = int(item["hit_count"])
+    if "last_hit_us" in item:
+        memory.last_hit_at = from_us(int(item["last_hit_us"]))
+    return memory
 
 
 def vector_from_item(item: Mapping[str, Any]) -> StoredVector | None:

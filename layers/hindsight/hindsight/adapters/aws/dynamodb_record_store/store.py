@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import logging
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -16,6 +16,13 @@ from hindsight.adapters.aws.dynamodb_record_store.errors import (
     is_condition_failure,
 )
 from hindsight.adapters.aws.dynamodb_record_store.expressions import Expression
+from hindsight.adapters.aws.dynamodb_record_store.hits import (
+    HIT_ATTRIBUTES,
+    apply_hits,
+    hit_values,
+    record_hits,
+    with_hits,
+)
 from hindsight.adapters.aws.dynamodb_record_store.items import (
     ACTIVITY_SK,
     MEMORY,
@@ -102,7 +109,7 @@ class DynamoDBRecordStore:
         dedup_key: str | None = None,
         dedup_window_seconds: float = 0.0,
     ) -> None:
-        values = memory_item(memory, vector)
+        values = {**memory_item(memory, vector), **hit_values(memory)}
         written = self._large.spill(memory, values)
         try:
             self._put_item(memory, values, dedup_key, dedup_window_seconds)
@@ -351,16 +358,19 @@ class DynamoDBRecordStore:
             TableName=self.table_name,
             Key=self._table.key(memory_pk(tenant_id, memory_id), MEMORY_SK),
             ConsistentRead=True,
-            ProjectionExpression="#body",
-            ExpressionAttributeNames={"#body": "body"},
+            ProjectionExpression="#body, #h, #l",
+            ExpressionAttributeNames={"#body": "body", "#h": "hit_count", "#l": "last_hit_us"},
         ).get("Item")
         if found is None:
             return None
-        return MEMORY.validate_json(self._large.bodies([found["body"]["S"]])[0])
+        memory = MEMORY.validate_json(self._large.bodies([found["body"]["S"]])[0])
+        return apply_hits(memory, from_attribute_values(found))
 
     def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> builtins.list[Memory]:
         def read() -> builtins.list[Memory]:
-            found = self._table.batch_get(tenant_id, memory_ids, ("memory_id", "body"))
+            found = self._table.batch_get(
+                tenant_id, memory_ids, ("memory_id", "body", *HIT_ATTRIBUTES)
+            )
             self._large.hydrate(list(found.values()))
             return [memory_from_item(found[mid]) for mid in memory_ids if mid in found]
 
@@ -383,11 +393,13 @@ class DynamoDBRecordStore:
         limit: int,
         cursor: str | None = None,
     ) -> Page:
-        return self._reading(
+        page = self._reading(
             lambda: list_page(
                 self._table, tenant_id, user_id, query, limit, cursor, self._large.bodies
             )
         )
+        with_hits(self._table, tenant_id, page.items)
+        return page
 
     def get_cursor(self, tenant_id: str, user_id: str, name: str) -> datetime | None:
         found = self._table.call(
@@ -405,3 +417,6 @@ class DynamoDBRecordStore:
 
     def users_with_episodes_since(self, since: datetime) -> builtins.list[tuple[str, str]]:
         return active_users_since(self._table, since)
+
+    def record_hits(self, tenant_id: str, hits: Mapping[str, int], at: datetime) -> None:
+        record_hits(self._table, tenant_id, hits, at)
