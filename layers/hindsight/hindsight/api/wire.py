@@ -52,9 +52,9 @@ class MemoryView(_Strict):
     created_at: datetime
     updated_at: datetime
     expires_at: datetime | None
-    # episodic
     hit_count: int = Field(default=0, description="times retrieval returned this memory")
     last_hit_at: datetime | None = Field(default=None, description="when it last did")
+    # episodic
     session_id: str | None = None
     speaker: str | None = None
     participants: list[str] | None = None

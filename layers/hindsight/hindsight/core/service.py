@@ -136,15 +136,15 @@ class MemoryService:
         """Operator task (no principal): rebuild the index, optionally re-embedding."""
         return self.use_cases.reindex(re_embed=re_embed, progress=progress)
 
-    def now(self) -> datetime:
-        """The service clock's current time (aware UTC)."""
-        return self.ports.clock.now()
     def flush_hits(self) -> int:
         """Write the hit counts retrieval noted since the last flush (access tracking;
         a background thread does this every few seconds); returns memories written."""
         hits = self.use_cases.retrieve.hits
         return hits.flush() if hits is not None else 0
 
+    def now(self) -> datetime:
+        """The service clock's current time (aware UTC)."""
+        return self.ports.clock.now()
 
     def warm_up(self) -> None:
         """Load the embedding model now rather than on the first request."""

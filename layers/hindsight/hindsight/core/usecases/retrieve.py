@@ -50,16 +50,16 @@ class RetrieveMemories:
         embedder: Embedder,
         clock: Clock,
         policy: Policy,
+        hits: HitLog | None = None,
     ) -> None:
         self.records = records
-        hits: HitLog | None = None,
         self.index = index
         self.embedder = embedder
         self.clock = clock
         self.policy = policy
+        self.hits = hits  # access tracking: counted here, written behind (core/hit_log.py)
 
     def __call__(self, principal: Principal, command: RetrieveCommand) -> RetrieveResult:
-        self.hits = hits  # access tracking: counted here, written behind (core/hit_log.py)
         policy = self.policy
         # the first call loads the embedding model (seconds); that is start-up, not search,
         # so it happens before the time budget starts
@@ -101,6 +101,8 @@ class RetrieveMemories:
             shaping.result(memory, score, parts.why(), search.matches.get(memory.memory_id, []))
             for _, score, memory, parts in ranked[offset:wanted]
         ]
+        if self.hits is not None:
+            self.hits.note(principal.tenant_id, [result.memory_id for result in page])
         has_more = offset + command.top_k < min(total, policy.max_results)
         next_cursor = (
             encode_cursor(offset + command.top_k, as_of, query_fingerprint) if has_more else None
@@ -111,8 +113,6 @@ class RetrieveMemories:
             len(search.candidate_ids),
             len(search.fetched),
             len(page),
-        if self.hits is not None:
-            self.hits.note(principal.tenant_id, [result.memory_id for result in page])
             search.partial,
         )
         return RetrieveResult(
