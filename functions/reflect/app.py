@@ -1,4 +1,4 @@
-"""Reflect function: distil facts and review them (approve / reject).
+"""Reflect function: distil facts, review them (approve / reject), where reflection stands.
 
 Each route is its route function in ``hindsight.api.routes`` (shared with ``hindsight
 serve``), answered for the current event by ``answer_route``.
@@ -35,6 +35,12 @@ def approve_fact(memory_id: str) -> Response[Any]:
 @tracer.capture_method
 def reject_fact(memory_id: str) -> Response[Any]:
     return answer_route(app, "reject_fact", memory_id=memory_id)
+
+
+@app.get("/v1/users/<user_id>/reflection")
+@tracer.capture_method
+def reflection_status(user_id: str) -> Response[Any]:
+    return answer_route(app, "reflection_status", user_id=user_id)
 
 
 @logger.inject_lambda_context(

@@ -242,10 +242,17 @@ def test_api_has_authorizer_cors_throttling_and_access_logs(template: dict) -> N
     (method,) = api["MethodSettings"]
     assert {"ThrottlingBurstLimit", "ThrottlingRateLimit"} <= set(method)
     assert {"UNAUTHORIZED", "THROTTLED", "DEFAULT_5XX"} <= set(api["GatewayResponses"])
-    # only health and the API reference are public
+    # only health, the API reference and the explorer's page and files (which hold no
+    # memory: the page calls the API with the user's key) are public
     paths = api["DefinitionBody"]["paths"]
     public = {(m.upper(), p) for p, ms in paths.items() for m, op in ms.items() if "security" in op}
-    assert public == {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), ("GET", "/docs")}
+    assert public == {
+        ("GET", "/v1/health"),
+        ("GET", "/v1/openapi.json"),
+        ("GET", "/docs"),
+        ("GET", "/explorer"),
+        ("GET", "/explorer/assets/{name}"),
+    }
 
 
 def test_definition_body_and_api_events_name_the_same_routes_and_functions(

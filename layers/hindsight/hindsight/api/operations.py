@@ -244,6 +244,18 @@ OPERATIONS: tuple[Operation, ...] = (
         notes={503: "the reflector (an LLM) is unavailable or answered unusable output"},
     ),
     Operation(
+        "GET",
+        "/v1/users/{user_id}/reflection",
+        "reflection_status",
+        "reflect",
+        "reflection",
+        "Where a user's reflection stands",
+        "The reflection cursor (the stored time of the last episode distilled; the next "
+        "run reads episodes stored after it) and how many episodes wait for the next run, "
+        "among the scopes the key may read.",
+        _ok(wire.ReflectionStatusResponse, "the cursor and the episodes waiting"),
+    ),
+    Operation(
         "POST",
         "/v1/semantic/{memory_id}/approve",
         "approve_fact",
@@ -321,6 +333,33 @@ OPERATIONS: tuple[Operation, ...] = (
         "API reference (HTML)",
         "This document rendered as one self-contained HTML page. No key needed.",
         (Success(200, None, "the reference page", HTML),),
+        authenticated=False,
+        uses_backend=False,
+    ),
+    Operation(
+        "GET",
+        "/explorer",
+        "explorer_page",
+        "explorer",
+        "service",
+        "Memory explorer (HTML)",
+        "A web page to browse, review and curate a user's memories. The page holds no "
+        "memory: it calls this API with the key the user signs in with (kept in the "
+        "browser's session storage), so the page itself needs no key. "
+        "`/explorer?user_id=u1` opens that user's memories.",
+        (Success(200, None, "the explorer page", HTML),),
+        authenticated=False,
+        uses_backend=False,
+    ),
+    Operation(
+        "GET",
+        "/explorer/assets/{name}",
+        "explorer_asset",
+        "explorer",
+        "service",
+        "Memory explorer: a script, style sheet or the chart library",
+        "The explorer's static files, shipped inside the Python package. No key needed.",
+        (Success(200, None, "the file (JavaScript or CSS)", "text/plain"),),
         authenticated=False,
         uses_backend=False,
     ),

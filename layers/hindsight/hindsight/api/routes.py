@@ -55,6 +55,12 @@ from hindsight.core.usecases.documents import StoreDocumentCommand
 
 JSON = "application/json"
 CACHE_PUBLIC = {"Cache-Control": "public, max-age=300"}
+EXPLORER_HEADERS = {
+    "Cache-Control": "no-cache",
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
+    "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+}
 COUNT = "Count"
 MILLISECONDS = "Milliseconds"
 
@@ -258,6 +264,15 @@ def reflect(call: RouteCall[ReflectCommand]) -> Answer:
     )
 
 
+def reflection_status(call: RouteCall[str]) -> Answer:
+    result = call.service.reflection_status(call.caller, call.input)
+    return Answer(
+        200,
+        success(result.model_dump(mode="json")),
+        metrics=(("ReflectionStatusRead", COUNT, 1),),
+    )
+
+
 def approve_fact(call: RouteCall[str]) -> Answer:
     result = call.service.approve(call.caller, call.input)
     return Answer(200, success(result), metrics=(("FactsApproved", COUNT, 1),))
@@ -291,6 +306,26 @@ def docs_page(call: RouteCall[None]) -> Answer:
         headers=CACHE_PUBLIC,
         metrics=(("DocsServed", COUNT, 1),),
     )
+
+
+# --- the memory explorer (a page of static files) -------------------------------------------
+def explorer_page(call: RouteCall[None]) -> Answer:
+    from hindsight.explorer.assets import page
+
+    return Answer(
+        200,
+        page(),
+        media_type="text/html; charset=utf-8",
+        headers=EXPLORER_HEADERS,
+        metrics=(("ExplorerServed", COUNT, 1),),
+    )
+
+
+def explorer_asset(call: RouteCall[str]) -> Answer:
+    from hindsight.explorer.assets import asset
+
+    text, media_type = asset(call.input)
+    return Answer(200, text, media_type=media_type, headers=EXPLORER_HEADERS)
 
 
 # --- the table ----------------------------------------------------------------------------------
@@ -332,11 +367,14 @@ ROUTES: Mapping[str, RouteSpec] = {
     "delete_memory": RouteSpec(delete_memory),
     "erase_user": RouteSpec(erase_user),
     "reflect": RouteSpec(reflect),
+    "reflection_status": RouteSpec(reflection_status),
     "approve_fact": RouteSpec(approve_fact),
     "reject_fact": RouteSpec(reject_fact),
     "health": RouteSpec(health),
     "openapi_document": RouteSpec(openapi_document),
     "docs_page": RouteSpec(docs_page),
+    "explorer_page": RouteSpec(explorer_page),
+    "explorer_asset": RouteSpec(explorer_asset),
 }
 TRANSPORT_OPERATIONS = frozenset({"mcp"})  # answered by their own transport, not a route
 OPERATIONS_BY_ID: Mapping[str, Operation] = {op.operation_id: op for op in OPERATIONS}

@@ -24,6 +24,7 @@ from hindsight.core.commands import (
     StoreOutcome,
 )
 from hindsight.core.models import Confidence, FactStatus, MemoryKind, TimeRange
+from hindsight.core.usecases.browse import ReflectionStatus
 
 
 class _Strict(BaseModel):
@@ -119,6 +120,10 @@ class ReflectResponse(ReflectResult, Success):
     pending: list[MemoryView] = Field(  # type: ignore[assignment]
         description="facts created or updated by this run that wait for review"
     )
+
+
+class ReflectionStatusResponse(ReflectionStatus, Success):
+    pass
 
 
 class ListResponse(ListResult, Success):

@@ -347,6 +347,25 @@ class ListMemoriesCommand(_Command):
     limit: int = Field(default=20, ge=1, le=MAX_LIST_ITEMS)
     cursor: str | None = Field(default=None, max_length=2_000)
     include_expired: bool = False
+    emotion: Label | None = None
+    stored_since: AwareDatetime | None = Field(
+        default=None, description="stored (created_at) at or after this time"
+    )
+    stored_until: AwareDatetime | None = Field(
+        default=None, description="stored (created_at) before this time"
+    )
+    expires_before: AwareDatetime | None = Field(
+        default=None, description="only memories that expire before this time (expiring soon)"
+    )
+    text: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="only memories whose content holds this text (case-insensitive)",
+    )
+    order: Literal["newest", "oldest"] = Field(
+        default="newest", description="by occurred_at: newest first (default) or oldest first"
+    )
 
 
 class ListResult(BaseModel):

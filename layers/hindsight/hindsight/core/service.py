@@ -30,7 +30,7 @@ from hindsight.core.commands import (
 from hindsight.core.models import Principal
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Ports
-from hindsight.core.usecases.browse import BrowseMemories
+from hindsight.core.usecases.browse import BrowseMemories, ReflectionStatus
 from hindsight.core.usecases.context import BuildContext
 from hindsight.core.usecases.documents import DocumentOutcome, StoreDocument, StoreDocumentCommand
 from hindsight.core.usecases.fan_out import (
@@ -122,6 +122,9 @@ class MemoryService:
 
     def get_memory(self, principal: Principal, memory_id: str) -> dict[str, Any]:
         return self.use_cases.browse.get_memory(principal, memory_id)
+
+    def reflection_status(self, principal: Principal, user_id: str) -> ReflectionStatus:
+        return self.use_cases.browse.reflection_status(principal, user_id)
 
     def delete_memory(self, principal: Principal, memory_id: str) -> dict[str, Any]:
         return self.use_cases.forget.forget_memory(principal, memory_id)

@@ -69,6 +69,9 @@ READ_OPERATIONS = frozenset(
         "health",
         "openapi_document",
         "docs_page",
+        "reflection_status",
+        "explorer_page",
+        "explorer_asset",
     }
 )
 

@@ -1,0 +1,265 @@
+// The explorer's other views: timeline, review queue, ask, reflection, forget.
+import { api, isoTime, listAll } from "./api.js";
+import { confirmAction, field, h, select, short, when } from "./dom.js";
+import { fail, go, linkTo, notify, refreshBadge } from "./explorer.js";
+import { memoryLink } from "./memories.js";
+import { t } from "./strings.js";
+
+const TIMELINE_MAX = 2000;
+const COUNT_MAX = 1000;
+const CONFIDENCE_LEVEL = { high: 3, medium: 2, low: 1 };
+
+// --- timeline ------------------------------------------------------------------------------
+function perDay(items) {
+  const days = new Map();
+  for (const memory of items) {
+    const day = Math.floor(Date.parse(memory.occurred_at) / 86_400_000) * 86_400;
+    const counts = days.get(day) || { episodic: 0, semantic: 0 };
+    counts[memory.kind] += 1;
+    days.set(day, counts);
+  }
+  return [...days.entries()].sort((a, b) => a[0] - b[0]);
+}
+
+function chart(target, options, data) {
+  const width = Math.max(280, Math.min(target.clientWidth || 900, 1100));
+  // eslint-disable-next-line no-undef
+  return new uPlot({ width, height: 260, ...options }, data, target);
+}
+
+export async function timelineView({ userId, container, stale }) {
+  const { items } = await listAll(userId, {}, TIMELINE_MAX);
+  if (stale()) return;
+  container.append(h("h2", {}, t("timeline.title")), h("p", {}, t("timeline.help", { count: TIMELINE_MAX })));
+  if (!items.length) {
+    container.append(h("p", { class: "empty" }, t("timeline.empty")));
+    return;
+  }
+  const days = perDay(items);
+  const counts = h("div", { class: "chart", id: "timeline-chart", role: "img", "aria-label": t("timeline.title") });
+  const facts = items.filter((m) => m.kind === "semantic").sort((a, b) => Date.parse(a.updated_at) - Date.parse(b.updated_at));
+  const confidence = h("div", { class: "chart", id: "confidence-chart", role: "img", "aria-label": t("timeline.facts") });
+  container.append(counts, h("h3", {}, t("timeline.facts")), confidence);
+  chart(
+    counts,
+    {
+      series: [{}, { label: "episodic", stroke: "#2463c4", fill: "rgba(36,99,196,0.15)" }, { label: "semantic", stroke: "#c2571a", fill: "rgba(194,87,26,0.15)" }],
+      scales: { x: { time: true } },
+    },
+    [days.map(([day]) => day), days.map(([, c]) => c.episodic), days.map(([, c]) => c.semantic)],
+  );
+  if (facts.length) {
+    chart(
+      confidence,
+      {
+        series: [{}, { label: "confidence", stroke: "#6b3fa0", points: { show: true, size: 7 }, width: 0 }],
+        scales: { x: { time: true }, y: { range: [0, 3.5] } },
+      },
+      [facts.map((f) => Date.parse(f.updated_at) / 1000), facts.map((f) => CONFIDENCE_LEVEL[f.confidence] || 0)],
+    );
+  }
+  container.append(
+    h("details", {}, h("summary", {}, t("timeline.table")),
+      h("table", { id: "timeline-table" },
+        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("timeline.day")), h("th", { scope: "col" }, "episodic"), h("th", { scope: "col" }, "semantic"))),
+        h("tbody", {}, days.map(([day, c]) => h("tr", {}, h("td", {}, new Date(day * 1000).toISOString().slice(0, 10)), h("td", {}, c.episodic), h("td", {}, c.semantic)))))),
+  );
+}
+
+// --- review queue ------------------------------------------------------------------------------
+async function sourcesOf(fact) {
+  const sources = await Promise.all((fact.source_memory_ids || []).map((id) => api.get(id).then((r) => r.memory).catch(() => null)));
+  return sources.filter(Boolean);
+}
+
+export async function reviewView({ userId, container, stale }) {
+  const page = await api.list(userId, { kind: "semantic", status: "pending", limit: 50 });
+  if (stale()) return;
+  container.append(h("h2", {}, t("review.title")), h("p", {}, t("review.help")));
+  if (!page.results.length) {
+    container.append(h("p", { class: "empty", id: "review-empty" }, t("review.empty")));
+    return;
+  }
+  const withSources = await Promise.all(page.results.map(async (fact) => [fact, await sourcesOf(fact)]));
+  const rows = withSources.map(([fact, sources]) =>
+    h(
+      "tr",
+      { dataset: { memoryId: fact.memory_id } },
+      h("td", {}, h("input", { type: "checkbox", class: "pick", value: fact.memory_id, "aria-label": t("review.select", { id: short(fact.content, 40) }) })),
+      h("td", { class: "content" }, memoryLink(userId, fact, fact.content), h("br"), h("small", {}, `${fact.category || ""} · ${fact.confidence}`)),
+      h("td", {}, h("ul", { class: "sources" }, sources.map((s) => h("li", {}, memoryLink(userId, s, s.content))))),
+      h("td", { class: "result" }),
+    ),
+  );
+  const table = h(
+    "table",
+    { class: "review", id: "review-table" },
+    h("thead", {}, h("tr", {},
+      h("th", { scope: "col" }, h("input", { type: "checkbox", id: "pick-all", "aria-label": t("review.select_all"), onchange: (e) => table.querySelectorAll(".pick").forEach((box) => { box.checked = e.target.checked; }) })),
+      h("th", { scope: "col" }, t("review.fact")), h("th", { scope: "col" }, t("review.sources")), h("th", { scope: "col" }, ""))),
+    h("tbody", {}, rows),
+  );
+  const decide = async (action) => {
+    const picked = [...table.querySelectorAll(".pick:checked")].map((box) => box.value);
+    if (!picked.length) throw new Error(t("error.select"));
+    let done = 0;
+    for (const id of picked) {
+      await (action === "approve" ? api.approve(id) : api.reject(id));
+      const row = table.querySelector(`tr[data-memory-id="${CSS.escape(id)}"]`);
+      row.querySelector(".result").textContent = t(action === "approve" ? "review.approved" : "review.rejected");
+      row.querySelector(".pick").disabled = true;
+      row.querySelector(".pick").checked = false;
+      row.classList.add("decided");
+      done += 1;
+    }
+    notify(t("review.done", { count: done, action: t(action === "approve" ? "review.approved" : "review.rejected") }));
+    refreshBadge(userId);
+  };
+  container.append(
+    h("div", { class: "actions" },
+      h("button", { type: "button", id: "approve-selected", onclick: () => decide("approve").catch(fail) }, t("review.approve_selected")),
+      h("button", { type: "button", id: "reject-selected", onclick: () => decide("reject").catch(fail) }, t("review.reject_selected"))),
+    table,
+  );
+}
+
+// --- ask like the agent -----------------------------------------------------------------------
+const WHY_PARTS = [
+  ["similarity", "vector"], ["keyword", "keyword"], ["relevance", "relevance"], ["recency", "recency"],
+  ["confidence_weight", "confidence"], ["kind_boost", "kind boost"], ["time_boost", "time boost"],
+  ["speaker_boost", "speaker boost"], ["score", "score"],
+];
+
+function whyBars(why, scale) {
+  return h(
+    "div",
+    { class: "why", role: "list", "aria-label": t("ask.why") },
+    WHY_PARTS.filter(([key]) => typeof why[key] === "number").map(([key, label]) => {
+      const value = why[key];
+      const width = Math.max(0, Math.min(100, (Math.abs(value) / (scale[key] || 1)) * 100));
+      return h(
+        "div",
+        { class: "why-part", role: "listitem", dataset: { part: key, value: String(value) } },
+        h("span", { class: "why-label" }, label),
+        h("span", { class: "why-track", "aria-hidden": "true" }, h("span", { class: `why-bar part-${key}`, style: `width:${width.toFixed(1)}%` })),
+        h("span", { class: "why-value" }, value.toFixed(3)),
+      );
+    }),
+  );
+}
+
+export async function askView({ params: state, userId, container }) {
+  const form = h(
+    "form",
+    { id: "ask-form", class: "ask filters" },
+    field("ask-query", t("ask.query"), h("input", { name: "q", value: state.q || "", required: true })),
+    field("ask-as-of", t("ask.as_of"), h("input", { name: "as_of", value: state.as_of || "", placeholder: "2026-03-01" })),
+    field("ask-kinds", t("ask.kinds"), select("kinds", [["", t("filters.any")], ["episodic", "episodic"], ["semantic", "semantic"]], state.kinds)),
+    field("ask-top-k", t("ask.top_k"), select("top_k", [["10", "10"], ["5", "5"], ["20", "20"]], state.top_k)),
+    h("div", { class: "actions" }, h("button", { type: "submit" }, t("ask.submit"))),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const values = Object.fromEntries(new FormData(form));
+    if (!String(values.q).trim()) return fail(new Error(t("error.query")));
+    go({ user_id: userId, view: "ask", q: values.q, as_of: values.as_of, kinds: values.kinds, top_k: values.top_k });
+  });
+  container.append(h("h2", {}, t("ask.title")), form);
+  if (!state.q) return;
+  const body = { user_id: userId, query: state.q, top_k: Number(state.top_k || 10) };
+  if (state.as_of) body.as_of = isoTime("ask.as_of", state.as_of);
+  if (state.kinds) body.kinds = [state.kinds];
+  const answer = await api.retrieve(body);
+  const scale = {};
+  for (const result of answer.results) {
+    for (const [key, value] of Object.entries(result.why || {})) {
+      if (typeof value === "number") scale[key] = Math.max(scale[key] || 0, Math.abs(value), key === "score" ? 0 : 1);
+    }
+  }
+  container.append(
+    h("h3", {}, t("ask.results")),
+    answer.partial ? h("p", { class: "warning" }, t("ask.partial")) : "",
+    answer.results.length
+      ? h("ol", { class: "ranked", id: "ask-results" }, answer.results.map((result) =>
+          h("li", { dataset: { memoryId: result.memory_id } },
+            h("div", { class: "ranked-head" }, memoryLink(userId, result, result.content), h("span", { class: "score" }, t("ask.score", { score: result.score.toFixed(4) }))),
+            h("small", {}, `${result.kind} · ${when(result.occurred_at)}${result.status ? ` · ${result.status}` : ""}`),
+            whyBars(result.why || {}, scale))))
+      : h("p", { class: "empty" }, t("ask.empty")),
+  );
+}
+
+// --- reflection -------------------------------------------------------------------------------
+function factList(userId, title, facts, id) {
+  return h("section", { class: "reflected", id },
+    h("h4", {}, `${title} (${facts.length})`),
+    facts.length ? h("ul", {}, facts.map((f) => h("li", {}, f.memory_id && !f.memory_id.startsWith("dry") ? memoryLink(userId, f, f.content) : f.content, ` — ${f.confidence || ""} ${f.category || ""}`))) : h("p", {}, t("reflection.none")));
+}
+
+export function reflectionResult(userId, result) {
+  const mode = t(result.dry_run ? "reflection.mode.dry" : "reflection.mode.real");
+  return h("div", { class: "reflection-result" },
+    h("p", { class: "summary" }, t("reflection.result", { mode, episodes: result.episodes_considered, reflector: result.reflector })),
+    factList(userId, t("reflection.created"), result.created, "reflected-created"),
+    factList(userId, t("reflection.updated"), result.updated, "reflected-updated"),
+    factList(userId, t("reflection.superseded"), result.superseded, "reflected-superseded"),
+    factList(userId, t("reflection.pending"), result.pending, "reflected-pending"));
+}
+
+const LAST_RUN = "hindsight.explorer.lastReflection";
+
+export async function reflectionView({ userId, container, stale }) {
+  const status = await api.reflection(userId);
+  if (stale()) return;
+  const lastRun = JSON.parse(sessionStorage.getItem(LAST_RUN) || "{}")[userId];
+  const output = h("div", { id: "reflection-output", "aria-live": "polite" });
+  const run = async (dryRun) => {
+    if (!dryRun && !(await confirmAction(t("reflection.confirm", { user: userId })))) return;
+    output.replaceChildren(t("list.loading"));
+    const result = await api.reflect({ user_id: userId, dry_run: dryRun });
+    if (!dryRun) {
+      const runs = JSON.parse(sessionStorage.getItem(LAST_RUN) || "{}");
+      runs[userId] = new Date().toISOString();
+      sessionStorage.setItem(LAST_RUN, JSON.stringify(runs));
+      refreshBadge(userId);
+      const fresh = await api.reflection(userId);
+      container.querySelector("#reflection-cursor").textContent = fresh.cursor ? when(fresh.cursor) : t("reflection.never");
+      container.querySelector("#reflection-waiting").textContent = `${fresh.episodes_waiting}${fresh.episodes_waiting_more ? "+" : ""}`;
+    }
+    output.replaceChildren(reflectionResult(userId, result));
+  };
+  container.append(
+    h("h2", {}, t("reflection.title")),
+    h("dl", { class: "fields" },
+      h("dt", {}, t("reflection.cursor")), h("dd", { id: "reflection-cursor" }, status.cursor ? when(status.cursor) : t("reflection.never")),
+      h("dt", {}, t("reflection.waiting")), h("dd", { id: "reflection-waiting" }, `${status.episodes_waiting}${status.episodes_waiting_more ? "+" : ""}`),
+      h("dt", {}, t("reflection.last_run")), h("dd", {}, lastRun ? when(lastRun) : "—")),
+    h("div", { class: "actions" },
+      h("button", { type: "button", id: "dry-run", onclick: () => run(true).catch(fail) }, t("reflection.dry")),
+      h("button", { type: "button", id: "run-reflection", onclick: () => run(false).catch(fail) }, t("reflection.run"))),
+    output,
+  );
+}
+
+// --- forget -------------------------------------------------------------------------------------
+export async function forgetView({ userId, container }) {
+  const erase = async () => {
+    notify(t("forget.counting"));
+    const [episodes, facts] = await Promise.all([
+      listAll(userId, { kind: "episodic", include_expired: "true" }, COUNT_MAX),
+      listAll(userId, { kind: "semantic", include_expired: "true" }, COUNT_MAX),
+    ]);
+    const count = (found) => `${found.items.length}${found.more ? "+" : ""}`;
+    const question = t("forget.erase.confirm", { user: userId, episodes: count(episodes), facts: count(facts), limit: COUNT_MAX });
+    if (!(await confirmAction(question))) return notify("");
+    const result = await api.erase(userId);
+    go({ user_id: userId, view: "memories" });
+    notify(t("forget.erased", { user: userId, deleted: result.deleted }));
+  };
+  container.append(
+    h("h2", {}, t("forget.title")),
+    h("p", {}, t("forget.erase.help")),
+    h("button", { type: "button", id: "erase-user", class: "danger", onclick: () => erase().catch(fail) }, t("forget.erase", { user: userId })),
+    h("p", {}, h("a", { href: linkTo({ user_id: userId, view: "memories" }), "data-internal": true }, t("nav.memories"))),
+  );
+}
