@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
@@ -95,14 +96,22 @@ def _live_facts(service: MemoryService, user_id: str) -> list[str]:
     return [str(m["content"]) for m in listed.results if m.get("status") in ("pending", "approved")]
 
 
+def _names(value: str, fact: str) -> bool:
+    """Whether a fact names a value (a Latin value as whole words: "Tom" is not in
+    "tomorrow")."""
+    if value.isascii():
+        pattern = rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])"
+        return re.search(pattern, fact, re.IGNORECASE) is not None
+    return value in fact
+
+
 def _fact_current(case: dict[str, Any], facts: list[str]) -> bool:
-    old, new = case["old_value"].casefold(), case["new_value"].casefold()
-    folded = [f.casefold() for f in facts]
-    names_new = any(new in f for f in folded)
-    names_old = any(old in f for f in folded)
+    old, new = case["old_value"], case["new_value"]
+    names_new = any(_names(new, f) for f in facts)
+    names_old = any(_names(old, f) for f in facts)
     if case["kind"] == "additive":
         return names_new and names_old
-    return names_new and not any(old in f and new not in f for f in folded)
+    return names_new and not any(_names(old, f) and not _names(new, f) for f in facts)
 
 
 def run_case(service: MemoryService, case: dict[str, Any], reflect: bool) -> dict[str, Any]:

@@ -95,7 +95,13 @@ def test_label_and_protocol(reflector: RuleBasedReflector) -> None:
         ("用户对海鲜过敏。", "用户对海鲜过敏。", "constraint", "high", "allergy:seafood"),
         # dietary constraints
         ("I don't eat meat.", "The user does not eat meat.", "constraint", "high", "diet:meat"),
-        ("I'm vegetarian", "The user is vegetarian.", "constraint", "high", "diet:vegetarian"),
+        (
+            "I'm vegetarian",
+            "The user is vegetarian.",
+            "constraint",
+            "high",
+            "state:diet",
+        ),  # one diet at a time
         ("我不吃辣", "用户不吃辣。", "constraint", "high", "diet:food:spicy"),
         # likes and dislikes
         (

@@ -208,6 +208,13 @@ class RetrieveCommand(_Command):
         description="cut longer contents to this many characters around the match "
         "(marked with content_truncated and content_span)",
     )
+    current_only: bool = Field(
+        default=True,
+        description="what holds at as_of (default now): facts superseded before then left "
+        "out, and of memories stating one attribute of the user (where they live, their "
+        "job, ...) the newest first, older ones marked updated_later; false: superseded "
+        "facts too (with superseded_by) and relevance order alone",
+    )
 
     @model_validator(mode="after")
     def _range(self) -> RetrieveCommand:
@@ -250,6 +257,17 @@ class ScoredMemory(BaseModel):
     status: FactStatus | None = None
     source_memory_ids: list[str] | None = None
     supersedes: list[str] | None = None
+    superseded_by: str | None = Field(
+        default=None,
+        description="a fact: the fact that replaced it; a memory stating an attribute of "
+        "the user: the newest memory stating it since (see updated_later)",
+    )
+    updated_later: bool = Field(
+        default=False,
+        description="a later memory or fact states a newer value of the same attribute",
+    )
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
     highlights: list[Highlight] = Field(
         default_factory=list,
         description="where a long (chunked) memory matched, best first; empty for short ones",

@@ -3,7 +3,9 @@
 * same topic (or near-identical wording) and the same meaning → a repeat: confidence
   rises one step, the new sources are added, mention_count grows;
 * same topic, different content → a contradiction: the new fact supersedes the old
-  one, which is kept with status ``superseded`` and linked both ways;
+  one, which is kept with status ``superseded`` and linked both ways; the old one's
+  ``valid_until`` is the new one's ``valid_from`` (its earliest source episode), so a read
+  ``as_of`` a past moment finds the fact that held then;
 * otherwise a new fact, ``pending`` review unless policy auto-approves high confidence.
 """
 
@@ -22,6 +24,7 @@ from hindsight.core.models import (
     SemanticMemory,
     StoredVector,
 )
+from hindsight.core.states import is_state_topic, same_state
 from hindsight.core.text import content_hash
 
 REPEAT_SIMILARITY = 0.93  # cosine above which two facts say the same thing
@@ -87,16 +90,24 @@ class FactMerger:
             close = other is not None and float(np.dot(other.values, vector.values)) >= (
                 REPEAT_SIMILARITY
             )
+            if close and is_state_topic(fact.topic):  # one attribute: the value must agree
+                close = same_state(fact.content, extracted.content)
             if same_text or close:
                 repeat = fact
                 break
-        # near-identical wording is a repeat unless the topics say otherwise
+        # near-identical wording is a repeat unless the topics say otherwise: "I now like
+        # Shanghai" is no repeat of "I like Beijing", however alike the sentences
         topic_agrees = not same_topic or (similar is not None and similar in same_topic)
+        if similar is not None and similar.topic and extracted.topic:
+            topic_agrees = topic_agrees and similar.topic == extracted.topic
         if (
             repeat is None
             and similar is not None
             and similarity >= REPEAT_SIMILARITY
             and (topic_agrees or not similar.topic)
+            and (
+                not is_state_topic(similar.topic) or same_state(similar.content, extracted.content)
+            )
         ):
             repeat = similar
         if repeat is not None:
@@ -110,6 +121,7 @@ class FactMerger:
                     "status": FactStatus.SUPERSEDED,
                     "superseded_by": fact.memory_id,
                     "updated_at": self.now,
+                    "valid_until": max(fact.valid_from or fact.occurred_at, _start(old)),
                 }
             )
             self.facts.pop(old.memory_id, None)
@@ -160,6 +172,7 @@ class FactMerger:
             content=extracted.content,
             category=extracted.category.value,
             occurred_at=max(episodes[s].occurred_at for s in extracted.source_memory_ids),
+            valid_from=min(episodes[s].occurred_at for s in extracted.source_memory_ids),
             created_at=self.now,
             updated_at=self.now,
             confidence=extracted.confidence,
@@ -174,6 +187,11 @@ class FactMerger:
         self.new_vectors[fact.memory_id] = vector
         self.created[fact.memory_id] = fact
         return fact
+
+
+def _start(fact: SemanticMemory) -> datetime:
+    """When a fact began to hold (facts from before validity was kept: when it occurred)."""
+    return fact.valid_from or fact.occurred_at
 
 
 def _confidence_rank(confidence: Confidence) -> int:

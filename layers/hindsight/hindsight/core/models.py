@@ -144,6 +144,27 @@ class SemanticMemory(_MemoryBase):
     superseded_by: str | None = None
     reflector: str = Field(default="", description="which reflector produced the fact")
     mention_count: int = 1
+    valid_from: datetime | None = Field(
+        default=None, description="when it began to hold: its earliest source episode"
+    )
+    valid_until: datetime | None = Field(
+        default=None,
+        description="when it stopped holding: the episode of the fact that superseded it",
+    )
+
+    @field_validator("valid_from", "valid_until")
+    @classmethod
+    def _aware_validity(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else utc(value)
+
+    def valid_at(self, moment: datetime) -> bool:
+        """Whether the fact held at ``moment`` (a superseded one until it was replaced)."""
+        start = self.valid_from or self.occurred_at
+        if start > moment:
+            return False
+        if self.status == FactStatus.SUPERSEDED:
+            return self.valid_until is not None and moment < self.valid_until
+        return self.valid_until is None or moment < self.valid_until
 
 
 Memory = Annotated[EpisodicMemory | SemanticMemory, Field(discriminator="kind")]

@@ -71,6 +71,19 @@ Rules:
   hiking" and "I no longer like hiking" both get "preference:hiking", while peanut and
   shellfish allergies get different topics. Reuse the topic of an existing fact when
   the new item is about the same thing.
+- States change. An attribute the user has one value of at a time (where they live,
+  employer or job, partner, car, manager, diet, phone, gym days, school, commute, a
+  favourite) gets the topic "state:<attribute>" (e.g. "state:residence",
+  "state:employer", "state:manager"), whatever the value, so a newer value replaces the
+  older one. When the user says the value changed ("I moved to Shanghai", "switched to
+  a Pixel", "no longer vegetarian", "我现在住在上海", "换成了", "不再"), or simply states a
+  different value than an existing fact without a cue word, write the new state with the
+  existing fact's topic; the older fact is then marked superseded. Within one batch,
+  write every state in time order, each with its own episodes, so the history is kept.
+- Additive updates are not changes: a second pet, another language, one more child
+  ("we adopted a second cat, Milo", "我又学会了日语") add a fact; give such items a
+  topic that names the value ("state:pet:milo", "state:language:japanese") so the
+  earlier ones stay current.
 - source_memory_ids: the ids (in square brackets below) of the episodes the item
   comes from; at least one, and only ids from this batch.
 - If nothing qualifies, answer {"facts": []}.

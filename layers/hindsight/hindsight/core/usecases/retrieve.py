@@ -29,11 +29,13 @@ from hindsight.core.models import (
     SearchHit,
     SemanticMemory,
     StoredVector,
+    TimeRange,
 )
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Clock, Embedder, RecordStore, SearchIndex
-from hindsight.core.ranking import Candidate, Scoring, rank
+from hindsight.core.ranking import Candidate, Parts, Scoring, rank
 from hindsight.core.retrieve_cursor import decode_cursor, encode_cursor, fingerprint
+from hindsight.core.states import MAX_STATEMENT_CHARS, STATE_WINDOW, order_states, reference_time
 from hindsight.core.temporal import parse_query_time
 from hindsight.core.text import tokenize
 
@@ -70,6 +72,7 @@ class RetrieveMemories:
         if command.cursor:
             offset, as_of = decode_cursor(command.cursor, query_fingerprint)
         search = _Search(self, principal, command, _search_filter(principal, command, as_of))
+        search.validity = _checks_validity(command)
         search.run(deadline)
         candidates = search.candidates()
         search.complete_similarities(candidates, deadline)
@@ -93,12 +96,19 @@ class RetrieveMemories:
             frozenset(tokenize(command.query)) if speaker_terms else frozenset(),
         )
         wanted = min(offset + command.top_k, policy.max_results)
-        ranked, total = rank(policy, candidates, scoring, search.fetched, search.fetch, wanted)
+        exact = max(wanted, STATE_WINDOW)  # the states' window is ordered whatever the page
+        ranked, total = rank(policy, candidates, scoring, search.fetched, search.fetch, exact)
+        ranked, updated_by = self._newest_states(principal, command, ranked, as_of, query_time)
         shaping = _Shaping(
             query_words(command.query), command.max_content_chars, policy.vector_weight
         )
         page = [
-            shaping.result(memory, score, parts.why(), search.matches.get(memory.memory_id, []))
+            _marked(
+                shaping.result(
+                    memory, score, parts.why(), search.matches.get(memory.memory_id, [])
+                ),
+                updated_by.get(memory.memory_id),
+            )
             for _, score, memory, parts in ranked[offset:wanted]
         ]
         if self.hits is not None:
@@ -123,6 +133,68 @@ class RetrieveMemories:
             query_time=query_time,
         )
 
+    def _newest_states(
+        self,
+        principal: Principal,
+        command: RetrieveCommand,
+        ranked: list[tuple[int, float, Memory, Parts]],
+        as_of: datetime,
+        query_time: TimeRange | None,
+    ) -> tuple[list[tuple[int, float, Memory, Parts]], dict[str, Memory]]:
+        """The top ``STATE_WINDOW`` with memories stating one attribute of the user put
+        newest first (``hindsight.core.states``), and each updated memory's newest state."""
+        window = ranked[:STATE_WINDOW]
+        short = [row[2].memory_id for row in window if len(row[2].content) <= MAX_STATEMENT_CHARS]
+        if len(short) < 2:
+            return ranked, {}
+        vectors = self.records.get_vectors(principal.tenant_id, short)
+        start, end = (query_time.start, query_time.end) if query_time else (None, None)
+        reference, reorder = reference_time(command.query, as_of, start, end)
+        states = order_states(
+            [row[2] for row in window],
+            vectors,
+            reference,
+            reorder and command.current_only,
+            command.query,
+        )
+        rows = {row[2].memory_id: row for row in window}
+        reordered = [rows[memory_id] for memory_id in states.order] + ranked[STATE_WINDOW:]
+        return reordered, {old: rows[new][2] for old, new in states.updated_by.items()}
+
+
+def _marked(result: ScoredMemory, newer: Memory | None) -> ScoredMemory:
+    """A result marked as updated by ``newer`` (a later memory stating a newer value of the
+    same attribute of the user), in its fields and its ``why``."""
+    if newer is None:
+        return result
+    why = {
+        **result.why,
+        "updated_later": {
+            "by": newer.memory_id,
+            "at": newer.occurred_at.isoformat(),
+            "reason": "a later memory states a newer value of the same attribute of the user",
+        },
+    }
+    return result.model_copy(
+        update={"why": why, "updated_later": True, "superseded_by": newer.memory_id}
+    )
+
+
+def _checks_validity(command: RetrieveCommand) -> bool:
+    """Whether facts are kept to those valid at ``as_of``: reads of what holds
+    (``current_only``) at an explicit past moment, without explicit statuses."""
+    return command.current_only and command.as_of is not None and not command.statuses
+
+
+def _statuses(command: RetrieveCommand) -> frozenset[FactStatus]:
+    """Fact statuses searched: the command's; approved, and superseded ones too when they
+    may have held at an explicit ``as_of`` or when not only the current are asked for."""
+    if command.statuses:
+        return frozenset(command.statuses)
+    if not command.current_only or command.as_of is not None:
+        return frozenset({FactStatus.APPROVED, FactStatus.SUPERSEDED})
+    return frozenset({FactStatus.APPROVED})
+
 
 def _search_filter(principal: Principal, command: RetrieveCommand, as_of: datetime) -> SearchFilter:
     """What the index filters by: the tenant, the user, the scopes the key may read, the
@@ -134,7 +206,7 @@ def _search_filter(principal: Principal, command: RetrieveCommand, as_of: dateti
         kinds=frozenset(command.kinds) if command.kinds else None,
         categories=frozenset(command.categories) if command.categories else None,
         emotions=frozenset(command.emotions) if command.emotions else None,
-        statuses=frozenset(command.statuses or [FactStatus.APPROVED]),
+        statuses=_statuses(command),
         since=command.since,
         until=command.until,
         now=as_of,
@@ -165,6 +237,7 @@ class _Search:
         self.fetched: dict[str, Memory | None] = {}  # None: gone from the store, or filtered
         self.matches: dict[str, list[Match]] = {}  # the chunks long memories were found by
         self.partial = False
+        self.validity = False  # facts kept to those valid at the filter's ``now``
 
     def _matched(self, hit: SearchHit, by: str) -> None:
         if hit.chunk is not None and hit.span is not None:
@@ -200,6 +273,8 @@ class _Search:
         for memory_id in memory_ids:
             memory = found.get(memory_id)
             allowed = memory is not None and _allowed(memory, self.filter, self.filter.now)
+            if allowed and self.validity and isinstance(memory, SemanticMemory):
+                allowed = self.filter.now is None or memory.valid_at(self.filter.now)
             self.fetched[memory_id] = memory if allowed else None
 
     def candidates(self) -> list[Candidate]:
@@ -329,6 +404,10 @@ def _result(memory: Memory, score: float, why: dict[str, Any]) -> ScoredMemory:
             status=memory.status,
             source_memory_ids=memory.source_memory_ids,
             supersedes=memory.supersedes,
+            superseded_by=memory.superseded_by,
+            updated_later=memory.status == FactStatus.SUPERSEDED,
+            valid_from=memory.valid_from,
+            valid_until=memory.valid_until,
         )
     return ScoredMemory(
         **common,

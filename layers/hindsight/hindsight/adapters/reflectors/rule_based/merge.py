@@ -12,6 +12,7 @@ from datetime import datetime
 
 from hindsight.adapters.reflectors.rule_based.candidates import Candidate
 from hindsight.core.models import Confidence, ExtractedFact
+from hindsight.core.states import is_state_topic
 
 _RANK = {Confidence.LOW: 0, Confidence.MEDIUM: 1, Confidence.HIGH: 2}
 
@@ -30,7 +31,9 @@ class _Group:
 
 
 def merge(candidates: Sequence[Candidate]) -> list[ExtractedFact]:
-    """One fact per (topic, stance); within a topic the most recent stance wins."""
+    """One fact per (topic, stance); within a topic the most recent stance wins, except
+    for states: each is kept, oldest first, so that the newer supersedes the older when
+    the facts are merged (``core/fact_merge.py``) and the history stays."""
     groups: dict[tuple[str, str], _Group] = {}
     for candidate in candidates:
         groups.setdefault((candidate.topic, candidate.stance), _Group()).candidates.append(
@@ -44,15 +47,15 @@ def merge(candidates: Sequence[Candidate]) -> list[ExtractedFact]:
     facts: list[tuple[datetime, ExtractedFact]] = []
     for (topic, _), group in groups.items():
         latest = group.latest
-        if latest.occurred_at < newest_by_topic[topic]:
-            continue  # contradicted later in the same batch
+        if latest.occurred_at < newest_by_topic[topic] and not is_state_topic(topic):
+            continue  # contradicted later in the same batch (a state is kept: superseded)
         sources = list(dict.fromkeys(c.memory_id for c in group.candidates))
         confidence = max((c.confidence for c in group.candidates), key=_RANK.__getitem__)
         if len(sources) > 1 and latest.repeatable:
             confidence = confidence.raised()
         facts.append(
             (
-                group.first_seen,
+                latest.occurred_at if is_state_topic(topic) else group.first_seen,
                 ExtractedFact(
                     content=latest.content,
                     category=latest.category,

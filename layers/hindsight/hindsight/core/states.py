@@ -1,0 +1,310 @@
+"""States that change: memories stating one attribute of a person, the newest state first.
+
+A user says "I live in Beijing" in January and "I moved, I live in Shanghai now" in June;
+asked in July where they live, the June memory must come first and the January one must
+say it was updated later. Two memories of the same person are taken as two states of one
+attribute when
+
+* neither is a question, and the newer does not add to the older ("a second cat", "also
+  speak French", "又养了一只猫": additive updates keep both states current);
+* they are not the same statement said twice (near-identical vectors or text);
+* and either both name the same kind of attribute (where they live, work, their partner,
+  car, manager, diet, phone, exercise days, languages, pets, studies, commute, a favourite;
+  word patterns of both languages, ``ATTRIBUTES``) and their vectors are not unrelated
+  (``RELATED``), or the newer says that something changed ("now", "switched", "no longer",
+  "现在", "换成了", "不再": ``CHANGE_CUES``) and the older is the statement nearest to it
+  in meaning among the results (and at least ``CLOSE``).
+
+The embedding carries what the patterns cannot (an attribute without a listed word, an
+update without a cue word), the patterns keep unrelated statements that merely sound alike
+apart. Within the top ``STATE_WINDOW`` results, the members of each group of states are
+put in time order on the positions the group holds, newest first (a question about a past
+time: the newest state before that time first); the set of results on the page does not
+change, only their order, so recall at the window is untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from hindsight.core.models import EpisodicMemory, Memory, StoredVector
+from hindsight.core.text import content_hash, tokenize
+
+# results whose order may change: the first page of the usual size
+STATE_WINDOW = 10
+# cosines of multilingual-e5-small passages are compressed: everyday sentences of one
+# person sit at 0.80-0.90 (median 0.84 on bench/data/updates), two states of one
+# attribute at 0.79-0.97, so a cosine alone cannot tell them; it only rules out the
+# unrelated (RELATED), and without a shared attribute word the older statement must be
+# the newer one's nearest neighbour among the results
+RELATED = 0.75
+CLOSE = 0.80
+DUPLICATE = 0.985  # the same statement said again: not an update
+MAX_STATEMENT_CHARS = 400  # longer memories (documents, pasted text) are not statements
+LEADING = 3  # the best results, where a state the query asks about may lack its word
+
+_EN = {
+    "residence": r"\b(?:live[sd]?|living|moved|moving|relocat\w*|settled|based in|"
+    r"(?:my|our) (?:new )?(?:home|flat|apartment|house|place)|neighbou?rhood)\b",
+    "work": r"\b(?:work(?:s|ing|ed)? (?:at|for|as|in)|job|employer|joined|hired|quit|"
+    r"company|position|role|career|first (?:day|week) at|office)\b",
+    "partner": r"\b(?:girlfriend|boyfriend|wife|husband|partner|fianc[eé]e?|spouse|"
+    r"dating|seeing|married|broke up|divorced)\b",
+    "vehicle": r"\b(?:car|drive[sn]?|driving|vehicle|truck|suv|motorbike|motorcycle|scooter|"
+    r"dealer)\b",
+    "manager": r"\b(?:manager|boss|supervisor|team lead|reports? to|took over)\b",
+    "diet": r"\b(?:diet|vegetarian|vegan|keto|paleo|pescatarian|eating|eat meat|"
+    r"gluten|dairy|fasting)\b",
+    "phone": r"\b(?:phone|iphone|android|pixel|galaxy|smartphone|mobile)\b",
+    "exercise": r"\b(?:gym|work ?outs?|exercis\w*|training|yoga|pilates|swim\w*|"
+    r"run on|jog\w*)\b",
+    "language": r"\b(?:speak\w*|language|fluent\w*|lessons)\b",
+    "pets": r"\b(?:cats?|dogs?|pets?|pupp(?:y|ies)|kittens?|adopted|parrot|rabbit)\b",
+    "studies": r"\b(?:study\w*|school|university|college|major\w*|degree|course)\b",
+    "commute": r"\b(?:commut\w*|bus|subway|metro|train to|bike to|cycle to)\b",
+    "favourite": r"\b(?:favou?rite|prefer\w*|best of all|more than any|like \w+ best)\b",
+    "drink": r"\b(?:coffee|tea|latte|espresso|drink\w*)\b",
+    "sleep": r"\b(?:wake up|woke up|bedtime|go to bed|sleep\w*)\b",
+}
+_ZH = {
+    "residence": r"住|搬家|搬到|搬去|定居|安家|房子|租了|小区",
+    "work": r"上班|工作|公司|入职|跳槽|辞职|离职|职位|单位|同事",
+    "partner": r"女朋友|男朋友|老婆|老公|妻子|丈夫|对象|伴侣|结婚|分手|约会|离婚",
+    "vehicle": r"车|驾驶|一辆",
+    "manager": r"经理|老板|领导|上司|主管|汇报",
+    "diet": r"饮食|吃素|素食|节食|生酮|减肥|吃肉|忌口|轻断食",
+    "phone": r"手机",
+    "exercise": r"健身|锻炼|跑步|瑜伽|游泳|运动",
+    "language": r"语|外语|说.{0,2}话",
+    "pets": r"猫|狗|宠物|领养",
+    "studies": r"上学|读书|大学|专业|学校|课程|读研",
+    "commute": r"通勤|地铁|公交|骑车",
+    "favourite": r"最喜欢|更喜欢|偏爱|喜欢",
+    "drink": r"咖啡|茶|喝",
+    "sleep": r"起床|睡觉|早睡|晚睡",
+}
+ATTRIBUTES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    name: (re.compile(_EN[name], re.IGNORECASE), re.compile(_ZH[name])) for name in _EN
+}
+CHANGE_CUES = (
+    re.compile(
+        r"\b(?:now|nowadays|these days|currently|moved|relocated|switched|changed|no longer|"
+        r"anymore|any more|instead|new|since|quit|left|became|started|took over|replaced|"
+        r"sold|broke up|from (?:this|next|now)|gave up|stopped|finally)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"现在|如今|目前|换成|换了|改成|改为|改到|不再|已经不|搬到|搬家|新的|最近|开始|辞职|离职|"
+        r"跳槽|分手|以后|调整|取代|代替|不.了"
+    ),
+)
+ADDITIVE_CUES = (
+    re.compile(
+        r"\b(?:also|another|second|third|too|as well|in addition|added|plus|both)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"又|也|另一|第二|第三|再养|还有|两只|两个"),
+)
+_QUESTION = re.compile(
+    r"[?？]\s*$|^\s*(?:do|does|did|can|could|would|is|are|what|how|why|when|where|who|which)\b"
+    r"|[吗呢]\s*[?？]?\s*$",
+    re.IGNORECASE,
+)
+# a question about the past (no time named): the newest state is not what it asks for
+_PAST_QUESTION = (
+    re.compile(
+        r"\b(?:did|was|were|used to|previously|before|formerly|back then|at the time|"
+        r"originally|first|last)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"以前|之前|曾经|当时|那时|过去|原来|最初|起初|一开始|第一"),
+)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """What state-tracking needs of one memory."""
+
+    memory_id: str
+    occurred_at: datetime
+    speaker: str
+    attributes: frozenset[str]
+    change: bool
+    additive: bool
+    question: bool
+    digest: str
+
+    @classmethod
+    def of(cls, memory: Memory) -> Statement:
+        text = memory.content
+        zh = 1 if _CJK.search(text) else 0
+        speaker = memory.speaker if isinstance(memory, EpisodicMemory) else None
+        return cls(
+            memory_id=memory.memory_id,
+            occurred_at=memory.occurred_at,
+            speaker=(speaker or "").strip().casefold(),
+            attributes=frozenset(
+                n for n, patterns in ATTRIBUTES.items() if patterns[zh].search(text)
+            ),
+            change=bool(CHANGE_CUES[zh].search(text)),
+            additive=bool(ADDITIVE_CUES[zh].search(text)),
+            question=bool(_QUESTION.search(text)),
+            digest=content_hash(text),
+        )
+
+
+def is_state_topic(topic: str) -> bool:
+    """Whether a fact's topic is a state of an attribute ("state:residence", also a named
+    person's, "person:caroline:state:residence"): one value at a time."""
+    return topic.startswith("state:") or ":state:" in topic
+
+
+def same_state(a: str, b: str) -> bool:
+    """Whether two statements of one attribute give the same value: no word of one is
+    missing from the other but change cues ("now", "现在"); "lives in Beijing" and "lives in
+    Shanghai now" differ however close their vectors are."""
+    cues = {*tokenize("now nowadays currently these days still"), *tokenize("现在 目前 如今 还是")}
+    words_a, words_b = set(tokenize(a)) - cues, set(tokenize(b)) - cues
+    return words_a == words_b
+
+
+def attributes_of(text: str) -> frozenset[str]:
+    """The kinds of attribute ``text`` names, by the patterns of its language."""
+    zh = 1 if _CJK.search(text) else 0
+    return frozenset(name for name, patterns in ATTRIBUTES.items() if patterns[zh].search(text))
+
+
+def asks_about_past(query: str) -> bool:
+    """Whether a question asks what was ("did", "used to", "以前") rather than what is."""
+    return bool(_PAST_QUESTION[1 if _CJK.search(query) else 0].search(query))
+
+
+def reference_time(
+    query: str, as_of: datetime, query_start: datetime | None, query_end: datetime | None
+) -> tuple[datetime, bool]:
+    """The moment whose state a query asks for, and whether to put that state first: the
+    end of a past time the query names ("in January"), else ``as_of``; a question about
+    the past without a time ("did", "以前") keeps relevance order."""
+    if query_start is not None and query_end is not None and query_start < as_of:
+        return min(query_end, as_of), True
+    return as_of, not asks_about_past(query)
+
+
+def same_attribute(older: Statement, newer: Statement, cosine: float, nearest: bool) -> bool:
+    """Whether ``newer`` states a new value of the attribute ``older`` stated; ``nearest``:
+    ``older`` is the statement closest in meaning to ``newer`` among those compared."""
+    if older.speaker != newer.speaker or older.question or newer.question or newer.additive:
+        return False
+    if older.digest == newer.digest or cosine >= DUPLICATE:
+        return False
+    if older.attributes & newer.attributes:
+        return cosine >= RELATED
+    return newer.change and nearest and cosine >= CLOSE
+
+
+@dataclass(frozen=True)
+class StateOrder:
+    """The window's new order, and for each older state the newest one that updated it."""
+
+    order: list[str]
+    updated_by: dict[str, str]
+
+
+def order_states(
+    memories: Sequence[Memory],
+    vectors: dict[str, StoredVector],
+    reference: datetime,
+    reorder: bool,
+    query: str = "",
+) -> StateOrder:
+    """Memories (in rank order) with each group of states of one attribute put in time
+    order on the positions it holds (if ``reorder``): the newest state at or before
+    ``reference`` first, then older ones, then states after ``reference``. A state is
+    reported updated by the newest state of its group at or before ``reference``.
+
+    Without a shared attribute word, a newer statement with a change cue must be nearest
+    in meaning to the older one, or be among the ``LEADING`` results while the older names
+    the attribute the query asks about ("what phone does the user use?")."""
+    asked = attributes_of(query) if query else frozenset()
+    leading = {m.memory_id for m in memories[:LEADING]}
+    statements = [
+        Statement.of(m)
+        for m in memories
+        if len(m.content) <= MAX_STATEMENT_CHARS and _single(vectors.get(m.memory_id))
+    ]
+    parent = {s.memory_id: s.memory_id for s in statements}
+
+    def root(memory_id: str) -> str:
+        while parent[memory_id] != memory_id:
+            parent[memory_id] = parent[parent[memory_id]]
+            memory_id = parent[memory_id]
+        return memory_id
+
+    updated_by: dict[str, str] = {}
+    by_time = sorted(statements, key=lambda s: (s.occurred_at, s.memory_id))
+    cosines = _cosines([vectors[s.memory_id] for s in by_time])
+    for i, older in enumerate(by_time):
+        for j in range(i + 1, len(by_time)):
+            newer = by_time[j]
+            if newer.occurred_at <= older.occurred_at:
+                continue
+            others = [cosines[j][k] for k in range(len(by_time)) if k != j]
+            nearest = cosines[j][i] >= max(others) or (
+                bool(older.attributes & asked) and newer.memory_id in leading
+            )
+            if same_attribute(older, newer, cosines[j][i], nearest):
+                parent[root(older.memory_id)] = root(newer.memory_id)
+                if newer.occurred_at <= reference:  # the newest wins (later pairs)
+                    updated_by[older.memory_id] = newer.memory_id
+    order = [m.memory_id for m in memories]
+    if not reorder or not updated_by:
+        return StateOrder(order, updated_by)
+    return StateOrder(_reordered(order, statements, root, reference), updated_by)
+
+
+def _reordered(
+    order: list[str],
+    statements: list[Statement],
+    root: Callable[[str], str],
+    reference: datetime,
+) -> list[str]:
+    groups: dict[str, list[Statement]] = {}
+    for statement in statements:
+        groups.setdefault(root(statement.memory_id), []).append(statement)
+    out = list(order)
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        positions = sorted(order.index(s.memory_id) for s in members)
+        ranked = sorted(
+            members,
+            key=lambda s: (s.occurred_at > reference, -s.occurred_at.timestamp(), s.memory_id),
+        )
+        for position, statement in zip(positions, ranked, strict=True):
+            out[position] = statement.memory_id
+    return out
+
+
+def _single(vector: StoredVector | None) -> bool:
+    return vector is not None and not vector.chunked
+
+
+def _cosines(vectors: list[StoredVector]) -> list[list[float]]:
+    """Pairwise cosines (0 between vectors of different models)."""
+    if not vectors:
+        return []
+    model, dim = vectors[0].model, vectors[0].dim
+    rows = np.stack(
+        [
+            v.values if v.model == model and v.dim == dim else np.zeros(dim, np.float32)
+            for v in vectors
+        ]
+    )
+    matrix: list[list[float]] = (rows @ rows.T).tolist()
+    return matrix
