@@ -13,7 +13,7 @@ PYTEST := $(BIN)/pytest -p no:cacheprovider
 .PHONY: openapi
 .PHONY: run run-aws install install-test sam test lint test-unit test-functional test-contract \
         test-integration test-e2e test-infrastructure test-concurrency bench clean services \
-        services-down
+        services-down test-browser browser-deps explorer-assets
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -104,18 +104,43 @@ test-concurrency: install-test
 test-infrastructure: install-test sam
 	$(call with_services,$(PYTEST) tests/infrastructure -q)
 
-test: install-test sam lint
+# The memory explorer in a real browser (tests/browser, under a minute): Debian's Chromium
+# (and CJK fonts for the Chinese content) from apt when missing, playwright-core from
+# tests/browser/package-lock.json (PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD: it never fetches a browser)
+BROWSER_PACKAGES := chromium chromium-driver fonts-wqy-zenhei
+BROWSER_NODE := tests/browser/node_modules/.package-lock.json
+browser-deps: $(BROWSER_NODE)
+	@if [ ! -x /usr/bin/chromium ] || [ ! -d /usr/share/fonts/truetype/wqy ]; then \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BROWSER_PACKAGES) || \
+		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BROWSER_PACKAGES); }; \
+	fi
+
+$(BROWSER_NODE): tests/browser/package-lock.json
+	@command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
+	cd tests/browser && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error
+
+test-browser: install-test browser-deps
+	$(PYTEST) tests/browser -q
+
+# The explorer's chart library, vendored into the package from explorer/package-lock.json
+# (the copies are committed: `make run` builds nothing)
+explorer-assets:
+	cd explorer && npm ci --no-audit --no-fund --loglevel=error && node vendor.mjs
+
+test: install-test sam lint browser-deps
 	$(call with_services,$(PYTEST) tests -q)
 
 # LoCoMo quality (~2 min with the embedding cache warm), long memories (bench/longmem.py:
 # needles in 5k-60k-character pastes), many agents at once (bench/load.py: 1 and 16 clients
-# against hindsight serve, ~10 min) and scale (~45 min: 10k, 100k, 1M)
+# against hindsight serve, ~10 min), scale (~45 min: 10k, 100k, 1M) and the explorer's first
+# page at 100k memories of one user (bench/explorer_first_page.py, ~2 min)
 bench: install-test
 	$(BIN)/python bench/locomo.py
 	$(BIN)/python bench/longmem.py
 	$(BIN)/python bench/updates.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/explorer_first_page.py
 
 # Local engines for the AWS-backend tests (OpenSearch with k-NN on 127.0.0.1:9200, moto on
 # 127.0.0.1:5055); pid files and logs under .services/

@@ -183,6 +183,11 @@ def test_approve_from_the_review_queue(
     browser.wait_text("#pending-badge", str(len(pending) - 1))
     assert api.get(f"/v1/memories/{chosen}").json()["memory"]["status"] == "approved"
     assert chosen not in {m["memory_id"] for m in _listed(api, USER, status="pending")}
+    mood = next(m["memory_id"] for m in pending if "felt anxious" in m["content"])
+    browser.click(f"#review-table tr[data-memory-id='{mood}'] button[data-action=reject]")
+    browser.wait_text(f"#review-table tr[data-memory-id='{mood}'] .result", "rejected")
+    browser.wait_text("#pending-badge", str(len(pending) - 2))
+    assert api.get(f"/v1/memories/{mood}").json()["memory"]["status"] == "rejected"
 
 
 def test_reflection_dry_run_writes_nothing(
@@ -234,7 +239,13 @@ def test_timeline_and_a_phone_screen(
     browser = signed_in
     browser.goto(f"{server}/explorer?user_id={USER}&view=timeline")
     browser.wait("#timeline-chart canvas")
-    assert browser.count("#timeline-table tbody tr") >= 8
+    assert browser.count("#timeline-table tbody tr") >= 8  # days holding a memory
+    assert browser.texts("#timeline-table thead th")[1:] == ["episodic", "semantic"]
+    browser.select("#timeline-group", "category")
+    browser.ready()
+    browser.wait("#timeline-chart canvas")
+    assert "health" in browser.texts("#timeline-table thead th")
+    assert _params(browser)["group"] == ["category"]
     browser.screenshot(SCREENSHOTS / "timeline.png", full_page=True)
     browser.send("viewport", width=390, height=844)
     try:

@@ -35,6 +35,9 @@ EXPECTED_ROUTES = {
     ("POST", "/mcp", "McpFunction"),
     ("GET", "/v1/openapi.json", "DocsFunction"),
     ("GET", "/docs", "DocsFunction"),
+    ("GET", "/v1/users/{user_id}/reflection", "ReflectFunction"),
+    ("GET", "/explorer", "ExplorerFunction"),
+    ("GET", "/explorer/assets/{name}", "ExplorerFunction"),
 }
 
 
@@ -171,7 +174,7 @@ def test_the_template_routes_name_their_authorizer_and_its_refusals() -> None:
     assert keyed is not None and keyed.function.logical_id == "AuthorizerFunction"
     assert keyed.responses["UNAUTHORIZED"][0] == 401
     assert "an API key is required" in keyed.responses["UNAUTHORIZED"][1]
-    for public in ("/v1/health", "/v1/openapi.json", "/docs"):
+    for public in ("/v1/health", "/v1/openapi.json", "/docs", "/explorer"):
         assert routes[public].authorizer is None
 
 

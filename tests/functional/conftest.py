@@ -110,6 +110,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/reflect"): "reflect",
     ("POST", "/v1/semantic/{memory_id}/approve"): "reflect",
     ("POST", "/v1/semantic/{memory_id}/reject"): "reflect",
+    ("GET", "/v1/users/{user_id}/reflection"): "reflect",
     ("DELETE", "/v1/memories/{memory_id}"): "forget",
     ("DELETE", "/v1/users/{user_id}"): "forget",
     ("POST", "/mcp"): "mcp",

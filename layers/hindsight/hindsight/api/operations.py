@@ -194,7 +194,10 @@ OPERATIONS: tuple[Operation, ...] = (
         "retrieve",
         "memories",
         "List a user's memories",
-        "Newest first, filtered; `has_more` and `next_cursor` lead on.",
+        "Newest first (or `order=oldest`), filtered; `has_more` and `next_cursor` lead "
+        "on. The filters `emotion`, `text`, `stored_until` and `expires_before` are checked "
+        "while reading: such a page reads at most 2,000 memories, so it may hold fewer "
+        "than `limit` (even none) with `has_more` true.",
         _ok(wire.ListResponse, "one page of memories"),
         query=ListMemoriesCommand,
     ),

@@ -325,7 +325,13 @@ def explorer_asset(call: RouteCall[str]) -> Answer:
     from hindsight.explorer.assets import asset
 
     text, media_type = asset(call.input)
-    return Answer(200, text, media_type=media_type, headers=EXPLORER_HEADERS)
+    return Answer(
+        200,
+        text,
+        media_type=media_type,
+        headers=EXPLORER_HEADERS,
+        metrics=(("ExplorerFilesServed", COUNT, 1),),
+    )
 
 
 # --- the table ----------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from hindsight.core.ports import Clock, RecordStore
 from hindsight.core.usecases.reflect import REFLECTION_CURSOR
 from hindsight.core.views import memory_view
 
-SCAN_LIMIT = 5_000  # memories read at most by one listing with filters checked here
+SCAN_LIMIT = 2_000  # memories read at most by one listing with filters checked here
 SCAN_PAGE = 200  # memories read from the store at a time while filtering here
 WAITING_LIMIT = 50  # episodes counted at most by a reflection status
 

@@ -140,7 +140,9 @@ export async function memoriesView({ params: state, userId, container, stale }) 
     memoriesAgain(container, state, userId, stale);
   };
   results.replaceChildren(
-    page.results.length ? memoryTable(userId, page.results) : h("p", { class: "empty" }, t("list.empty", { user: userId })),
+    page.results.length
+      ? memoryTable(userId, page.results)
+      : h("p", { class: "empty" }, t(page.has_more ? "list.scanned" : "list.empty", { user: userId })),
     h(
       "div",
       { class: "pager" },

@@ -10,15 +10,33 @@ const COUNT_MAX = 1000;
 const CONFIDENCE_LEVEL = { high: 3, medium: 2, low: 1 };
 
 // --- timeline ------------------------------------------------------------------------------
-function perDay(items) {
-  const days = new Map();
-  for (const memory of items) {
-    const day = Math.floor(Date.parse(memory.occurred_at) / 86_400_000) * 86_400;
-    const counts = days.get(day) || { episodic: 0, semantic: 0 };
-    counts[memory.kind] += 1;
-    days.set(day, counts);
-  }
-  return [...days.entries()].sort((a, b) => a[0] - b[0]);
+const DAY_S = 86_400;
+const MAX_DAYS = 3660;
+const COLOURS = ["#2463c4", "#c2571a", "#16794a", "#6b3fa0", "#b42318", "#8a6d00", "#5b6575"];
+const MAX_GROUPS = 6;
+
+function groupOf(memory, by) {
+  return by === "category" ? memory.category || "(none)" : memory.kind;
+}
+
+// Memories per day and group, every day from the first to the last (a day without any is 0)
+function perDay(items, by) {
+  const totals = new Map();
+  for (const memory of items) totals.set(groupOf(memory, by), (totals.get(groupOf(memory, by)) || 0) + 1);
+  const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([name]) => name);
+  const groups = ranked.length > MAX_GROUPS ? [...ranked.slice(0, MAX_GROUPS - 1), t("timeline.other")] : ranked;
+  const days = items.map((m) => Math.floor(Date.parse(m.occurred_at) / 1000 / DAY_S) * DAY_S);
+  const last = Math.max(...days);
+  const first = Math.max(Math.min(...days), last - MAX_DAYS * DAY_S);
+  const xs = [];
+  for (let day = first; day <= last; day += DAY_S) xs.push(day);
+  const columns = groups.map(() => xs.map(() => 0));
+  items.forEach((memory, i) => {
+    if (days[i] < first) return;
+    const index = groups.indexOf(groupOf(memory, by));
+    columns[index === -1 ? groups.length - 1 : index][(days[i] - first) / DAY_S] += 1;
+  });
+  return { xs, groups, columns };
 }
 
 function chart(target, options, data) {
@@ -27,15 +45,25 @@ function chart(target, options, data) {
   return new uPlot({ width, height: 260, ...options }, data, target);
 }
 
-export async function timelineView({ userId, container, stale }) {
+function dayTable({ xs, groups, columns }) {
+  return h("details", {}, h("summary", {}, t("timeline.table")),
+    h("table", { id: "timeline-table" },
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("timeline.day")), groups.map((g) => h("th", { scope: "col" }, g)))),
+      h("tbody", {}, xs.map((day, i) => (columns.some((c) => c[i]) ? h("tr", {}, h("td", {}, new Date(day * 1000).toISOString().slice(0, 10)), columns.map((c) => h("td", {}, c[i]))) : null)))));
+}
+
+export async function timelineView({ params: state, userId, container, stale }) {
+  const by = state.group === "category" ? "category" : "kind";
   const { items } = await listAll(userId, {}, TIMELINE_MAX);
   if (stale()) return;
-  container.append(h("h2", {}, t("timeline.title")), h("p", {}, t("timeline.help", { count: TIMELINE_MAX })));
+  const chooser = field("timeline-group", t("timeline.group"), select("group", [["kind", t("timeline.group.kind")], ["category", t("timeline.group.category")]], by));
+  chooser.querySelector("select").addEventListener("change", (event) => go({ user_id: userId, view: "timeline", group: event.target.value }));
+  container.append(h("h2", {}, t("timeline.title")), h("p", {}, t("timeline.help", { count: TIMELINE_MAX })), chooser);
   if (!items.length) {
     container.append(h("p", { class: "empty" }, t("timeline.empty")));
     return;
   }
-  const days = perDay(items);
+  const series = perDay(items, by);
   const counts = h("div", { class: "chart", id: "timeline-chart", role: "img", "aria-label": t("timeline.title") });
   const facts = items.filter((m) => m.kind === "semantic").sort((a, b) => Date.parse(a.updated_at) - Date.parse(b.updated_at));
   const confidence = h("div", { class: "chart", id: "confidence-chart", role: "img", "aria-label": t("timeline.facts") });
@@ -43,27 +71,22 @@ export async function timelineView({ userId, container, stale }) {
   chart(
     counts,
     {
-      series: [{}, { label: "episodic", stroke: "#2463c4", fill: "rgba(36,99,196,0.15)" }, { label: "semantic", stroke: "#c2571a", fill: "rgba(194,87,26,0.15)" }],
+      series: [{}, ...series.groups.map((label, i) => ({ label, stroke: COLOURS[i % COLOURS.length], width: 2, points: { show: series.xs.length < 120 } }))],
       scales: { x: { time: true } },
     },
-    [days.map(([day]) => day), days.map(([, c]) => c.episodic), days.map(([, c]) => c.semantic)],
+    [series.xs, ...series.columns],
   );
   if (facts.length) {
     chart(
       confidence,
       {
         series: [{}, { label: "confidence", stroke: "#6b3fa0", points: { show: true, size: 7 }, width: 0 }],
-        scales: { x: { time: true }, y: { range: [0, 3.5] } },
+        scales: { x: { time: true, range: (u, min, max) => (max - min < 3600 ? [min - 43_200, max + 43_200] : [min, max]) }, y: { range: [0, 3.5] } },
       },
       [facts.map((f) => Date.parse(f.updated_at) / 1000), facts.map((f) => CONFIDENCE_LEVEL[f.confidence] || 0)],
     );
   }
-  container.append(
-    h("details", {}, h("summary", {}, t("timeline.table")),
-      h("table", { id: "timeline-table" },
-        h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("timeline.day")), h("th", { scope: "col" }, "episodic"), h("th", { scope: "col" }, "semantic"))),
-        h("tbody", {}, days.map(([day, c]) => h("tr", {}, h("td", {}, new Date(day * 1000).toISOString().slice(0, 10)), h("td", {}, c.episodic), h("td", {}, c.semantic)))))),
-  );
+  container.append(dayTable(series));
 }
 
 // --- review queue ------------------------------------------------------------------------------
@@ -88,7 +111,10 @@ export async function reviewView({ userId, container, stale }) {
       h("td", {}, h("input", { type: "checkbox", class: "pick", value: fact.memory_id, "aria-label": t("review.select", { id: short(fact.content, 40) }) })),
       h("td", { class: "content" }, memoryLink(userId, fact, fact.content), h("br"), h("small", {}, `${fact.category || ""} · ${fact.confidence}`)),
       h("td", {}, h("ul", { class: "sources" }, sources.map((s) => h("li", {}, memoryLink(userId, s, s.content))))),
-      h("td", { class: "result" }),
+      h("td", { class: "result" },
+        h("button", { type: "button", class: "small", dataset: { action: "approve" }, "aria-label": `${t("detail.approve")}: ${short(fact.content, 40)}` }, t("detail.approve")),
+        " ",
+        h("button", { type: "button", class: "small", dataset: { action: "reject" }, "aria-label": `${t("detail.reject")}: ${short(fact.content, 40)}` }, t("detail.reject"))),
     ),
   );
   const table = h(
@@ -99,8 +125,8 @@ export async function reviewView({ userId, container, stale }) {
       h("th", { scope: "col" }, t("review.fact")), h("th", { scope: "col" }, t("review.sources")), h("th", { scope: "col" }, ""))),
     h("tbody", {}, rows),
   );
-  const decide = async (action) => {
-    const picked = [...table.querySelectorAll(".pick:checked")].map((box) => box.value);
+  const decide = async (action, only) => {
+    const picked = only ? [only] : [...table.querySelectorAll(".pick:checked")].map((box) => box.value);
     if (!picked.length) throw new Error(t("error.select"));
     let done = 0;
     for (const id of picked) {
@@ -115,6 +141,11 @@ export async function reviewView({ userId, container, stale }) {
     notify(t("review.done", { count: done, action: t(action === "approve" ? "review.approved" : "review.rejected") }));
     refreshBadge(userId);
   };
+  table.addEventListener("click", (event) => {
+    const button = event.target.closest("button[data-action]");
+    if (!button) return;
+    decide(button.dataset.action, button.closest("tr").dataset.memoryId).catch(fail);
+  });
   container.append(
     h("div", { class: "actions" },
       h("button", { type: "button", id: "approve-selected", onclick: () => decide("approve").catch(fail) }, t("review.approve_selected")),
