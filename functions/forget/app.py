@@ -1,4 +1,5 @@
-"""Forget function: delete one memory, or erase a user and everything derived from them.
+"""Forget function: delete one memory, or erase a user and everything derived from them;
+restore an archived memory.
 
 Each route is its route function in ``hindsight.api.routes`` (shared with ``hindsight
 serve``), answered for the current event by ``answer_route``.
@@ -23,6 +24,12 @@ app = build_resolver()
 @tracer.capture_method
 def delete_memory(memory_id: str) -> Response[Any]:
     return answer_route(app, "delete_memory", memory_id=memory_id)
+
+
+@app.post("/v1/memories/<memory_id>/restore")
+@tracer.capture_method
+def restore_memory(memory_id: str) -> Response[Any]:
+    return answer_route(app, "restore_memory", memory_id=memory_id)
 
 
 @app.delete("/v1/users/<user_id>")

@@ -6,9 +6,10 @@ and vectors kept in S3 are read back first. An image whose S3 object is gone was
 a later write (or deleted) whose own record follows, so it is skipped. REMOVE (a delete, or a
 TTL expiry made by the DynamoDB service) deletes every document of the memory.
 Dedup markers, cursors and activity items are ignored, and so is a MODIFY that changed
-only a memory's access counts. A record that fails is reported
-as a batch item failure, so Lambda retries from it (and the records after it, in
-order); after the retries the event source mapping sends it to the dead-letter queue.
+only a memory's access counts; the record of an archived memory deletes its documents.
+A record that fails is reported as a batch item failure, so Lambda retries from it (and
+the records after it, in order); after the retries the event source mapping sends it to
+the dead-letter queue.
 """
 
 from __future__ import annotations
@@ -86,6 +87,10 @@ def record_handler(record: DynamoDBRecord) -> None:
         if not _hydrated(item):
             return
         memory = memory_from_item(item)
+        if memory.archived_at is not None:  # archived: out of the hot index, kept in DynamoDB
+            index.delete(memory.tenant_id, [memory.memory_id])
+            metrics.add_metric(name="IndexArchives", unit=MetricUnit.Count, value=1)
+            return
         vector = vector_from_item(item)
         if vector is None:
             logger.warning("memory has no vector; not indexed", memory_id=memory.memory_id)

@@ -59,6 +59,8 @@ def reflector() -> ScriptedReflector:
 
 
 def scheduler(service: MemoryService, **env: str) -> LocalScheduler:
+    """The server's scheduler; the maintenance schedule off unless named (its own test)."""
+    env.setdefault("maintenance_schedule", "off")
     settings = Settings.from_env({f"HINDSIGHT_{k.upper()}": v for k, v in env.items()})
     return LocalScheduler(service, scheduled_jobs(settings, service))
 
@@ -166,6 +168,25 @@ def test_the_background_thread_ticks_and_stops(
         assert service.last_scheduled_run("reflection") == START.replace(hour=2)
     finally:
         background.stop()
+
+
+def test_the_nightly_maintenance_archives_unused_episodes(
+    tmp_path: Path, clock: FixedClock, reflector: ScriptedReflector
+) -> None:
+    service = embedded(tmp_path, clock, reflector)
+    nightly = scheduler(
+        service, reflection_schedule="off", maintenance_schedule="cron(0 3 * * ? *)"
+    )
+    nightly.tick()
+    store(service, "acme", "u1", "the weather was fine")
+    clock.advance(days=91)
+    [run] = nightly.tick()
+    assert (run.outcome, run.counts["archived"], run.counts["users"]) == ("ran", 1, 1)
+    assert "records_pages" in run.counts and "ann_graphs_saved" in run.counts
+    archived = service.list_memories(
+        Principal(tenant_id="acme"), ListMemoriesCommand(user_id="u1", status="archived")
+    ).results
+    assert [m["content"] for m in archived] == ["the weather was fine"]
 
 
 def test_the_aws_backend_leaves_the_schedules_to_eventbridge() -> None:

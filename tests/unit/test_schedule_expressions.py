@@ -77,11 +77,14 @@ def test_bad_expressions_say_what_is_expected(expression: str, timezone: str, sa
 
 
 def test_settings_switch_the_schedules_on_and_off() -> None:
-    assert list(configured_schedules(Settings())) == ["reflection"]
+    assert list(configured_schedules(Settings())) == ["reflection", "maintenance"]
     assert configured_schedules(Settings.from_env({"HINDSIGHT_SCHEDULES": "off"})) == {}
     off = Settings.from_env({"HINDSIGHT_REFLECTION_SCHEDULE": "off"})
-    assert configured_schedules(off) == {}
+    assert list(configured_schedules(off)) == ["maintenance"]
     busy = Settings.from_env(
         {"HINDSIGHT_REFLECTION_SCHEDULE": "rate(4 hours)", "HINDSIGHT_SCHEDULE_TIMEZONE": "UTC"}
     )
-    assert upcoming_runs(busy, NOW, 1) == {"reflection": [at(2026, 12, 3, 16)]}
+    assert upcoming_runs(busy, NOW, 1) == {
+        "reflection": [at(2026, 12, 3, 16)],
+        "maintenance": [at(2026, 12, 4, 3)],
+    }

@@ -29,6 +29,7 @@ from hindsight.core.ports import (
     SearchIndex,
 )
 from hindsight.core.service import MemoryService, UseCases
+from hindsight.core.usecases.archive import ArchiveMemories
 from hindsight.core.usecases.browse import BrowseMemories
 from hindsight.core.usecases.context import BuildContext
 from hindsight.core.usecases.documents import StoreDocument
@@ -91,6 +92,7 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
         browse=BrowseMemories(records, clock),
         forget=ForgetMemories(records, writer, clock),
         reindex=ReindexMemories(records, ports.index, ports.embedder, sizes),
+        archive=ArchiveMemories(records, ports.index, clock, policy),
         documents=StoreDocument(
             records,
             writer,

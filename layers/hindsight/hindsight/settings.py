@@ -94,6 +94,8 @@ class Settings(BaseSettings):
     # "off" switches one off, HINDSIGHT_SCHEDULES=off all of them
     schedules: bool = True
     reflection_schedule: str = "cron(0 2 * * ? *)"
+    # the maintenance run (archive pass, compaction): `hindsight maintain` on a schedule
+    maintenance_schedule: str = "cron(0 3 * * ? *)"
     schedule_timezone: str = "UTC"
 
     # --- policy: how the use cases behave (defaults are core Policy's own) --------------
@@ -129,6 +131,11 @@ class Settings(BaseSettings):
     session_pooling: float = Field(default=_POLICY.session_pooling, ge=0, le=1)
     # episodes whose speaker the query names
     speaker_boost: float = Field(default=_POLICY.speaker_boost, ge=0)
+    # forgetting by use: days without a hit before an episode weighs unused_weight in
+    # ranking, and before the maintenance run archives it
+    unused_after_days: float = Field(default=_POLICY.unused_after_days, gt=0)
+    unused_weight: float = Field(default=_POLICY.unused_weight, ge=0, le=1)
+    archive_after_days: float = Field(default=_POLICY.archive_after_days, gt=0)
 
     @classmethod
     def settings_customise_sources(

@@ -222,6 +222,17 @@ OPERATIONS: tuple[Operation, ...] = (
         _ok(wire.DeleteResponse, "forgotten"),
     ),
     Operation(
+        "POST",
+        "/v1/memories/{memory_id}/restore",
+        "restore_memory",
+        "forget",
+        "memories",
+        "Restore an archived memory",
+        "An episode archived for lack of use (status archived: out of search, kept) goes "
+        "back into search; a memory that is not archived is left as it is.",
+        _ok(wire.RestoreResponse, "restored, or not archived"),
+    ),
+    Operation(
         "DELETE",
         "/v1/users/{user_id}",
         "erase_user",

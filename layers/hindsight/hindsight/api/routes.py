@@ -232,6 +232,16 @@ def delete_memory(call: RouteCall[str]) -> Answer:
     )
 
 
+def restore_memory(call: RouteCall[str]) -> Answer:
+    result = call.service.restore_memory(call.caller, call.input)
+    return Answer(
+        200,
+        success(result),
+        metrics=(("MemoriesRestored", COUNT, 1 if result["restored"] else 0),),
+        log=("memory restored", {"memory_id": call.input, "restored": result["restored"]}),
+    )
+
+
 def erase_user(call: RouteCall[str]) -> Answer:
     result = call.service.erase_user(call.caller, call.input)
     return Answer(
@@ -371,6 +381,7 @@ ROUTES: Mapping[str, RouteSpec] = {
     "list_memories": RouteSpec(list_memories),
     "get_memory": RouteSpec(get_memory),
     "delete_memory": RouteSpec(delete_memory),
+    "restore_memory": RouteSpec(restore_memory),
     "erase_user": RouteSpec(erase_user),
     "reflect": RouteSpec(reflect),
     "reflection_status": RouteSpec(reflection_status),

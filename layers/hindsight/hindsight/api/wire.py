@@ -55,6 +55,10 @@ class MemoryView(_Strict):
     expires_at: datetime | None
     hit_count: int = Field(default=0, description="times retrieval returned this memory")
     last_hit_at: datetime | None = Field(default=None, description="when it last did")
+    pinned: bool = Field(default=False, description="never archived for lack of use")
+    archived_at: datetime | None = Field(
+        default=None, description="set while archived: out of search, restorable"
+    )
     # episodic
     session_id: str | None = None
     speaker: str | None = None
@@ -131,6 +135,11 @@ class ListResponse(ListResult, Success):
 
 
 class MemoryResponse(Success):
+    memory: MemoryView
+
+
+class RestoreResponse(Success):
+    restored: bool = Field(description="false: the memory was not archived (left as it is)")
     memory: MemoryView
 
 

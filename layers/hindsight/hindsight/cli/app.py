@@ -19,6 +19,7 @@ from hindsight.cli import (
     admin,
     backup,
     documents,
+    maintain,
     memories,
     recall,
     review,
@@ -80,6 +81,8 @@ app.command("health")(admin.health)
 app.command("reindex")(admin.reindex)
 app.command("backup")(backup.backup)
 app.command("schedule")(schedule.schedule)
+app.command("maintain")(maintain.maintain)
+app.command("restore")(maintain.restore)
 app.add_typer(documents.app, name="document")
 
 

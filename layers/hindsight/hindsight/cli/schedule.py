@@ -1,8 +1,8 @@
 """``hindsight schedule``: the local schedules ``hindsight serve`` runs, and their next runs.
 
 Read from the settings alone (``HINDSIGHT_SCHEDULES``, ``HINDSIGHT_REFLECTION_SCHEDULE``,
-``HINDSIGHT_SCHEDULE_TIMEZONE``); the store is not opened, so it answers while a server
-holds the data directory.
+``HINDSIGHT_MAINTENANCE_SCHEDULE``, ``HINDSIGHT_SCHEDULE_TIMEZONE``); the store is not
+opened, so it answers while a server holds the data directory.
 """
 
 from __future__ import annotations

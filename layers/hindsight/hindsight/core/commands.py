@@ -126,6 +126,7 @@ class StoreMemoryCommand(_Command):
     expires_at: AwareDatetime | None = None
     ttl_seconds: int | None = Field(default=None, gt=0, le=10 * 365 * 86_400)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    pinned: bool = Field(default=False, description="never archived for lack of use")
 
     @field_validator("metadata")
     @classmethod

@@ -38,6 +38,9 @@ class FactStatus(StrEnum):
     APPROVED = "approved"
     REJECTED = "rejected"
     SUPERSEDED = "superseded"
+    # not a fact's status: what a list filter (status=archived) and the record stores'
+    # status column name an archived memory by (hindsight.core.lifecycle)
+    ARCHIVED = "archived"
 
 
 class FactCategory(StrEnum):
@@ -96,8 +99,14 @@ class _MemoryBase(BaseModel):
     # when last; written by the record store's record_hits only, never by an update
     hit_count: int = 0
     last_hit_at: datetime | None = None
+    # lifecycle (hindsight.core.lifecycle): a pinned memory is never archived; an archived
+    # one is kept in the record store but left out of the search index until restored
+    pinned: bool = False
+    archived_at: datetime | None = None
 
-    @field_validator("occurred_at", "created_at", "updated_at", "expires_at", "last_hit_at")
+    @field_validator(
+        "occurred_at", "created_at", "updated_at", "expires_at", "last_hit_at", "archived_at"
+    )
     @classmethod
     def _aware(cls, value: datetime | None) -> datetime | None:
         return None if value is None else utc(value)
@@ -168,6 +177,14 @@ class SemanticMemory(_MemoryBase):
 
 
 Memory = Annotated[EpisodicMemory | SemanticMemory, Field(discriminator="kind")]
+
+
+def listed_status(memory: EpisodicMemory | SemanticMemory) -> FactStatus | None:
+    """The status a list filters on: ``archived`` for an archived memory, else a fact's
+    review status (None for a live episode)."""
+    if memory.archived_at is not None:
+        return FactStatus.ARCHIVED
+    return memory.status if isinstance(memory, SemanticMemory) else None
 
 
 class Principal(BaseModel):
@@ -380,7 +397,7 @@ class ListQuery:
         """Whether a memory passes this query's filters (a status filter selects facts)."""
         if self.kinds is not None and memory.kind not in self.kinds:
             return False
-        if self.statuses is not None and getattr(memory, "status", None) not in self.statuses:
+        if self.statuses is not None and listed_status(memory) not in self.statuses:
             return False
         if self.categories is not None and memory.category not in self.categories:
             return False

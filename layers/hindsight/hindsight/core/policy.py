@@ -45,3 +45,9 @@ class Policy:
     # 1.15 was best on LoCoMo (1.1: 0.797, 1.15: 0.803, 1.25: 0.798 recall@10): higher
     # values hurt questions that name the wrong person on purpose
     speaker_boost: float = 1.15
+    # forgetting by use (core/lifecycle.py): an episode neither hit nor stored for
+    # unused_after_days weighs unused_weight in ranking; one never hit and stored more than
+    # archive_after_days ago (or last hit that long ago) is archived by the maintenance run
+    unused_after_days: float = 30.0
+    unused_weight: float = 0.9
+    archive_after_days: float = 90.0

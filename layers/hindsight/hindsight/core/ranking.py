@@ -5,6 +5,8 @@ Score of a candidate =
                        own = vector_weight * similarity' + (1 - vector_weight) * keyword'
   x recency            decay_floor + (1 - decay_floor) * decay   (episodic only)
                        decay = time_decay ** age_days, age relative to as_of
+  x use_weight         policy.unused_weight for an episode unused (not hit, not stored)
+                       for policy.unused_after_days (core/lifecycle.py), else 1
   x kind_boost         policy.semantic_boost for semantic facts, 1 for episodes
   x confidence_weight  by the fact's confidence (high 1.0, medium 0.85, low 0.6)
   x speaker_boost      policy.speaker_boost when the query names the episode's speaker
@@ -41,6 +43,7 @@ from functools import lru_cache
 from typing import Any
 
 from hindsight.core.commands import RetrieveCommand
+from hindsight.core.lifecycle import use_weight
 from hindsight.core.models import (
     EpisodicMemory,
     HitFacts,
@@ -222,6 +225,10 @@ def _score(
         parts.decay = scoring.command.time_decay**parts.age
         parts.recency = policy.decay_floor + (1.0 - policy.decay_floor) * parts.decay
         factor = parts.recency
+        weight = use_weight(memory, scoring.as_of, policy)  # forgetting by use (lifecycle)
+        if weight != 1.0:
+            parts.use_weight = weight
+            factor *= weight
         if policy.speaker_boost != 1.0 and _names_speaker(memory, scoring.query_terms):
             parts.speaker_boost = policy.speaker_boost
             factor *= policy.speaker_boost
@@ -256,6 +263,7 @@ class Parts:
     confidence_weight: float | None = None
     time_boost: float | None = None
     speaker_boost: float | None = None
+    use_weight: float | None = None  # set when an unused episode weighs less
     score: float = 0.0
 
     def why(self) -> dict[str, Any]:
@@ -276,6 +284,8 @@ class Parts:
             )
         elif self.kind_boost is not None:
             why.update(kind_boost=self.kind_boost, confidence_weight=self.confidence_weight)
+        if self.use_weight is not None:
+            why["use_weight"] = self.use_weight
         if self.speaker_boost is not None:
             why["speaker_boost"] = self.speaker_boost
         if self.time_boost is not None:

@@ -31,6 +31,7 @@ from hindsight.core.embedding import neutral_vector
 from hindsight.core.models import Principal
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Ports
+from hindsight.core.usecases.archive import ArchiveMemories
 from hindsight.core.usecases.browse import BrowseMemories, ReflectionStatus
 from hindsight.core.usecases.context import BuildContext
 from hindsight.core.usecases.documents import DocumentOutcome, StoreDocument, StoreDocumentCommand
@@ -62,6 +63,7 @@ class UseCases:
     forget: ForgetMemories
     reindex: ReindexMemories
     documents: StoreDocument
+    archive: ArchiveMemories | None = None  # the lifecycle's archive (core/usecases/archive.py)
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,10 @@ class MemoryService:
         """Run a local schedule's job for its due time, once, one process at a time."""
         return ScheduledRuns(self.ports.records, self.ports.clock)(job, due, run)
 
+    def run_exclusive(self, job: str, run: Job) -> ScheduledRun:
+        """Run a scheduled job now, by hand, never beside a scheduled run of it."""
+        return ScheduledRuns(self.ports.records, self.ports.clock).run_now(job, run)
+
     def last_scheduled_run(self, job: str) -> datetime | None:
         """The last due time a local schedule's job served (None: never)."""
         return ScheduledRuns(self.ports.records, self.ports.clock).last_served(job)
@@ -139,6 +145,21 @@ class MemoryService:
     ) -> dict[str, Any]:
         """Operator task (no principal): rebuild the index, optionally re-embedding."""
         return self.use_cases.reindex(re_embed=re_embed, progress=progress)
+
+    def restore_memory(self, principal: Principal, memory_id: str) -> dict[str, Any]:
+        """Bring an archived memory back into search."""
+        return self._archive().restore(principal, memory_id)
+
+    def maintain(self, renew: Callable[[], None] | None = None) -> dict[str, int]:
+        """Operator task (no principal): archive unused episodes, compact the files."""
+        return self._archive().maintain(renew)
+
+    def _archive(self) -> ArchiveMemories:
+        if self.use_cases.archive is None:
+            return ArchiveMemories(
+                self.ports.records, self.ports.index, self.ports.clock, self.policy
+            )
+        return self.use_cases.archive
 
     def flush_hits(self) -> int:
         """Write the hit counts retrieval noted since the last flush (access tracking;

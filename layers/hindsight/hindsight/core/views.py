@@ -27,6 +27,8 @@ def memory_view(memory: Memory) -> dict[str, Any]:
         "expires_at": iso(memory.expires_at),
         "hit_count": memory.hit_count,
         "last_hit_at": iso(memory.last_hit_at),
+        "pinned": memory.pinned,
+        "archived_at": iso(memory.archived_at),
     }
     if isinstance(memory, EpisodicMemory):
         view.update(

@@ -5,7 +5,9 @@
   (every user with episodes created since the fan-out's cursor), each job reflected here
   and now instead of through SQS, as the scheduled-reflection system principal of the
   user's tenant, as ``functions/reflect_worker`` does;
-- further jobs (maintenance) register the same way (``scheduled_jobs``).
+- maintenance (``HINDSIGHT_MAINTENANCE_SCHEDULE``, default ``cron(0 3 * * ? *)``): what
+  ``hindsight maintain`` does (``MemoryService.maintain``: the archive pass of unused
+  episodes, then compaction of the embedded files), as the AWS maintenance function does.
 
 ``LocalScheduler`` runs in a daemon thread: at every due time of any job (and at least
 once a minute) it asks ``MemoryService.scheduled_run`` to serve each job's latest due
@@ -38,6 +40,7 @@ SYSTEM_KEY_ID = "system:scheduled-reflection"  # as functions/reflect_worker nam
 OFF = {"", "off", "none", "disabled", "false", "0"}
 MAX_SLEEP_SECONDS = 60.0
 REFLECTION = "reflection"
+MAINTENANCE = "maintenance"
 
 
 def system_principal(tenant_id: str) -> Principal:
@@ -87,6 +90,13 @@ class InlineReflectionQueue:
             )
 
 
+def maintenance_job(service: MemoryService) -> Job:
+    def run(renew: Callable[[], None]) -> Mapping[str, Any]:
+        return service.maintain(renew)
+
+    return run
+
+
 def reflection_job(service: MemoryService) -> Job:
     def run(renew: Callable[[], None]) -> Mapping[str, Any]:
         queue = InlineReflectionQueue(service, renew)
@@ -107,7 +117,10 @@ def configured_schedules(settings: Settings) -> dict[str, Schedule]:
     """Each switched-on local schedule by job name (empty when schedules are off)."""
     if not settings.schedules:
         return {}
-    expressions = {REFLECTION: settings.reflection_schedule}
+    expressions = {
+        REFLECTION: settings.reflection_schedule,
+        MAINTENANCE: settings.maintenance_schedule,
+    }
     return {
         name: parse_schedule(expression, settings.schedule_timezone)
         for name, expression in expressions.items()
@@ -116,7 +129,7 @@ def configured_schedules(settings: Settings) -> dict[str, Schedule]:
 
 
 def scheduled_jobs(settings: Settings, service: MemoryService) -> list[ScheduledJob]:
-    runs = {REFLECTION: reflection_job}
+    runs = {REFLECTION: reflection_job, MAINTENANCE: maintenance_job}
     return [
         ScheduledJob(name, schedule, runs[name](service))
         for name, schedule in configured_schedules(settings).items()

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from hindsight.adapters.embedded import compaction
 from hindsight.adapters.embedded.sqlite_files import open_connection, unavailable_on_failure
 from hindsight.adapters.embedded.vector_index import ANN_THRESHOLD, VectorIndex
 from hindsight.adapters.embedded.writer_lock import WriterLock
@@ -295,6 +296,15 @@ class EmbeddedSearchIndex:
         if documents:
             self._vectors.upsert(documents, terms)
 
+    def compact(self) -> dict[str, int]:
+        """Maintenance: save the HNSW graphs that changed (so no restart rebuilds them)
+        and compact the keyword database (``compaction.py``)."""
+        with self._lock, self._translate():
+            self._check_open()
+            saved = self._vectors.save(self._ann_dir)
+            counts = compaction.compact(self._conn)
+        return {"ann_graphs_saved": saved, **{f"index_{k}": v for k, v in counts.items()}}
+
     def close(self) -> None:
         """Save the HNSW graphs (so the next start need not rebuild them), close the file
         and give up the directory's writer lock; later calls raise UnavailableError."""
@@ -404,7 +414,7 @@ class EmbeddedSearchIndex:
             stored = {
                 (memory.tenant_id, memory.memory_id): (memory, vector)
                 for memory, vector in records.iter_all()
-                if vector is not None
+                if vector is not None and memory.archived_at is None  # archived: cold
             }
             if force:
                 self._clear()

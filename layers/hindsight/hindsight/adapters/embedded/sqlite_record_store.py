@@ -37,6 +37,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from hindsight.adapters.embedded import compaction
 from hindsight.adapters.embedded.sqlite_files import open_connection, unavailable_on_failure
 from hindsight.adapters.index_rules import already_exists
 from hindsight.adapters.paging import (
@@ -57,8 +58,8 @@ from hindsight.core.models import (
     Memory,
     MemoryKind,
     Page,
-    SemanticMemory,
     StoredVector,
+    listed_status,
 )
 
 logger = logging.getLogger(__name__)
@@ -169,7 +170,7 @@ def _columns(memory: Memory) -> dict[str, Any]:
         "user_id": memory.user_id,
         "kind": memory.kind.value,
         "scope": memory.scope,
-        "status": memory.status.value if isinstance(memory, SemanticMemory) else None,
+        "status": status.value if (status := listed_status(memory)) is not None else None,
         "category": memory.category,
         "session_id": memory.session_id if isinstance(memory, EpisodicMemory) else None,
         "occurred_at": epoch_us(memory.occurred_at),
@@ -511,7 +512,8 @@ class SqliteRecordStore:
         with self._read() as conn:
             rows = conn.execute(
                 "SELECT v.tenant_id, v.memory_id FROM vectors v JOIN memories m "
-                "ON m.tenant_id = v.tenant_id AND m.memory_id = v.memory_id"
+                "ON m.tenant_id = v.tenant_id AND m.memory_id = v.memory_id "
+                "WHERE m.status IS NOT 'archived'"  # archived: kept out of the index
             ).fetchall()
         return {(tenant, memory_id) for tenant, memory_id in rows}
 
@@ -523,6 +525,12 @@ class SqliteRecordStore:
                 (MemoryKind.EPISODIC.value, epoch_us(since)),
             ).fetchall()
         return [(tenant, user) for tenant, user in rows]
+
+    def compact(self) -> dict[str, int]:
+        """Maintenance: compact the database file (``compaction.py``)."""
+        with self._translate(), self._write_lock, self._connection() as conn:
+            counts = compaction.compact(conn)
+        return {f"records_{name}": value for name, value in counts.items()}
 
     def record_hits(self, tenant_id: str, hits: Mapping[str, int], at: datetime) -> None:
         at_us = epoch_us(at)

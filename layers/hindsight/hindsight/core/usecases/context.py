@@ -196,7 +196,7 @@ class BuildContext:
     ) -> None:
         """Access tracking: the turns and facts shown (facts found by retrieve were
         counted there)."""
-        hits = self.retrieve.hits
+        hits = getattr(self.retrieve, "hits", None)  # None: a retrieve without tracking
         if hits is None:
             return
         searched = bool(command.query and command.query.strip())

@@ -62,6 +62,7 @@ class ReindexMemories:
             else:
                 pairs = [(memory, vector) for memory, vector in chunk if vector is not None]
                 skipped += len(chunk) - len(pairs)
+            pairs = [(memory, vector) for memory, vector in pairs if memory.archived_at is None]
             self.index.upsert([index_document(memory, vector) for memory, vector in pairs])
             indexed += len(pairs)
             if progress is not None:

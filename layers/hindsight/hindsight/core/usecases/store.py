@@ -128,6 +128,7 @@ class StoreMemories:
             outcome=command.outcome,
             event_time=resolve_time_expressions(command.content, occurred_at),
             content_hash=content_hash(command.content),
+            pinned=command.pinned,
         )
 
     def with_session_context(self, memories: Sequence[EpisodicMemory]) -> list[EpisodicMemory]:

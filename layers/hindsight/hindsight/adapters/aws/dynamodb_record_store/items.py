@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 
 from hindsight.adapters.paging import epoch_us, from_epoch_us
 from hindsight.adapters.vector_codec import decode_vector, spans_text, vector_bytes
-from hindsight.core.models import EpisodicMemory, Memory, SemanticMemory, StoredVector
+from hindsight.core.models import EpisodicMemory, Memory, StoredVector, listed_status
 
 MEMORY: TypeAdapter[Memory] = TypeAdapter(Memory)
 SERIALIZER = TypeSerializer()
@@ -77,7 +77,7 @@ def memory_item(memory: Memory, vector: StoredVector | None = None) -> dict[str,
         "memory_id": memory.memory_id,
         "kind": memory.kind.value,
         "scope": memory.scope,
-        "status": memory.status.value if isinstance(memory, SemanticMemory) else None,
+        "status": status.value if (status := listed_status(memory)) is not None else None,
         "category": memory.category,
         "session_id": memory.session_id if isinstance(memory, EpisodicMemory) else None,
         "occurred_us": epoch_us(memory.occurred_at),
