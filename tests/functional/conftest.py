@@ -106,6 +106,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("POST", "/v1/context"): "retrieve",
     ("GET", "/v1/users/{user_id}/memories"): "retrieve",
     ("GET", "/v1/memories/{memory_id}"): "retrieve",
+    ("POST", "/v1/memories/{memory_id}/restore"): "forget",
     ("GET", "/v1/health"): "retrieve",
     ("POST", "/v1/reflect"): "reflect",
     ("POST", "/v1/semantic/{memory_id}/approve"): "reflect",
