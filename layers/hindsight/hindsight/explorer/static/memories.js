@@ -167,12 +167,16 @@ const FIELDS = [
 
 function fieldList(memory, model) {
   const rows = [];
-  for (const name of FIELDS) {
+  const shownElsewhere = new Set(["event_time", "source_memory_ids", "supersedes", "superseded_by"]);
+  const others = Object.keys(memory).filter((name) => !FIELDS.includes(name) && !shownElsewhere.has(name));
+  for (const name of [...FIELDS, ...others.sort()]) {
     let value = memory[name];
     if (value === undefined || value === null || (Array.isArray(value) && !value.length)) continue;
     if (name.endsWith("_at")) value = when(value);
     else if (typeof value === "object") value = JSON.stringify(value, null, 1);
-    rows.push(h("dt", {}, t(`field.${name}`)), h("dd", { class: `f-${name}` }, String(value)));
+    const key = `field.${name}`;
+    const label = t(key) === key ? name.replaceAll("_", " ") : t(key);
+    rows.push(h("dt", {}, label), h("dd", { class: `f-${name}` }, String(value)));
   }
   if (memory.event_time && memory.event_time.length) {
     const ranges = memory.event_time.map((r) => `${r.expression}: ${when(r.start)} → ${when(r.end)}`);

@@ -175,6 +175,12 @@ export const STRINGS = {
     "field.metadata": "Metadata",
     "field.reflector": "Reflector",
     "field.mention_count": "Mentions",
+    "field.hit_count": "Times retrieved",
+    "field.last_hit_at": "Last retrieved at",
+    "field.valid_from": "Valid from",
+    "field.valid_until": "Valid until",
+    "field.pinned": "Pinned",
+    "field.archived_at": "Archived at",
   },
 };
 
