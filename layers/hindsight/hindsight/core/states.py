@@ -247,6 +247,7 @@ def order_states(
         return memory_id
 
     updated_by: dict[str, str] = {}
+    grouped = False
     by_time = sorted(statements, key=lambda s: (s.occurred_at, s.memory_id))
     cosines = _cosines([vectors[s.memory_id] for s in by_time])
     for i, older in enumerate(by_time):
@@ -259,11 +260,12 @@ def order_states(
                 bool(older.attributes & asked) and newer.memory_id in leading
             )
             if same_attribute(older, newer, cosines[j][i], nearest):
+                grouped = True
                 parent[root(older.memory_id)] = root(newer.memory_id)
                 if newer.occurred_at <= reference:  # the newest wins (later pairs)
                     updated_by[older.memory_id] = newer.memory_id
     order = [m.memory_id for m in memories]
-    if not reorder or not updated_by:
+    if not reorder or not grouped:
         return StateOrder(order, updated_by)
     return StateOrder(_reordered(order, statements, root, reference), updated_by)
 

@@ -121,6 +121,18 @@ class RetrieveArguments(_Arguments):
     until: datetime | None = Field(
         default=None, description="Only memories that happened before this ISO 8601 time."
     )
+    as_of: datetime | None = Field(
+        default=None,
+        description="Answer as of this ISO 8601 time: memories from after it are left out "
+        "and facts are those that held then (e.g. where the user lived in January).",
+    )
+    current_only: bool = Field(
+        default=True,
+        description="true (default): what holds now (or at as_of): facts that were replaced "
+        "left out, and when several memories state one thing about the user (where they "
+        "live, their job, ...) the newest first, older ones marked updated_later. false: "
+        "replaced facts too, marked superseded_by.",
+    )
 
 
 class ReflectArguments(_Arguments):

@@ -72,6 +72,9 @@ def _scored(result: ScoredMemory) -> dict[str, Any]:
         compact["status"] = result.status.value if result.status else None
     if result.content_truncated:
         compact["content_truncated"] = True
+    if result.updated_later:
+        compact["updated_later"] = True
+        compact["superseded_by"] = result.superseded_by
     return compact
 
 

@@ -1,0 +1,272 @@
+"""Knowledge updates, the parts without a backend: which memories state one attribute
+(``core/states.py``), the offline extractor's state facts, and how facts merge."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
+from hindsight.adapters.reflectors.rule_based.extractors.states import state_attribute
+from hindsight.core.fact_merge import FactMerger
+from hindsight.core.models import (
+    Confidence,
+    EpisodicMemory,
+    ExtractedFact,
+    FactCategory,
+    FactStatus,
+    StoredVector,
+)
+from hindsight.core.states import (
+    Statement,
+    asks_about_past,
+    order_states,
+    reference_time,
+    same_attribute,
+    same_state,
+)
+
+T0 = datetime(2026, 1, 10, 9, tzinfo=UTC)
+
+
+def episode(memory_id: str, content: str, days: float, speaker: str | None = None):
+    moment = T0 + timedelta(days=days)
+    return EpisodicMemory(
+        memory_id=memory_id,
+        tenant_id="t1",
+        user_id="u1",
+        content=content,
+        occurred_at=moment,
+        created_at=moment,
+        updated_at=moment,
+        speaker=speaker,
+    )
+
+
+def vector(*values: float) -> StoredVector:
+    raw = np.asarray(values, dtype=np.float32)
+    return StoredVector(model="m", values=raw / np.linalg.norm(raw))
+
+
+# --- which memories state one attribute ---------------------------------------------------
+
+
+def test_two_states_of_one_attribute_are_ordered_newest_first_and_the_old_one_reported():
+    old = episode("old", "I live in Beijing, near the river.", 0)
+    noise = episode("noise", "We had ramen downtown, the broth was great.", 30)
+    new = episode("new", "I moved last month, I live in Shanghai now.", 150)
+    vectors = {"old": vector(1, 0.5, 0), "new": vector(1, 0, 0.3), "noise": vector(0, 1, 1)}
+    got = order_states([old, noise, new], vectors, T0 + timedelta(days=160), True)
+    assert got.order == ["new", "noise", "old"]  # the group's positions, newest first
+    assert got.updated_by == {"old": "new"}
+
+
+def test_a_past_reference_puts_the_state_of_that_time_first_and_reports_no_update():
+    old = episode("old", "I live in Beijing.", 0)
+    new = episode("new", "I moved, I live in Shanghai now.", 150)
+    vectors = {"old": vector(1, 0.5), "new": vector(1, -0.1)}
+    got = order_states([new, old], vectors, T0 + timedelta(days=20), True)
+    assert got.order == ["old", "new"]
+    assert got.updated_by == {}  # in January nothing had replaced it yet
+
+
+def test_without_reordering_the_order_stays_and_the_update_is_still_reported():
+    old = episode("old", "I live in Beijing.", 0)
+    new = episode("new", "I live in Shanghai now.", 150)
+    vectors = {"old": vector(1, 0.5), "new": vector(1, -0.1)}
+    got = order_states([old, new], vectors, T0 + timedelta(days=160), False)
+    assert got.order == ["old", "new"]
+    assert got.updated_by == {"old": "new"}
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "cosine", "same"),
+    [
+        ("I live in Beijing.", "I moved to Shanghai last month.", 0.8, True),
+        ("我住在北京。", "我上个月搬到上海了。", 0.8, True),
+        ("My phone is a Pixel 7.", "I switched to a new phone, a Galaxy.", 0.8, True),
+        # additive: a second cat, another language
+        ("I have a cat called Luna.", "We adopted a second cat, Milo.", 0.9, False),
+        ("我会说英语。", "我现在也会说日语了。", 0.9, False),
+        # a question states nothing
+        ("I live in Beijing.", "Where do you live now?", 0.9, False),
+        # the same statement again is no update
+        ("I live in Beijing.", "I live in Beijing.", 0.99, False),
+        # unrelated vectors, though a pattern matches both
+        ("I live in Beijing.", "The dentist lives next door.", 0.3, False),
+        # no shared attribute word and no change cue
+        ("I read a novel.", "I baked bread.", 0.95, False),
+    ],
+)
+def test_same_attribute(older: str, newer: str, cosine: float, same: bool) -> None:
+    a = Statement.of(episode("a", older, 0))
+    b = Statement.of(episode("b", newer, 30))
+    assert same_attribute(a, b, cosine, nearest=True) is same
+
+
+def test_statements_of_different_speakers_are_never_one_state():
+    a = Statement.of(episode("a", "I live in Beijing.", 0, speaker="Caroline"))
+    b = Statement.of(episode("b", "I live in Shanghai now.", 30, speaker="Melanie"))
+    assert not same_attribute(a, b, 0.95, nearest=True)
+
+
+def test_a_change_cue_without_a_shared_word_needs_the_nearest_statement():
+    a = Statement.of(episode("a", "Globex pays well.", 0))
+    b = Statement.of(episode("b", "Now it is Initech for me.", 30))
+    assert same_attribute(a, b, 0.9, nearest=True)
+    assert not same_attribute(a, b, 0.9, nearest=False)
+
+
+def test_reference_time_and_past_questions():
+    as_of = T0 + timedelta(days=200)
+    january = (datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 2, 1, tzinfo=UTC))
+    assert reference_time("where does the user live?", as_of, None, None) == (as_of, True)
+    assert reference_time("where did the user live in January?", as_of, *january) == (
+        january[1],
+        True,
+    )
+    assert reference_time("where did the user live before?", as_of, None, None) == (
+        as_of,
+        False,
+    )
+    assert asks_about_past("用户以前住在哪里？") and not asks_about_past("用户住在哪里？")
+
+
+def test_same_state_tells_values_apart_and_ignores_change_cues():
+    assert same_state("The user lives in Beijing.", "The user lives in Beijing now.")
+    assert not same_state("The user lives in Beijing.", "The user lives in Shanghai.")
+    assert not same_state("用户住在北京。", "用户现在住在上海。")
+
+
+# --- the offline extractor's state facts --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "attribute"),
+    [
+        ("I moved last month, I live in Shanghai now.", "residence"),
+        ("Finally relocated to Lisbon.", "residence"),
+        ("I switched jobs, I am at Globex now.", "employer"),
+        ("After the reorg Priya is my manager now.", "manager"),
+        ("I am no longer vegetarian.", "diet"),
+        ("我上个月搬家了，现在住在杭州。", "residence"),
+        ("组织调整以后，我的经理换成了李娜。", "manager"),
+        ("我把车换成了比亚迪汉。", "vehicle"),
+        ("我们又领养了一只猫，叫球球。", "pets"),
+        # not states of the speaker
+        ("My sister lives in Paris.", None),
+        ("I am going to move to Berlin next year.", None),
+        ("Where do you live?", None),
+        ("我妹妹住在巴黎。", None),
+        ("我打算明年搬到柏林。", None),
+    ],
+)
+def test_state_statements(sentence: str, attribute: str | None) -> None:
+    zh = any("\u4e00" <= ch <= "\u9fff" for ch in sentence)
+    assert state_attribute(sentence, zh) == attribute
+
+
+def reflect(texts: list[str]) -> list[ExtractedFact]:
+    episodes = [episode(f"m{i}", text, 60 * i) for i, text in enumerate(texts)]
+    return RuleBasedReflector().reflect("u1", episodes, []).facts
+
+
+def test_every_state_of_a_batch_is_kept_oldest_first_under_one_topic():
+    facts = reflect(["I live in Beijing.", "I watched a film.", "I moved to Shanghai in May."])
+    states = [f for f in facts if f.topic == "state:residence"]
+    assert [f.source_memory_ids for f in states] == [["m0"], ["m2"]]
+    assert "Beijing" in states[0].content and "Shanghai" in states[1].content
+
+
+def test_an_additive_update_gets_its_own_topic():
+    facts = reflect(["我会说英语。", "学了两年，我现在也会说日语了。"])
+    topics = {f.topic for f in facts}
+    assert len([t for t in topics if t.startswith("state:languages")]) == 2
+
+
+# --- merging facts ------------------------------------------------------------------------
+
+
+def merger(live, vectors):  # type: ignore[no-untyped-def]
+    count = iter(range(100))
+    return FactMerger(
+        "t1", "u1", T0 + timedelta(days=300), live, vectors, lambda: f"f{next(count)}", False
+    )
+
+
+def extracted(content: str, topic: str, source: str) -> ExtractedFact:
+    return ExtractedFact(content, FactCategory.FACT, Confidence.MEDIUM, [source], topic)
+
+
+def test_a_new_state_supersedes_the_old_with_both_linked_and_validity():
+    episodes = {"e1": episode("e1", "I live in Beijing.", 0), "e2": episode("e2", "...", 150)}
+    merge = merger([], {})
+    near = vector(1, 0.01)
+    merge.merge(
+        "global",
+        extracted("The user lives in Beijing.", "state:residence", "e1"),
+        near,
+        episodes,
+        "r",
+    )
+    merge.merge(
+        "global",
+        extracted("The user lives in Shanghai now.", "state:residence", "e2"),
+        vector(1, 0.02),
+        episodes,
+        "r",
+    )
+    old, new = merge.created["f0"], merge.created["f1"]
+    assert old.status == FactStatus.SUPERSEDED and old.superseded_by == "f1"
+    assert new.supersedes == ["f0"] and new.source_memory_ids == ["e2"]
+    assert old.valid_from == episodes["e1"].occurred_at
+    assert old.valid_until == new.valid_from == episodes["e2"].occurred_at
+    assert old.valid_at(T0 + timedelta(days=10)) and not old.valid_at(T0 + timedelta(days=200))
+    assert new.valid_at(T0 + timedelta(days=200)) and not new.valid_at(T0)
+
+
+def test_near_identical_wording_of_another_topic_is_no_repeat():
+    episodes = {"e1": episode("e1", "I like Beijing.", 0), "e2": episode("e2", "...", 150)}
+    merge = merger([], {})
+    same_vector = vector(1, 0.001)  # as alike as two sentences get
+    merge.merge(
+        "global",
+        extracted("The user likes Beijing.", "preference:beijing", "e1"),
+        same_vector,
+        episodes,
+        "r",
+    )
+    merge.merge(
+        "global",
+        extracted("The user now likes Shanghai.", "preference:shanghai", "e2"),
+        same_vector,
+        episodes,
+        "r",
+    )
+    assert {f.content for f in merge.created.values()} == {
+        "The user likes Beijing.",
+        "The user now likes Shanghai.",
+    }
+
+
+def test_the_same_state_again_is_a_repeat():
+    episodes = {"e1": episode("e1", "I live in Beijing.", 0), "e2": episode("e2", "...", 150)}
+    merge = merger([], {})
+    merge.merge(
+        "global",
+        extracted("The user lives in Beijing.", "state:residence", "e1"),
+        vector(1, 0.01),
+        episodes,
+        "r",
+    )
+    merge.merge(
+        "global",
+        extracted("The user lives in Beijing now.", "state:residence", "e2"),
+        vector(1, 0.011),
+        episodes,
+        "r",
+    )
+    (only,) = merge.created.values()
+    assert only.source_memory_ids == ["e1", "e2"] and only.mention_count == 2
