@@ -233,6 +233,20 @@ OPERATIONS: tuple[Operation, ...] = (
         _ok(wire.RestoreResponse, "restored, or not archived"),
     ),
     Operation(
+        "GET",
+        "/v1/users/{user_id}/export",
+        "export_user",
+        "forget",
+        "memories",
+        "Export a user's memory",
+        "JSON lines: a header (format, version, embedding model), one line per memory "
+        "(episodes and facts with statuses, sources and supersession links, archived ones, "
+        "access counts) and an end line; `hindsight import-export` restores it. Up to 5 MB "
+        "(413 past it: `hindsight export` streams any size).",
+        (Success(200, None, "the export, one JSON object a line", "application/x-ndjson"),),
+        extra_errors=(413,),
+    ),
+    Operation(
         "DELETE",
         "/v1/users/{user_id}",
         "erase_user",

@@ -48,7 +48,7 @@ from hindsight.core.commands import (
     StoreMemoryCommand,
     StoreOutcome,
 )
-from hindsight.core.errors import HindsightError, UnauthorizedError
+from hindsight.core.errors import HindsightError, PayloadTooLargeError, UnauthorizedError
 from hindsight.core.models import Principal
 from hindsight.core.service import MemoryService
 from hindsight.core.usecases.documents import StoreDocumentCommand
@@ -242,6 +242,32 @@ def restore_memory(call: RouteCall[str]) -> Answer:
     )
 
 
+# an HTTP export is one answer (API Gateway and Lambda answer at most 6 MB); the CLI's
+# `hindsight export` streams a user of any size
+EXPORT_LIMIT_BYTES = 5 * 1_048_576
+NDJSON = "application/x-ndjson"
+
+
+def export_user(call: RouteCall[str]) -> Answer:
+    parts: list[str] = []
+    size = 0
+    for line in call.service.export_user(call.caller, call.input):
+        size += len(line.encode("utf-8"))
+        if size > EXPORT_LIMIT_BYTES:
+            raise PayloadTooLargeError(
+                f"user {call.input}'s export is larger than one HTTP answer can be (5 MB); "
+                "run `hindsight export` against the store instead (it streams any size)"
+            )
+        parts.append(line)
+    return Answer(
+        200,
+        "".join(parts),
+        media_type=NDJSON,
+        metrics=(("UsersExported", COUNT, 1),),
+        log=("user exported", {"user_id": call.input, "lines": len(parts)}),
+    )
+
+
 def erase_user(call: RouteCall[str]) -> Answer:
     result = call.service.erase_user(call.caller, call.input)
     return Answer(
@@ -382,6 +408,7 @@ ROUTES: Mapping[str, RouteSpec] = {
     "get_memory": RouteSpec(get_memory),
     "delete_memory": RouteSpec(delete_memory),
     "restore_memory": RouteSpec(restore_memory),
+    "export_user": RouteSpec(export_user),
     "erase_user": RouteSpec(erase_user),
     "reflect": RouteSpec(reflect),
     "reflection_status": RouteSpec(reflection_status),

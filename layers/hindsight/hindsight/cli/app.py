@@ -19,6 +19,7 @@ from hindsight.cli import (
     admin,
     backup,
     documents,
+    export,
     maintain,
     memories,
     recall,
@@ -83,6 +84,8 @@ app.command("backup")(backup.backup)
 app.command("schedule")(schedule.schedule)
 app.command("maintain")(maintain.maintain)
 app.command("restore")(maintain.restore)
+app.command("export")(export.export)
+app.command("import-export")(export.import_export)
 app.add_typer(documents.app, name="document")
 
 

@@ -9,7 +9,7 @@ imports this module.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,7 +27,7 @@ from hindsight.core.commands import (
     StoreMemoryCommand,
     StoreOutcome,
 )
-from hindsight.core.embedding import neutral_vector
+from hindsight.core.embedding import ChunkSizes, neutral_vector
 from hindsight.core.models import Principal
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Ports
@@ -35,6 +35,7 @@ from hindsight.core.usecases.archive import ArchiveMemories
 from hindsight.core.usecases.browse import BrowseMemories, ReflectionStatus
 from hindsight.core.usecases.context import BuildContext
 from hindsight.core.usecases.documents import DocumentOutcome, StoreDocument, StoreDocumentCommand
+from hindsight.core.usecases.export import ExportMemories
 from hindsight.core.usecases.fan_out import (
     FanOutReflection,
     FanOutRequest,
@@ -160,6 +161,21 @@ class MemoryService:
                 self.ports.records, self.ports.index, self.ports.clock, self.policy
             )
         return self.use_cases.archive
+
+    def export_user(self, principal: Principal, user_id: str) -> Iterator[str]:
+        """A user's memories as JSON lines (core/usecases/export.py), page by page."""
+        return self._export().export(principal, user_id)
+
+    def import_export(
+        self, principal: Principal, lines: Iterable[str], user_id: str | None = None
+    ) -> dict[str, Any]:
+        """Restore an export (ids, times, links kept; embedded with this service's model)."""
+        return self._export().import_lines(principal, lines, user_id)
+
+    def _export(self) -> ExportMemories:
+        sizes = ChunkSizes(self.policy.chunk_tokens, self.policy.chunk_overlap_tokens)
+        ports = self.ports
+        return ExportMemories(ports.records, ports.index, ports.embedder, ports.clock, sizes)
 
     def flush_hits(self) -> int:
         """Write the hit counts retrieval noted since the last flush (access tracking;
