@@ -324,3 +324,33 @@ def test_a_keyless_loopback_server_needs_no_sign_in(browser: Browser, tmp_path: 
         assert "No key" in browser.text("#auth-status")
         assert _row_ids(browser) == [stored.json()["memory_id"]]
         assert "无钥匙也能看" in browser.text("#memory-table")
+
+
+def test_a_supersession_chain_is_shown_and_followed(
+    signed_in: Browser, server: str, api: httpx.Client
+) -> None:
+    for when, text in (
+        ("2026-02-01T09:00:00Z", "I live in Lisbon, close to the sea."),
+        ("2026-08-01T09:00:00Z", "I live in Porto now, close to the old bridge."),
+    ):
+        reply = api.post(
+            "/v1/memories", json={"user_id": "cai", "content": text, "occurred_at": when}
+        )
+        assert reply.status_code == 201, reply.text
+    assert api.post("/v1/reflect", json={"user_id": "cai"}).status_code == 200
+    facts = {f["status"]: f for f in _listed(api, "cai", kind="semantic")}
+    current, old = facts["pending"], facts["superseded"]
+    assert current["supersedes"] == [old["memory_id"]]
+    browser = signed_in
+    browser.goto(f"{server}/explorer?user_id=cai&view=memory&memory={current['memory_id']}")
+    chain = browser.texts("ol.chain li")
+    assert len(chain) == 2 and "Lisbon" in chain[0] and "superseded" in chain[0]
+    assert "Porto" in chain[1] and "(this fact)" in chain[1]
+    browser.click(f"ol.chain a[href$='memory={old['memory_id']}']")
+    browser.ready()
+    assert browser.text("dd.f-status") == "superseded"
+    assert browser.count("#approve") == 0  # a superseded fact cannot be approved
+    browser.click("#why-link")
+    browser.ready()
+    history = browser.texts("#why-history tbody tr")
+    assert len(history) == 2 and "superseded" in history[0] and "pending" in history[1]
