@@ -126,3 +126,19 @@ def test_a_stale_episode_weighs_less_in_ranking() -> None:
     pinned = stale.model_copy(update={"pinned": True})
     assert use_weight(pinned, T0 + timedelta(days=300), policy) == 1.0
     assert use_weight(fact("f"), T0 + timedelta(days=300), policy) == 1.0
+
+
+def test_include_archived_searches_the_archive_from_the_store(world: World) -> None:
+    from hindsight.core.commands import RetrieveCommand
+    from hindsight.core.usecases.retrieve import RetrieveMemories
+    from tests.contract.builders import EMBEDDER
+
+    world.clock.advance(days=91)
+    world.archive.archive_pass()
+    retrieve = RetrieveMemories(world.records, world.index, EMBEDDER, world.clock, Policy())
+    command = RetrieveCommand(user_id="u1", query="we talk about the weather")
+    assert "plain" not in [r.memory_id for r in retrieve(OWNER, command).results]
+    wide = retrieve(OWNER, command.model_copy(update={"include_archived": True})).results
+    marked = {r.memory_id: r.archived for r in wide}
+    assert marked["plain"] is True
+    assert marked["source"] is False

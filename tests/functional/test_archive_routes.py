@@ -71,6 +71,14 @@ def test_archive_list_restore_and_erase(aging: MemoryService, clock: FixedClock)
     shown = call("GET", "/v1/memories/{memory_id}", path_params={"memory_id": old}).body
     assert shown["memory"]["archived_at"] is not None
 
+    slow = call(
+        "POST",
+        "/v1/retrieve",
+        body={"user_id": "u1", "query": "Lisbon blue door hotel", "include_archived": True},
+    ).body["results"]
+    marks = {r["memory_id"]: r["archived"] for r in slow}
+    assert marks[old] is True and marks[pinned] is False  # found on request, and marked
+
     assert_error(restore(old, key=GLOBEX_KEY), 404)
     reply = restore(old)
     assert reply.status == 200, reply.body

@@ -216,6 +216,11 @@ class RetrieveCommand(_Command):
         "job, ...) the newest first, older ones marked updated_later; false: superseded "
         "facts too (with superseded_by) and relevance order alone",
     )
+    include_archived: bool = Field(
+        default=False,
+        description="also search memories archived for lack of use (a slower path: "
+        "compared from the record store); they come back with archived: true",
+    )
 
     @model_validator(mode="after")
     def _range(self) -> RetrieveCommand:
@@ -266,6 +271,9 @@ class ScoredMemory(BaseModel):
     updated_later: bool = Field(
         default=False,
         description="a later memory or fact states a newer value of the same attribute",
+    )
+    archived: bool = Field(
+        default=False, description="archived for lack of use (found with include_archived)"
     )
     valid_from: datetime | None = None
     valid_until: datetime | None = None

@@ -14,9 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
-from hindsight.core.models import EpisodicMemory, FactStatus, Memory, SemanticMemory
+import numpy as np
+
+from hindsight.core.models import EpisodicMemory, FactStatus, ListQuery, Memory, SemanticMemory
 from hindsight.core.policy import Policy
+from hindsight.core.reading import list_all
 
 DAY_SECONDS = 86_400.0
 
@@ -60,3 +64,31 @@ def archivable(memory: Memory, now: datetime, policy: Policy, protected: set[str
         and not memory.is_expired(now)
         and unused_days(memory, now) >= policy.archive_after_days
     )
+
+
+def archived_hits(search: Any, pool: int) -> dict[str, float]:
+    """``include_archived``: the archived memories most similar to the query, by cosine.
+
+    Archived memories are not in the search index, so this reads the user's archived
+    memories and their stored vectors from the record store and compares them here (the
+    slower path, proportional to the archive); ``search`` is the retrieve use case's
+    search (its records, tenant, command, filter and query vector). A chunked memory
+    scores by its best chunk. Returns up to ``pool`` (memory id, similarity) pairs.
+    """
+    records = search.use_case.records
+    query = ListQuery(
+        statuses=frozenset({FactStatus.ARCHIVED}),
+        scopes=search.filter.scopes,
+        kinds=search.filter.kinds,
+        now=search.filter.now,
+    )
+    archived = list_all(records, search.tenant_id, search.command.user_id, query)
+    vectors = records.get_vectors(search.tenant_id, [m.memory_id for m in archived])
+    target = np.asarray(search.query_vector.values, dtype=np.float32)
+    scores = {
+        memory_id: float(np.max(np.atleast_2d(vector.values) @ target))
+        for memory_id, vector in vectors.items()
+        if vector.model == search.query_vector.model
+    }
+    best = sorted(scores.items(), key=lambda item: -item[1])[:pool]
+    return dict(best)

@@ -19,6 +19,7 @@ from hindsight.core.commands import Highlight, RetrieveCommand, RetrieveResult, 
 from hindsight.core.embedding import embed_query, neutral_vector
 from hindsight.core.highlight import Match, cut_around, highlight, query_words
 from hindsight.core.hit_log import HitLog
+from hindsight.core.lifecycle import archived_hits
 from hindsight.core.models import (
     FactStatus,
     HitFacts,
@@ -262,6 +263,8 @@ class _Search:
                 self._matched(hit, "vector")
         else:
             self.partial = True
+        if self.command.include_archived and self.query_vector is not None:
+            self.vector_hits.update(archived_hits(self, pool))
         self.candidate_ids = list(dict.fromkeys([*self.keyword_hits, *self.vector_hits]))
         if clock.monotonic() >= deadline:
             self.partial = True
@@ -385,6 +388,7 @@ def _ordered(
 
 def _result(memory: Memory, score: float, why: dict[str, Any]) -> ScoredMemory:
     common: dict[str, Any] = {
+        "archived": memory.archived_at is not None,
         "memory_id": memory.memory_id,
         "kind": memory.kind,
         "content": memory.content,
