@@ -233,6 +233,24 @@ def test_ask_shows_the_why_of_every_score(
     assert browser.count("#ask-results > li:first-child .why-bar") == len(drawn)
     browser.screenshot(SCREENSHOTS / "ask.png", full_page=True)
 
+    browser.select("#ask-kinds", "semantic")
+    browser.select("#ask-status", "pending")
+    browser.click("#ask-form button[type=submit]")
+    browser.ready()
+    browser.wait("#ask-results")
+    pending = api.post(
+        "/v1/retrieve",
+        json={
+            "user_id": USER,
+            "query": "what food must she avoid",
+            "kinds": ["semantic"],
+            "statuses": ["pending"],
+        },
+    ).json()["results"]
+    assert pending and all(r["status"] == "pending" for r in pending)
+    shown = browser.attrs("#ask-results > li", "data-memory-id")
+    assert shown == [r["memory_id"] for r in pending]
+
 
 def test_timeline_and_a_phone_screen(
     signed_in: Browser, server: str, seeded: dict[str, Any]

@@ -186,6 +186,8 @@ export async function askView({ params: state, userId, container }) {
     field("ask-query", t("ask.query"), h("input", { name: "q", value: state.q || "", required: true })),
     field("ask-as-of", t("ask.as_of"), h("input", { name: "as_of", value: state.as_of || "", placeholder: "2026-03-01" })),
     field("ask-kinds", t("ask.kinds"), select("kinds", [["", t("filters.any")], ["episodic", "episodic"], ["semantic", "semantic"]], state.kinds)),
+    field("ask-category", t("filters.category"), h("input", { name: "category", value: state.category || "" })),
+    field("ask-status", t("filters.status"), select("status", [["", t("filters.any")], ...["pending", "approved", "rejected", "superseded"].map((v) => [v, v])], state.status)),
     field("ask-top-k", t("ask.top_k"), select("top_k", [["10", "10"], ["5", "5"], ["20", "20"]], state.top_k)),
     h("div", { class: "actions" }, h("button", { type: "submit" }, t("ask.submit"))),
   );
@@ -193,13 +195,15 @@ export async function askView({ params: state, userId, container }) {
     event.preventDefault();
     const values = Object.fromEntries(new FormData(form));
     if (!String(values.q).trim()) return fail(new Error(t("error.query")));
-    go({ user_id: userId, view: "ask", q: values.q, as_of: values.as_of, kinds: values.kinds, top_k: values.top_k });
+    go({ user_id: userId, view: "ask", q: values.q, as_of: values.as_of, kinds: values.kinds, category: values.category.trim(), status: values.status, top_k: values.top_k });
   });
   container.append(h("h2", {}, t("ask.title")), form);
   if (!state.q) return;
   const body = { user_id: userId, query: state.q, top_k: Number(state.top_k || 10) };
   if (state.as_of) body.as_of = isoTime("ask.as_of", state.as_of);
   if (state.kinds) body.kinds = [state.kinds];
+  if (state.category) body.categories = [state.category];
+  if (state.status) body.statuses = [state.status];
   const answer = await api.retrieve(body);
   const scale = {};
   for (const result of answer.results) {
