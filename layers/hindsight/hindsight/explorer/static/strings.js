@@ -117,6 +117,7 @@ export const STRINGS = {
     "ask.submit": "Ask",
     "ask.results": "Ranked results",
     "ask.empty": "Nothing matched.",
+    "ask.order": "In the order the agent gets them: approved facts come ahead of episodes, whatever their score. Bars are scaled to the largest value of each part on this page.",
     "ask.score": "score {score}",
     "ask.why": "Why it ranked here",
     "ask.partial": "The time budget ran out: the results are partial.",

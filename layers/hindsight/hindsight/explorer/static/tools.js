@@ -213,6 +213,7 @@ export async function askView({ params: state, userId, container }) {
   }
   container.append(
     h("h3", {}, t("ask.results")),
+    h("p", { class: "hint" }, t("ask.order")),
     answer.partial ? h("p", { class: "warning" }, t("ask.partial")) : "",
     answer.results.length
       ? h("ol", { class: "ranked", id: "ask-results" }, answer.results.map((result) =>
