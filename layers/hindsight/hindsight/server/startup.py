@@ -155,6 +155,7 @@ def banner(
         '-d \'{"user_id": "u1", "content": "用户对花生过敏", "category": "constraint"}\'',
         f"  curl -s -X POST {url}/v1/retrieve{auth} -H 'Content-Type: application/json' "
         '-d \'{"user_id": "u1", "query": "饮食禁忌"}\'',
+        f"Memory explorer: {url}/explorer?user_id=u1",
     ]
     return "\n".join(lines)
 
