@@ -328,12 +328,6 @@ def test_erase_a_user_shows_the_counts_and_leaves_nothing(
     assert _listed(api, "ben") == []
 
 
-def test_the_page_never_logged_an_error(browser: Browser) -> None:
-    errors = browser.send("consoleErrors")
-    # refused requests (401/403/422, shown on the page) are logged by Chromium as errors
-    assert all("Failed to load resource" in e for e in errors), errors
-
-
 def test_a_keyless_loopback_server_needs_no_sign_in(browser: Browser, tmp_path: Path) -> None:
     with running_server(tmp_path, keys=None) as url:
         stored = httpx.post(f"{url}/v1/memories", json={"user_id": "k1", "content": "无钥匙也能看"})
@@ -372,3 +366,10 @@ def test_a_supersession_chain_is_shown_and_followed(
     browser.ready()
     history = browser.texts("#why-history tbody tr")
     assert len(history) == 2 and "superseded" in history[0] and "pending" in history[1]
+
+
+def test_the_page_never_logged_an_error(browser: Browser) -> None:
+    """Last in this file: what every test before it left in the console."""
+    errors = browser.send("consoleErrors")
+    # refused requests (401/403/422, shown on the page) are logged by Chromium as errors
+    assert all("Failed to load resource" in e for e in errors), errors
