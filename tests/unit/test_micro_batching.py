@@ -177,6 +177,23 @@ def test_a_big_store_is_cut_into_batches_and_a_search_does_not_wait_for_all() ->
     assert [t for texts in document_calls for t in texts] == chunks
 
 
+def test_a_short_store_does_not_wait_for_every_chunk_of_a_long_one() -> None:
+    inner = SlowEmbedder(seconds=0.02)
+    batcher = MicroBatchingEmbedder(inner, max_batch_tokens=700)
+    chunks = [f"chunk {i} " + "word " * 200 for i in range(20)]  # ~340 tokens: 2 a batch
+    writer = threading.Thread(target=batcher.embed_documents, args=(chunks,))
+    writer.start()
+    while not inner.calls:
+        time.sleep(0.001)
+    rows = batcher.embed_documents(["a short note"])
+    writer.join()
+    np.testing.assert_array_equal(rows[0], vector("a short note", False))
+    document_calls = [texts for is_query, texts in inner.calls if not is_query]
+    short_call = next(i for i, texts in enumerate(document_calls) if "a short note" in texts)
+    assert short_call <= 2  # the batch in flight, then it shares the next one
+    assert [t for texts in document_calls for t in texts if t != "a short note"] == chunks
+
+
 def test_an_engine_error_fails_only_the_requests_in_that_batch() -> None:
     inner = SlowEmbedder(seconds=0.02, fail_on="boom")
     batcher = MicroBatchingEmbedder(inner, max_batch_tokens=8)  # one text a batch

@@ -14,9 +14,10 @@ inner embedder on a batch of queued texts, then hand the results back:
   flight, it runs beside it (a query is a few tokens; sharing the cores with a batch of
   passages for its ~20 ms costs far less than waiting up to a second for the batch to
   end). At most one engine call a lane runs at a time, so two at most in all.
-- A batch holds at most ``max_batch_tokens`` estimated tokens (at least one text): a long
-  store's 50 chunks are several batches, and other stores that arrive meanwhile are
-  embedded between them instead of after all of them.
+- A batch holds at most ``max_batch_tokens`` estimated tokens (at least one text), taken
+  one text of each waiting request in turn: a long store's 50 chunks are several
+  batches, and a short store that arrives meanwhile goes in the next batch instead of
+  after all of them.
 - The inner call runs outside every lock (the engines release the GIL too); only the
   queue bookkeeping is locked. When the leader's own texts are done it hands the lead to
   a waiting caller and returns.
@@ -75,7 +76,7 @@ class MicroBatchingEmbedder:
         self._max_wait = max_wait_seconds
         self._changed = threading.Condition(threading.Lock())
         # queued (request, index) pairs per lane (True: queries, False: passages)
-        self._queues: dict[bool, deque[tuple[_Request, int]]] = {True: deque(), False: deque()}
+        self._queues: dict[bool, dict[_Request, deque[int]]] = {True: {}, False: {}}
         self._leading: dict[bool, bool] = {True: False, False: False}  # per lane
         self.batches = 0  # engine calls made (for benchmarks and tests)
 
@@ -117,7 +118,7 @@ class MicroBatchingEmbedder:
                 raise TypeError(f"expected str, got {type(text).__name__}")
         request = _Request(texts, is_query, [None] * len(texts), len(texts))
         with self._changed:
-            self._queues[is_query].extend((request, i) for i in range(len(texts)))
+            self._queues[is_query][request] = deque(range(len(texts)))
             self._changed.notify_all()
             while not request.done:
                 if not self._leading[is_query]:
@@ -177,23 +178,32 @@ class MicroBatchingEmbedder:
             self._changed.wait(left)
 
     def _queued_tokens(self, is_query: bool) -> int:
-        queue = self._queues[is_query]
-        return sum(_estimated_tokens(request.texts[index]) for request, index in queue)
+        return sum(
+            _estimated_tokens(request.texts[index])
+            for request, indices in self._queues[is_query].items()
+            for index in indices
+        )
 
     def _next_batch(self, is_query: bool) -> list[tuple[_Request, int]]:
-        queue = self._queues[is_query]
+        """Up to ``max_batch_tokens`` of the lane's queued texts, one text of each waiting
+        request in turn (oldest request first): a short store that arrives while a long
+        one's 50 chunks are queued goes in the next batch, not after all of them."""
+        waiting = self._queues[is_query]
         batch: list[tuple[_Request, int]] = []
         tokens = 0
-        while queue:
-            request, index = queue[0]
-            if request.error is not None:  # a failed request's other texts are dropped
-                queue.popleft()
-                continue
-            cost = min(_estimated_tokens(request.texts[index]), self.inner.window_tokens)
-            if batch and tokens + cost > self._max_batch_tokens:
-                break
-            batch.append(queue.popleft())
-            tokens += cost
+        while waiting:
+            for request in list(waiting):
+                indices = waiting[request]
+                if request.error is not None:  # a failed request's other texts are dropped
+                    del waiting[request]
+                    continue
+                cost = min(_estimated_tokens(request.texts[indices[0]]), self.inner.window_tokens)
+                if batch and tokens + cost > self._max_batch_tokens:
+                    return batch
+                batch.append((request, indices.popleft()))
+                tokens += cost
+                if not indices:
+                    del waiting[request]
         return batch
 
     @staticmethod
