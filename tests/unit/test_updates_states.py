@@ -270,3 +270,16 @@ def test_the_same_state_again_is_a_repeat():
     )
     (only,) = merge.created.values()
     assert only.source_memory_ids == ["e1", "e2"] and only.mention_count == 2
+
+
+def test_only_the_states_the_query_asks_about_are_reordered():
+    old = episode("old", "I live in Beijing.", 0)
+    new = episode("new", "I moved, I live in Shanghai now.", 150)
+    vectors = {"old": vector(1, 0.5), "new": vector(1, -0.1)}
+    later = T0 + timedelta(days=160)
+    asked_other = order_states([old, new], vectors, later, True, "What pets does the user have?")
+    assert asked_other.order == ["old", "new"] and asked_other.updated_by == {"old": "new"}
+    asked_this = order_states([old, new], vectors, later, True, "Where does the user live?")
+    assert asked_this.order == ["new", "old"]
+    asked_now = order_states([old, new], vectors, later, True, "What is new with the user now?")
+    assert asked_now.order == ["new", "old"]

@@ -17,10 +17,12 @@ attribute when
 
 The embedding carries what the patterns cannot (an attribute without a listed word, an
 update without a cue word), the patterns keep unrelated statements that merely sound alike
-apart. Within the top ``STATE_WINDOW`` results, the members of each group of states are
-put in time order on the positions the group holds, newest first (a question about a past
-time: the newest state before that time first); the set of results on the page does not
-change, only their order, so recall at the window is untouched.
+apart. Within the top ``STATE_WINDOW`` results, the members of each group of states
+whose attribute the query asks about (by the same patterns; any group when the query asks
+what holds "now", "现在") are put in time order on the positions the group holds, newest
+first (a question about a past time: the newest state before that time first); the set of
+results on the page does not change, only their order, so recall at the window is
+untouched.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ _EN = {
     "residence": r"\b(?:live[sd]?|living|moved|moving|relocat\w*|settled|based in|"
     r"(?:my|our) (?:new )?(?:home|flat|apartment|house|place)|neighbou?rhood)\b",
     "work": r"\b(?:work(?:s|ing|ed)? (?:at|for|as|in)|job|employer|joined|hired|quit|"
+    r"where (?:does|do|did) .{1,40} work|"
     r"company|position|role|career|first (?:day|week) at|office)\b",
     "partner": r"\b(?:girlfriend|boyfriend|wife|husband|partner|fianc[eé]e?|spouse|"
     r"dating|seeing|married|broke up|divorced)\b",
@@ -88,6 +91,8 @@ _ZH = {
     "drink": r"咖啡|茶|喝",
     "sleep": r"起床|睡觉|早睡|晚睡",
 }
+# attributes of several values at once: a newer statement adds unless it says a change
+MULTI_VALUED = frozenset({"language", "pets"})
 ATTRIBUTES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     name: (re.compile(_EN[name], re.IGNORECASE), re.compile(_ZH[name])) for name in _EN
 }
@@ -103,6 +108,11 @@ CHANGE_CUES = (
         r"跳槽|分手|以后|调整|取代|代替|不.了"
     ),
 )
+# a question about the present state, whatever it names ("now", "currently", "现在")
+CURRENT_CUES = (
+    re.compile(r"\b(?:now|nowadays|currently|these days|at present|still|anymore)\b", re.I),
+    re.compile(r"现在|目前|如今|眼下|还在|最近"),
+)
 ADDITIVE_CUES = (
     re.compile(
         r"\b(?:also|another|second|third|too|as well|in addition|added|plus|both)\b",
@@ -115,14 +125,18 @@ _QUESTION = re.compile(
     r"|[吗呢]\s*[?？]?\s*$",
     re.IGNORECASE,
 )
-# a question about the past (no time named): the newest state is not what it asks for
+# a question about the past or the future, or one gathering everything over time ("what
+# has she practised", no time named): the newest state is not what it asks for
 _PAST_QUESTION = (
     re.compile(
         r"\b(?:did|was|were|used to|previously|before|formerly|back then|at the time|"
-        r"originally|first|last)\b",
+        r"originally|first|last|ever|plan\w*|will|going to|(?:has|have)(?: \w+){0,3} "
+        r"(?:\w+ed|done|been|seen|made|taken|gone|had|read|tried|won|bought|got))\b",
         re.IGNORECASE,
     ),
-    re.compile(r"以前|之前|曾经|当时|那时|过去|原来|最初|起初|一开始|第一"),
+    re.compile(
+        r"以前|之前|曾经|当时|那时|过去|原来|最初|起初|一开始|第一|打算|计划|将来|过哪些|过什么"
+    ),
 )
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
@@ -203,8 +217,11 @@ def same_attribute(older: Statement, newer: Statement, cosine: float, nearest: b
         return False
     if older.digest == newer.digest or cosine >= DUPLICATE:
         return False
-    if older.attributes & newer.attributes:
+    shared = older.attributes & newer.attributes
+    if shared and not shared <= MULTI_VALUED:
         return cosine >= RELATED
+    if shared:  # a second pet, another language: an addition unless a change is said
+        return newer.change and cosine >= RELATED
     return newer.change and nearest and cosine >= CLOSE
 
 
@@ -267,7 +284,9 @@ def order_states(
     order = [m.memory_id for m in memories]
     if not reorder or not grouped:
         return StateOrder(order, updated_by)
-    return StateOrder(_reordered(order, statements, root, reference), updated_by)
+    now_asked = not query or CURRENT_CUES[1 if _CJK.search(query) else 0].search(query)
+    wanted = None if now_asked else asked
+    return StateOrder(_reordered(order, statements, root, reference, wanted), updated_by)
 
 
 def _reordered(
@@ -275,13 +294,18 @@ def _reordered(
     statements: list[Statement],
     root: Callable[[str], str],
     reference: datetime,
+    asked: frozenset[str] | None,
 ) -> list[str]:
+    """``order`` with each group put in time order on its positions; only the groups
+    whose attribute the query asks about (``asked``; None: the query asks what holds now,
+    so every group)."""
     groups: dict[str, list[Statement]] = {}
     for statement in statements:
         groups.setdefault(root(statement.memory_id), []).append(statement)
     out = list(order)
     for members in groups.values():
-        if len(members) < 2:
+        named = frozenset().union(*(s.attributes for s in members))
+        if len(members) < 2 or (asked is not None and not named & asked):
             continue
         positions = sorted(order.index(s.memory_id) for s in members)
         ranked = sorted(

@@ -32,24 +32,28 @@ from hindsight.core.states import ADDITIVE_CUES
 _STATE_PATTERNS: dict[str, tuple[str, str]] = {
     "partner": (
         r"\b(?:my (?:new )?(?:girlfriend|boyfriend|wife|husband|partner|fianc[eé]e?)|"
-        r"I am (?:now )?(?:dating|seeing|married to|engaged to)|broke up)\b",
+        r"I am (?:now )?(?:dating|seeing|married to|engaged to)|broke up|"
+        r"I am (?:now )?with [A-Z][a-z]+)\b",
         r"(?:女朋友|男朋友|老婆|老公|妻子|丈夫|对象|未婚妻|未婚夫)|分手",
     ),
     "manager": (
         r"\b(?:my (?:new )?(?:manager|boss|supervisor|team lead)|I report to|"
         r"took over (?:our|my) team)\b",
-        r"(?:我的|我们的)(?:新)?(?:经理|老板|领导|上司|主管)|我.{0,6}向.{1,6}汇报",
+        r"(?:我的|我们的|新来的|现在的)(?:新)?(?:经理|老板|领导|上司|主管)|我.{0,6}向.{1,6}汇报"
+        r"|归.{1,4}管",
     ),
     "residence": (
         r"\b(?:I|we)\b(?: \w+){0,3}? (?:live|lived|living|moved|relocated|settled)\b"
         r"|\b(?:my|our) (?:new )?(?:flat|apartment|house|home|place) in\b|\bliving here\b"
-        r"|^(?:\w+ )?(?:moved|relocated) to\b",
+        r"|^(?:\w+ )?(?:moved|relocated) to\b|\brent(?:ing)? (?:a|an|my) (?:place|flat|"
+        r"apartment|room|house)\b|\b(?:my )?home is (?:now )?(?:in )?[A-Z]",
         r"(?:我|我们).{0,6}(?:住在|住|搬到|搬去|搬家|定居|安家)|(?:房子|公寓)在|住着",
     ),
     "employer": (
         r"\bI\b(?: \w+){0,3}? (?:work (?:at|for|in)|joined|started (?:at|working)|quit)\b"
         r"|\b(?:first (?:day|week) at|switched jobs|my (?:new )?(?:job|employer))\b"
-        r"|\bI am (?:now )?at [A-Z]",
+        r"|\bI am (?:now )?at [A-Z]|\bI am an? [a-z]+(?: [a-z]+)? (?:at|for) "
+        r"|\bI (?:\w+ )?(?:teach|work(?! ?out))\b",
         r"我.{0,10}(?:上班|工作|实习|入职|跳槽|辞职|离职)|我的工作",
     ),
     "vehicle": (
@@ -69,7 +73,7 @@ _STATE_PATTERNS: dict[str, tuple[str, str]] = {
     ),
     "studies": (
         r"\bI (?:\w+ )?(?:study|am studying|major in|enrolled (?:at|in))\b",
-        r"我.{0,6}(?:在.{1,10}(?:读书|上学|读研|读博)|专业是)",
+        r"我.{0,6}(?:在.{1,10}(?:读书|上学|读研|读博)|专业是)|转学|考上了?.{1,10}(?:大学|学院)|就读",
     ),
     "commute": (
         r"\bI (?:\w+ )?(?:commute|bike to work|cycle to work|take the (?:bus|train|subway))\b",
@@ -206,7 +210,9 @@ def _third_person_en(sentence: str, ctx: Context) -> str:
 def _third_person_zh(sentence: str, ctx: Context) -> str:
     text = sentence.strip().rstrip("。！；")
     subject = ctx.subject.zh
-    if text.startswith("我们"):
+    if text.startswith("我们家"):
+        text = f"{subject}家" + text[3:]
+    elif text.startswith("我们"):
         text = f"{subject}一家" + text[2:]
     elif text.startswith("我的"):
         text = f"{subject}的" + text[2:]
