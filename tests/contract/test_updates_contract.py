@@ -182,6 +182,8 @@ def test_as_of_reads_the_fact_valid_then(service: MemoryService) -> None:
     replaced = [r for r in everything if r.memory_id == states["superseded"]["memory_id"]]
     assert replaced and replaced[0].updated_later
     assert replaced[0].superseded_by == states["pending"]["memory_id"]
+    assert replaced[0].why["updated_later"]["by"] == states["pending"]["memory_id"]
+    assert replaced[0].why["updated_later"]["at"] == JUNE.isoformat()
 
 
 def test_an_additive_update_keeps_both(service: MemoryService) -> None:

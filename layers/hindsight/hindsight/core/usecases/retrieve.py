@@ -402,6 +402,15 @@ def _result(memory: Memory, score: float, why: dict[str, Any]) -> ScoredMemory:
         "why": why,
     }
     if isinstance(memory, SemanticMemory):
+        if memory.superseded_by:
+            common["why"] = {
+                **why,
+                "updated_later": {
+                    "by": memory.superseded_by,
+                    "at": memory.valid_until.isoformat() if memory.valid_until else None,
+                    "reason": "superseded by a newer fact about the same thing",
+                },
+            }
         return ScoredMemory(
             **common,
             confidence=memory.confidence,
