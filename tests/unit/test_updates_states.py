@@ -283,3 +283,10 @@ def test_only_the_states_the_query_asks_about_are_reordered():
     assert asked_this.order == ["new", "old"]
     asked_now = order_states([old, new], vectors, later, True, "What is new with the user now?")
     assert asked_now.order == ["new", "old"]
+
+
+def test_the_llm_reflectors_are_asked_for_state_topics_and_additive_updates():
+    from hindsight.adapters.reflectors.llm import REFLECTION_SYSTEM_PROMPT as prompt
+
+    assert "state:residence" in prompt and "superseded" in prompt
+    assert "换成了" in prompt and "不再" in prompt and "second cat" in prompt
