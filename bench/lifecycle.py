@@ -140,7 +140,9 @@ def archive_effect(episodes: int, cold_share: float, queries: int) -> dict[str, 
     }
 
 
-def locomo_with_lifecycle(conversation_limit: int | None) -> dict[str, Any]:
+def locomo_with_lifecycle(
+    conversation_limit: int | None, weights: Sequence[float] = ()
+) -> dict[str, Any]:
     """Part 2: LoCoMo recall@10 with the history aged, lifecycle on and off."""
     from locomo import CACHE, DEFAULT_DATA, _ask, _store, summarize
     from locomo_cache import CachedEmbedder
@@ -160,10 +162,13 @@ def locomo_with_lifecycle(conversation_limit: int | None) -> dict[str, Any]:
         records = service.ports.records
         for memory, _ in records.iter_all("locomo"):
             records.update(memory.model_copy(update={"created_at": memory.occurred_at}))
-        for name, overrides in (("lifecycle_on", {}), ("lifecycle_off", {"unused_weight": 1.0})):
+        runs = [("lifecycle_on", {}), ("lifecycle_off", {"unused_weight": 1.0})]
+        runs += [(f"unused_weight_{w:g}", {"unused_weight": w}) for w in weights]
+        for name, overrides in runs:
             ranked = _ask(with_policy(service, **overrides), principal, conversations, turns, None)
             metrics = summarize(ranked[0])
             out[f"aged_{name}_recall@10"] = round(metrics["overall"]["recall@10"], 4)
+            print(f"  {name}: {out[f'aged_{name}_recall@10']}", flush=True)
         close_service(service)
     out["aged_drop"] = round(
         out["aged_lifecycle_off_recall@10"] - out["aged_lifecycle_on_recall@10"], 4
@@ -179,6 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--conversations", type=int, default=None, help="LoCoMo: first N")
     parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument("--skip-archive", action="store_true")
+    parser.add_argument(
+        "--unused-weights",
+        default="",
+        help="LoCoMo: also these unused_weight values, comma-separated (tuning)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "lifecycle.json")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
@@ -198,7 +208,8 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
     if not args.skip_locomo:
-        results["locomo"] = locomo_with_lifecycle(args.conversations)
+        weights = [float(w) for w in args.unused_weights.split(",") if w.strip()]
+        results["locomo"] = locomo_with_lifecycle(args.conversations, weights)
         print(f"locomo: {results['locomo']}", flush=True)
     write_json(args.out, results)
     return 0

@@ -4,7 +4,7 @@
   core/hit_log.py) or, never hit, when it was stored (``created_at``: an imported history
   is not stale the day it arrives, whatever its ``occurred_at``).
 - ``use_weight``: an episode unused for ``Policy.unused_after_days`` (30) ranks with
-  ``Policy.unused_weight`` (0.9) on top of its recency; facts and pinned memories keep 1.
+  ``Policy.unused_weight`` (0.97) on top of its recency; facts and pinned memories keep 1.
 - ``archivable``: an episode unused for ``Policy.archive_after_days`` (90) is archived by
   the maintenance run (core/usecases/archive.py), unless it is pinned, already archived,
   or a source of an approved fact (``protected``). Facts are never archived.

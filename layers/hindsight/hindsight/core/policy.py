@@ -49,5 +49,7 @@ class Policy:
     # unused_after_days weighs unused_weight in ranking; one never hit and stored more than
     # archive_after_days ago (or last hit that long ago) is archived by the maintenance run
     unused_after_days: float = 30.0
-    unused_weight: float = 0.9
+    # 0.97: on LoCoMo with every turn aged to its date and never hit (bench/lifecycle.py)
+    # recall@10 is 0.7992 vs 0.8031 without the rule; 0.9 cost 0.019, 0.95 0.008
+    unused_weight: float = 0.97
     archive_after_days: float = 90.0
