@@ -50,3 +50,50 @@ def test_the_stream_indexer_skips_a_change_of_counts_only():
     assert only_hits_changed(old, {**old, "hit_count": 2, "last_hit_us": 5})
     assert not only_hits_changed(old, {**old, "body": '{"x": 1}'})
     assert not only_hits_changed({}, old)  # an INSERT-like image: index it
+
+
+def test_a_failed_flush_keeps_its_counts_for_the_next(clock):
+    from hindsight.adapters.memory import InMemoryRecordStore
+    from hindsight.core.errors import UnavailableError
+    from hindsight.core.hit_log import HitLog
+    from tests.contract.builders import episode
+
+    class FlakyStore(InMemoryRecordStore):
+        down = True
+
+        def record_hits(self, tenant_id, hits, at):
+            if self.down:
+                raise UnavailableError("the store is down")
+            super().record_hits(tenant_id, hits, at)
+
+    records = FlakyStore()
+    records.put(episode("e1"))
+    log = HitLog(records, clock)
+    log.note("t1", ["e1", "e1"])
+    assert log.flush() == 0
+    assert log.pending() == 1
+    log.note("t1", ["e1"])
+    records.down = False
+    assert log.flush() == 1
+    assert records.get("t1", "e1").hit_count == 3
+
+
+def test_the_background_thread_flushes_and_stop_flushes_the_rest(clock):
+    import threading
+
+    from hindsight.adapters.memory import InMemoryRecordStore
+    from hindsight.core.hit_log import HitLog
+    from tests.contract.builders import episode
+
+    records = InMemoryRecordStore()
+    records.put(episode("e1"))
+    log = HitLog(records, clock, flush_seconds=0.01).start()
+    log.note("t1", ["e1"])
+    for _ in range(200):
+        if records.get("t1", "e1").hit_count == 1:
+            break
+        threading.Event().wait(0.01)
+    assert records.get("t1", "e1").hit_count == 1
+    log.note("t1", ["e1"])
+    log.stop()
+    assert records.get("t1", "e1").hit_count == 2
