@@ -21,7 +21,10 @@ Two measurements, on the embedded store (``hindsight.bootstrap.build_embedded_se
    measured by part 1 and the tests.
 
     .venv/bin/python bench/lifecycle.py                       # both parts
-    .venv/bin/python bench/lifecycle.py --episodes 100000 --skip-locomo
+    .venv/bin/python bench/lifecycle.py --episodes 100000 --skip-locomo --export
+
+With ``--export`` (part 3) the user is also exported to a file (time, size, the peak of
+Python allocations while exporting) and imported into a new data directory (time).
 
 Writes bench/results/lifecycle.json.
 """
@@ -34,6 +37,7 @@ import logging
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -108,7 +112,38 @@ def fill(service: Any, episodes: int, cold_share: float, now: datetime) -> int:
     return cold
 
 
-def archive_effect(episodes: int, cold_share: float, queries: int) -> dict[str, Any]:
+def export_and_import(service: Any, principal: Principal, tmp: Path) -> dict[str, Any]:
+    """Part 3: the user exported to a file (time; peak Python allocation of the export,
+    by tracemalloc in a second pass), then imported into a new data directory (time)."""
+    path = tmp / "export.jsonl"
+    started = time.perf_counter()
+    with path.open("w", encoding="utf-8") as handle:
+        for line in service.export_user(principal, USER):
+            handle.write(line)
+    export_seconds = time.perf_counter() - started
+    tracemalloc.start()
+    for _ in service.export_user(principal, USER):
+        pass
+    export_peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    target = open_service(tmp / "imported", RandomEmbedder())
+    started = time.perf_counter()
+    with path.open(encoding="utf-8") as handle:
+        counts = target.import_export(principal, handle)
+    import_seconds = time.perf_counter() - started
+    close_service(target)
+    return {
+        "export_seconds": round(export_seconds, 1),
+        "export_mb": round(path.stat().st_size / 1e6, 1),
+        "export_peak_traced_mb": round(export_peak / 1e6, 1),
+        "import_seconds": round(import_seconds, 1),
+        "imported": counts["imported"],
+    }
+
+
+def archive_effect(
+    episodes: int, cold_share: float, queries: int, with_export: bool = False
+) -> dict[str, Any]:
     """Part 1: retrieve p95 before and after the maintenance run."""
     commands = retrieve_plan([(USER, q) for q in generate_queries(queries, seed=7)], top_k=10)
     with tempfile.TemporaryDirectory(prefix="lifecycle-") as tmp:
@@ -125,8 +160,10 @@ def archive_effect(episodes: int, cold_share: float, queries: int) -> dict[str, 
         maintain_seconds = time.perf_counter() - started
         indexed_after = service.health()["indexed_documents"]
         after = time_retrieves(service, commands, principal=principal, warmup=5)
+        moved = export_and_import(service, principal, Path(tmp)) if with_export else {}
         close_service(service)
     return {
+        **moved,
         "episodes": episodes,
         "cold": cold,
         "load_seconds": round(loaded, 1),
@@ -185,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-locomo", action="store_true")
     parser.add_argument("--skip-archive", action="store_true")
     parser.add_argument(
+        "--export", action="store_true", help="also export the user and import it elsewhere"
+    )
+    parser.add_argument(
         "--unused-weights",
         default="",
         help="LoCoMo: also these unused_weight values, comma-separated (tuning)",
@@ -198,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine_info(),
     }
     if not args.skip_archive:
-        results["archive"] = archive_effect(args.episodes, args.cold, args.queries)
+        results["archive"] = archive_effect(args.episodes, args.cold, args.queries, args.export)
         a = results["archive"]
         print(
             f"archive: {a['episodes']} episodes, {a['archived']} archived in "
