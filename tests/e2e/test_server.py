@@ -128,6 +128,15 @@ def test_every_answer_carries_a_request_id(asgi_server: LocalServer) -> None:
     assert odd.headers["x-request-id"] != "a b\tc"
 
 
+def test_the_explorer_with_a_trailing_slash_is_sent_to_the_page(asgi_server: LocalServer) -> None:
+    reply = httpx.get(f"{asgi_server.url}/explorer/?user_id=u1", timeout=30)
+    assert reply.status_code == 308
+    assert reply.headers["location"] == "/explorer?user_id=u1"
+    page = httpx.get(f"{asgi_server.url}/explorer/", timeout=30, follow_redirects=True)
+    assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+    assert str(page.url) == f"{asgi_server.url}/explorer"
+
+
 def test_a_second_server_on_one_data_directory_is_refused(tmp_path: Path) -> None:
     first = DataDirLock(tmp_path).acquire()
     try:

@@ -36,7 +36,7 @@ import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -230,7 +230,9 @@ class RequestLog:
             await self.app(scope, receive, send)
             return
         path = scope["path"]
-        if len(path) > 1 and path.endswith("/"):
+        # /explorer/ is redirected instead (explorer_without_slash): a page's relative links
+        # resolve against its URL, not against the route that served it
+        if len(path) > 1 and path.endswith("/") and path != "/explorer/":
             scope = {**scope, "path": path.rstrip("/") or "/"}
         request_id = self._request_id(scope)
         note: dict[str, Any] = {"request_id": request_id}
@@ -270,6 +272,13 @@ class RequestLog:
 
 
 # --- the application ----------------------------------------------------------------------
+async def explorer_without_slash(request: Request) -> Response:
+    """``/explorer/`` → ``/explorer``, query kept: the page's files are linked relative to
+    ``/explorer``, so under ``/explorer/`` they would not be found."""
+    query = f"?{request.url.query}" if request.url.query else ""
+    return RedirectResponse(f"/explorer{query}", status_code=308)
+
+
 def create_app(threads: int = DEFAULT_THREADS, write_threads: int | None = None) -> Starlette:
     """The application; settings and service are the process's (``bootstrap``), so
     configure them first (``LocalServer`` does)."""
@@ -286,7 +295,11 @@ def create_app(threads: int = DEFAULT_THREADS, write_threads: int | None = None)
         async with mcp.running():
             yield
 
-    routes: list[Any] = [*api_routes(pools), Route("/mcp", mcp)]
+    routes: list[Any] = [
+        *api_routes(pools),
+        Route("/mcp", mcp),
+        Route("/explorer/", explorer_without_slash, methods=["GET"]),
+    ]
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
