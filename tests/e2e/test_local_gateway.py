@@ -38,6 +38,8 @@ EXPECTED_ROUTES = {
     ("GET", "/v1/users/{user_id}/reflection", "ReflectFunction"),
     ("GET", "/explorer", "ExplorerFunction"),
     ("GET", "/explorer/assets/{name}", "ExplorerFunction"),
+    ("POST", "/v1/memories/{memory_id}/restore", "ForgetFunction"),
+    ("GET", "/v1/users/{user_id}/export", "ForgetFunction"),
 }
 
 
