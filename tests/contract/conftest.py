@@ -7,6 +7,7 @@ suites in this folder then run against it unchanged.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,52 @@ import pytest
 from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
 from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
 from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
-from hindsight.core.ports import RecordStore, SearchIndex
+from hindsight.adapters.writers import StreamRepairedWriter
+from hindsight.bootstrap import assemble, local_ports
+from hindsight.core.policy import Policy
+from hindsight.core.ports import Embedder, Ports, RecordStore, Reflector, SearchIndex
+from hindsight.core.service import MemoryService
 
 RECORD_STORES = ["memory", "sqlite", "dynamodb"]
 SEARCH_INDEXES = ["memory", "sqlite", "opensearch"]
+SERVICE_BACKENDS = ["memory", "sqlite", "aws"]
+
+
+@contextmanager
+def service_on(
+    backend: str, tmp_path: Path, embedder: Embedder, reflector: Reflector, policy: Policy
+) -> Iterator[MemoryService]:
+    """A whole MemoryService on one backend of ``SERVICE_BACKENDS`` (the AWS one: DynamoDB
+    and OpenSearch on the local engines, writes repaired as the stream indexer would)."""
+    if backend == "memory":
+        yield assemble(
+            local_ports(InMemoryRecordStore(), InMemorySearchIndex(), embedder, reflector), policy
+        )
+    elif backend == "sqlite":
+        records = SqliteRecordStore(tmp_path / "hindsight.db")
+        index = EmbeddedSearchIndex(tmp_path / "index")
+        yield assemble(local_ports(records, index, embedder, reflector), policy)
+        index.close()
+        records.close()
+    else:
+        from tests.integration.dynamodb_local import drop_table, fresh_store
+        from tests.services.opensearch_local import drop, fresh_index
+
+        store = fresh_store()  # fails with "start the local engines: make services"
+        opensearch = fresh_index()
+        base = local_ports(store, opensearch, embedder, reflector)
+        ports = Ports(
+            records=store,
+            index=opensearch,
+            embedder=embedder,
+            reflector=reflector,
+            clock=base.clock,
+            ids=base.ids,
+            writer=StreamRepairedWriter(store, opensearch),
+        )
+        yield assemble(ports, policy)
+        drop(opensearch)
+        drop_table(store)
 
 
 def _close(resource: Any) -> None:

@@ -14,11 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
-from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
-from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
-from hindsight.adapters.writers import StreamRepairedWriter
-from hindsight.bootstrap import assemble, local_ports
 from hindsight.core.commands import (
     RetrieveCommand,
     StoreBatchCommand,
@@ -27,8 +22,8 @@ from hindsight.core.commands import (
 from hindsight.core.errors import PayloadTooLargeError
 from hindsight.core.models import Principal
 from hindsight.core.policy import Policy
-from hindsight.core.ports import Ports
 from hindsight.core.service import MemoryService
+from tests.contract.conftest import SERVICE_BACKENDS, service_on
 from tests.fakes import HashingEmbedder, ScriptedReflector
 
 PRINCIPAL = Principal(tenant_id="t1")
@@ -59,38 +54,12 @@ def long_text(total: int = 100_000, needle_at: int = 97_000, seed: int = 1) -> s
     return head + " " + NEEDLE + " " + filler(total - needle_at - len(NEEDLE) - 2, seed + 1)
 
 
-@pytest.fixture(params=["memory", "sqlite", "aws"])
+@pytest.fixture(params=SERVICE_BACKENDS)
 def service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryService]:
-    embedder, reflector = HashingEmbedder(), ScriptedReflector()
-    if request.param == "memory":
-        yield assemble(
-            local_ports(InMemoryRecordStore(), InMemorySearchIndex(), embedder, reflector), POLICY
-        )
-    elif request.param == "sqlite":
-        records = SqliteRecordStore(tmp_path / "hindsight.db")
-        index = EmbeddedSearchIndex(tmp_path / "index")
-        yield assemble(local_ports(records, index, embedder, reflector), POLICY)
-        index.close()
-        records.close()
-    else:
-        from tests.integration.dynamodb_local import drop_table, fresh_store
-        from tests.services.opensearch_local import drop, fresh_index
-
-        store = fresh_store()  # fails with "start the local engines: make services"
-        opensearch = fresh_index()
-        base = local_ports(store, opensearch, embedder, reflector)
-        ports = Ports(
-            records=store,
-            index=opensearch,
-            embedder=embedder,
-            reflector=reflector,
-            clock=base.clock,
-            ids=base.ids,
-            writer=StreamRepairedWriter(store, opensearch),
-        )
-        yield assemble(ports, POLICY)
-        drop(opensearch)
-        drop_table(store)
+    with service_on(
+        request.param, tmp_path, HashingEmbedder(), ScriptedReflector(), POLICY
+    ) as built:
+        yield built
 
 
 def store(service: MemoryService, content: str, user_id: str = "u1") -> str:

@@ -16,12 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
-from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
-from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
-from hindsight.adapters.writers import StreamRepairedWriter
-from hindsight.bootstrap import assemble, local_ports
 from hindsight.core.commands import (
     BatchItem,
     ListMemoriesCommand,
@@ -32,8 +27,8 @@ from hindsight.core.commands import (
 )
 from hindsight.core.models import MemoryKind, Principal
 from hindsight.core.policy import Policy
-from hindsight.core.ports import Ports
 from hindsight.core.service import MemoryService
+from tests.contract.conftest import SERVICE_BACKENDS, service_on
 from tests.fakes import HashingEmbedder
 
 PRINCIPAL = Principal(tenant_id="t1")
@@ -51,39 +46,16 @@ NOISE = [
 ]
 
 
-@pytest.fixture(params=["memory", "sqlite", "aws"])
+@pytest.fixture(params=SERVICE_BACKENDS)
 def service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryService]:
-    embedder, reflector = HashingEmbedder(), RuleBasedReflector()
-    policy = Policy(auto_approve_high_confidence=False)
-    if request.param == "memory":
-        yield assemble(
-            local_ports(InMemoryRecordStore(), InMemorySearchIndex(), embedder, reflector), policy
-        )
-    elif request.param == "sqlite":
-        records = SqliteRecordStore(tmp_path / "hindsight.db")
-        index = EmbeddedSearchIndex(tmp_path / "index")
-        yield assemble(local_ports(records, index, embedder, reflector), policy)
-        index.close()
-        records.close()
-    else:
-        from tests.integration.dynamodb_local import drop_table, fresh_store
-        from tests.services.opensearch_local import drop, fresh_index
-
-        store = fresh_store()  # fails with "start the local engines: make services"
-        opensearch = fresh_index()
-        base = local_ports(store, opensearch, embedder, reflector)
-        ports = Ports(
-            records=store,
-            index=opensearch,
-            embedder=embedder,
-            reflector=reflector,
-            clock=base.clock,
-            ids=base.ids,
-            writer=StreamRepairedWriter(store, opensearch),
-        )
-        yield assemble(ports, policy)
-        drop(opensearch)
-        drop_table(store)
+    with service_on(
+        request.param,
+        tmp_path,
+        HashingEmbedder(),
+        RuleBasedReflector(),
+        Policy(auto_approve_high_confidence=False),
+    ) as built:
+        yield built
 
 
 def store(service: MemoryService, items: list[tuple[datetime, str]]) -> list[str]:
