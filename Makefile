@@ -13,7 +13,7 @@ PYTEST := $(BIN)/pytest -p no:cacheprovider
 .PHONY: openapi
 .PHONY: run run-aws install install-test sam test lint test-unit test-functional test-contract \
         test-integration test-e2e test-infrastructure test-concurrency bench clean services \
-        services-down test-browser browser-deps explorer-assets
+        services-down test-browser browser-deps explorer-assets test-fast
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -95,6 +95,12 @@ test-integration: install-test
 
 test-e2e: install-test
 	$(PYTEST) tests/e2e -q
+
+# The route tables that must agree (template, sample events, gateway routes, the OpenAPI
+# document): ~30 s, no services; run it after adding or renaming a route
+test-fast: install-test
+	$(PYTEST) -q tests/functional/test_sample_events.py tests/e2e/test_local_gateway.py \
+		tests/contract/test_openapi_drift.py tests/infrastructure/test_template.py
 
 # Threads and processes racing on one service and one `hindsight serve` (under a minute);
 # the lease and dedup races include DynamoDB on the local engines
