@@ -422,7 +422,7 @@ def test_mood_patterns_need_repetition(reflector: RuleBasedReflector) -> None:
     assert reflector.reflect("u1", once, []).facts == []
     repeated = [
         episode(1, "I'm so stressed about work"),
-        episode(2, "Another long day", emotion="stressed"),
+        episode(2, "Another long day, I feel drained", emotion="stressed"),
         episode(3, "压力好大"),
         episode(4, "Assistant: Sounds stressful!", speaker=None, emotion="stressed"),
     ]

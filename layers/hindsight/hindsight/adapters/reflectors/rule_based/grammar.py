@@ -32,6 +32,16 @@ def third_person_zh(text: str) -> str:
     return text.replace("我们", "他们").replace("我的", "自己的").replace("我", "自己")
 
 
+def is_inflected(verb: str) -> bool:
+    """Whether an English verb is already past or third person ("gave", "walked",
+    "studied", "gives"), so that it takes no -s; "need" and "read" are base forms."""
+    if verb in words("past_verbs", "en"):
+        return True
+    if verb.endswith("ed") and len(verb) > 3:
+        return verb not in words("base_verbs_in_ed", "en")
+    return len(verb) > 3 and verb.endswith("s") and not verb.endswith(("ss", "us", "is"))
+
+
 def conjugate(phrase: str) -> str:
     """Third-person singular of the first verb: "run in the park" -> "runs in the park"."""
     parts = phrase.split(" ", 1)
@@ -45,8 +55,8 @@ def conjugate(phrase: str) -> str:
     irregular = mapping("irregular_verbs", "en")
     if lowered in irregular:
         return irregular[lowered] + rest
-    if not re.fullmatch(r"[a-z]+", lowered):
-        return phrase
+    if not re.fullmatch(r"[a-z]+", lowered) or is_inflected(lowered):
+        return phrase  # "gave up" stays "gave up", "walked" stays "walked"
     if re.search(r"(?:s|sh|ch|x|z|o)$", lowered):
         return f"{verb}es{rest}"
     if re.search(r"[^aeiou]y$", lowered):

@@ -1,4 +1,10 @@
-"""Moods: a feeling that recurs across episodes becomes a fact; one episode is not enough."""
+"""Moods: a feeling that recurs across episodes becomes a fact; one episode is not enough.
+
+Only statements of feelings count ("I'm so stressed", "I feel drained", "压力好大"). An
+episode's ``emotion`` label (set by the caller, often by a classifier) counts only when
+the user's words in it state a feeling: a label on "I am allergic to peanuts" says
+nothing about the user's moods.
+"""
 
 from __future__ import annotations
 
@@ -19,9 +25,19 @@ _MOOD_WORDS_EN = re.compile(
     re.IGNORECASE,
 )
 _MOOD_WORDS_ZH = re.compile(
-    r"压力(?:好|很|太|特别|挺|超)?大|焦虑|好累|很累|太累|累死|疲惫|难过|伤心|开心|高兴|生气|烦躁|好烦|很烦|"
-    r"郁闷|孤独|寂寞|紧张|担心|崩溃|无聊|兴奋"
+    r"(?<![不没别])(?:压力(?:好|很|太|特别|挺|超)?大|焦虑|好累|很累|太累|累死|疲惫|难过|伤心|开心|高兴|生气|烦躁|好烦|很烦|"
+    r"郁闷|孤独|寂寞|紧张|担心|崩溃|无聊|兴奋)"
 )
+# a statement of a feeling without a mood word: "I feel drained", "心情很差"
+_FEELING_EN = re.compile(
+    r"\b(?:I (?:feel|felt|am feeling|was feeling|have been feeling)|feeling|my mood|"
+    r"I am (?:not (?:so |very |too )?happy|unhappy|not ok(?:ay)?))\b"
+    r"(?!\s+like\b)",
+    re.IGNORECASE,
+)
+_FEELING_ZH = re.compile(r"心情|情绪|感觉(?:很|好|有点|特别|挺|太|非常)|心里|不开心|不高兴")
+_NEGATED_EN = re.compile(r"(?:\b(?:not|never|no)\s+|n't\s+|\bun)$")
+_NEGATED_ZH = ("不", "没", "别")
 
 
 def canonical_mood(label: str) -> str:
@@ -33,9 +49,30 @@ def canonical_mood(label: str) -> str:
     if lowered in mood_words:
         return mood_words[lowered]
     for key, value in mood_words.items():
-        if key in lowered:
+        if any(not _negated(lowered, at, key) for at in _positions(lowered, key)):
             return value
     return lowered[:40]
+
+
+def _positions(text: str, key: str) -> list[int]:
+    """Where ``key`` stands in ``text``: as a word for English, anywhere for Chinese."""
+    if key.isascii():
+        return [m.start() for m in re.finditer(rf"(?<![a-z]){re.escape(key)}\b", text)]
+    return [m.start() for m in re.finditer(re.escape(key), text)]
+
+
+def _negated(text: str, at: int, key: str) -> bool:
+    """ "not happy", "unhappy", "不开心": the mood word denied."""
+    before = text[:at]
+    if key.isascii():
+        return bool(_NEGATED_EN.search(before))
+    return before.endswith(_NEGATED_ZH)
+
+
+def states_feeling(text: str) -> bool:
+    """Whether the text says how its speaker feels (a mood word or a feeling phrase)."""
+    expanded = expand(text)
+    return bool(moods_in(text) or _FEELING_EN.search(expanded) or _FEELING_ZH.search(text))
 
 
 def moods_in(text: str) -> list[str]:
@@ -53,7 +90,7 @@ def mood_patterns(
     for episode in episodes:
         labels: set[str] = set()
         said = user_turns(episode)
-        if episode.emotion and said:
+        if episode.emotion and any(states_feeling(turn.text) for turn in said):
             mood = canonical_mood(episode.emotion)
             if mood:
                 labels.add(mood)
