@@ -1,5 +1,5 @@
 """Forget function: delete one memory, or erase a user and everything derived from them;
-restore an archived memory; export a user's memory.
+restore an archived memory; pin or unpin a memory; export a user's memory.
 
 Each route is its route function in ``hindsight.api.routes`` (shared with ``hindsight
 serve``), answered for the current event by ``answer_route``.
@@ -30,6 +30,12 @@ def delete_memory(memory_id: str) -> Response[Any]:
 @tracer.capture_method
 def restore_memory(memory_id: str) -> Response[Any]:
     return answer_route(app, "restore_memory", memory_id=memory_id)
+
+
+@app.patch("/v1/memories/<memory_id>")
+@tracer.capture_method
+def patch_memory(memory_id: str) -> Response[Any]:
+    return answer_route(app, "patch_memory", memory_id=memory_id)
 
 
 @app.get("/v1/users/<user_id>/export")

@@ -39,6 +39,7 @@ EXPECTED_ROUTES = {
     ("GET", "/explorer", "ExplorerFunction"),
     ("GET", "/explorer/assets/{name}", "ExplorerFunction"),
     ("POST", "/v1/memories/{memory_id}/restore", "ForgetFunction"),
+    ("PATCH", "/v1/memories/{memory_id}", "ForgetFunction"),
     ("GET", "/v1/users/{user_id}/export", "ForgetFunction"),
 }
 

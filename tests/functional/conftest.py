@@ -107,6 +107,7 @@ ROUTES: dict[tuple[str, str], str] = {
     ("GET", "/v1/users/{user_id}/memories"): "retrieve",
     ("GET", "/v1/memories/{memory_id}"): "retrieve",
     ("POST", "/v1/memories/{memory_id}/restore"): "forget",
+    ("PATCH", "/v1/memories/{memory_id}"): "forget",
     ("GET", "/v1/health"): "retrieve",
     ("POST", "/v1/reflect"): "reflect",
     ("POST", "/v1/semantic/{memory_id}/approve"): "reflect",

@@ -30,6 +30,7 @@ from hindsight.core.commands import (
     StoreOutcome,
 )
 from hindsight.core.usecases.documents import DocumentOutcome
+from hindsight.core.usecases.pin import PatchMemoryCommand
 
 JSON = "application/json"
 HTML = "text/html"
@@ -220,6 +221,20 @@ OPERATIONS: tuple[Operation, ...] = (
         "Forget one memory",
         "Facts that only it supported are deleted with it; others lose it as a source.",
         _ok(wire.DeleteResponse, "forgotten"),
+    ),
+    Operation(
+        "PATCH",
+        "/v1/memories/{memory_id}",
+        "patch_memory",
+        "forget",
+        "memories",
+        "Pin or unpin a memory",
+        '`{"pinned": true}`: the memory is never archived for lack of use (and keeps its '
+        "full weight in ranking); `false` undoes it. `pinned` is the only field that may be "
+        "changed; any other is refused (422). An archived memory stays archived (restore "
+        "it to bring it back).",
+        _ok(wire.PatchResponse, "changed, or already as asked"),
+        request=PatchMemoryCommand,
     ),
     Operation(
         "POST",

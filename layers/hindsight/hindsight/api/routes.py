@@ -52,6 +52,7 @@ from hindsight.core.errors import HindsightError, PayloadTooLargeError, Unauthor
 from hindsight.core.models import Principal
 from hindsight.core.service import MemoryService
 from hindsight.core.usecases.documents import StoreDocumentCommand
+from hindsight.core.usecases.pin import PatchMemoryCommand
 
 JSON = "application/json"
 CACHE_PUBLIC = {"Cache-Control": "public, max-age=300"}
@@ -242,6 +243,17 @@ def restore_memory(call: RouteCall[str]) -> Answer:
     )
 
 
+def patch_memory(call: RouteCall[tuple[str, PatchMemoryCommand]]) -> Answer:
+    memory_id, command = call.input
+    result = call.service.patch_memory(call.caller, memory_id, command)
+    return Answer(
+        200,
+        success(result),
+        metrics=(("MemoriesPatched", COUNT, 1 if result["changed"] else 0),),
+        log=("memory patched", {"memory_id": memory_id, "pinned": command.pinned}),
+    )
+
+
 # an HTTP export is one answer (API Gateway and Lambda answer at most 6 MB); the CLI's
 # `hindsight export` streams a user of any size
 EXPORT_LIMIT_BYTES = 5 * 1_048_576
@@ -389,6 +401,12 @@ def parse_document(operation: Operation, request: RouteRequest) -> Any:
     return document_command_from(request.header("content-type"), request.body)
 
 
+def parse_patch(operation: Operation, request: RouteRequest) -> Any:
+    """PATCH /v1/memories/{memory_id}: the id from the path, the changes from the body."""
+    memory_id = path_identifier("memory_id", request.path_params.get("memory_id", ""))
+    return memory_id, parse_model(PatchMemoryCommand, json_object(request.body))
+
+
 Parser = Callable[[Operation, RouteRequest], Any]
 
 
@@ -408,6 +426,7 @@ ROUTES: Mapping[str, RouteSpec] = {
     "get_memory": RouteSpec(get_memory),
     "delete_memory": RouteSpec(delete_memory),
     "restore_memory": RouteSpec(restore_memory),
+    "patch_memory": RouteSpec(patch_memory, parse_patch),
     "export_user": RouteSpec(export_user),
     "erase_user": RouteSpec(erase_user),
     "reflect": RouteSpec(reflect),

@@ -143,6 +143,11 @@ class RestoreResponse(Success):
     memory: MemoryView
 
 
+class PatchResponse(Success):
+    changed: bool = Field(description="false: the memory already was as asked (left as it is)")
+    memory: MemoryView
+
+
 class DeleteResponse(Success, _Strict):
     memory_id: str
     deleted_facts: list[str] = Field(description="facts that only this memory supported")

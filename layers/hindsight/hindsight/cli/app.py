@@ -22,6 +22,7 @@ from hindsight.cli import (
     export,
     maintain,
     memories,
+    pin,
     recall,
     review,
     schedule,
@@ -84,6 +85,8 @@ app.command("backup")(backup.backup)
 app.command("schedule")(schedule.schedule)
 app.command("maintain")(maintain.maintain)
 app.command("restore")(maintain.restore)
+app.command("pin")(pin.pin)
+app.command("unpin")(pin.unpin)
 app.command("export")(export.export)
 app.command("import-export")(export.import_export)
 app.add_typer(documents.app, name="document")

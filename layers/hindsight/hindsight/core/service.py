@@ -44,6 +44,7 @@ from hindsight.core.usecases.fan_out import (
 )
 from hindsight.core.usecases.forget import ForgetMemories
 from hindsight.core.usecases.maintenance import ReindexMemories
+from hindsight.core.usecases.pin import PatchMemory, PatchMemoryCommand
 from hindsight.core.usecases.reflect import ReflectOnMemories
 from hindsight.core.usecases.retrieve import RetrieveMemories
 from hindsight.core.usecases.review import ReviewFacts
@@ -154,6 +155,12 @@ class MemoryService:
     def maintain(self, renew: Callable[[], None] | None = None) -> dict[str, int]:
         """Operator task (no principal): archive unused episodes, compact the files."""
         return self._archive().maintain(renew)
+
+    def patch_memory(
+        self, principal: Principal, memory_id: str, command: PatchMemoryCommand
+    ) -> dict[str, Any]:
+        """Pin or unpin a memory (a pinned memory is never archived)."""
+        return PatchMemory(self.ports.records, self.ports.clock)(principal, memory_id, command)
 
     def _archive(self) -> ArchiveMemories:
         if self.use_cases.archive is None:
