@@ -89,6 +89,10 @@ class Settings(BaseSettings):
     # after this many seconds (without a parameter, the keys above are used)
     api_keys_parameter: str = ""
     api_keys_cache_seconds: float = Field(default=300.0, ge=0)
+    # POST /mcp answers only these Host names and browser Origins besides loopback's
+    # (DNS-rebinding protection; comma-separated, "name:*" any port, "*" switches it off)
+    mcp_allowed_hosts: str = ""
+    mcp_allowed_origins: str = ""
 
     # --- scheduled reflection ----------------------------------------------------------
     reflection_queue_url: str = ""  # the SQS queue the fan-out sends one job per user to

@@ -194,12 +194,13 @@ class EraseResult:
 
 @dataclass(frozen=True)
 class Health:
-    """The server's embedding model, reflector and index size."""
+    """The server's embedding model, reflector and index size (of the caller's tenant);
+    None when the request carried no key (the server then tells only that it is up)."""
 
-    embedding_model: str
-    embedding_dimension: int
-    reflector: str
-    indexed_documents: int
+    embedding_model: str | None = None
+    embedding_dimension: int | None = None
+    reflector: str | None = None
+    indexed_documents: int | None = None
     raw: Mapping[str, Any] = _raw()
 
 

@@ -19,7 +19,7 @@ import hashlib
 import hmac
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,6 +44,14 @@ UNKNOWN_KEY_MESSAGE = "the API key is not valid; check the key or ask for a new 
 
 class ApiKeyConfigError(ConfigurationError):
     """The server's API key configuration cannot be read (an operator problem)."""
+
+
+class NoKeysConfiguredError(UnauthorizedError):
+    """No keys are configured and anonymous access is off (401)."""
+
+
+class MissingKeyError(UnauthorizedError):
+    """The request presents no key (401)."""
 
 
 class ApiKeyEntry(BaseModel):
@@ -235,15 +243,27 @@ def authenticate(
     if len(ring) == 0:
         if settings.allow_anonymous:
             return anonymous_principal(settings)
-        raise UnauthorizedError(NO_KEYS_MESSAGE)
+        raise NoKeysConfiguredError(NO_KEYS_MESSAGE)
     key = presented_key(headers)
     if key is None:
-        raise UnauthorizedError(MISSING_KEY_MESSAGE)
+        raise MissingKeyError(MISSING_KEY_MESSAGE)
     principal = ring.lookup(key)
     if principal is None:
         logger.info("unknown api key presented")
         raise UnauthorizedError(UNKNOWN_KEY_MESSAGE)
     return principal
+
+
+def optional_caller(authenticate_caller: Callable[[], Principal]) -> Principal | None:
+    """The caller when the request names one, None when it presents no key (or this
+    process holds no keys: a public route on AWS, where only the authorizer reads them).
+
+    A presented key that is not valid still raises ``UnauthorizedError`` (401).
+    """
+    try:
+        return authenticate_caller()
+    except (NoKeysConfiguredError, MissingKeyError):
+        return None
 
 
 def key_sha256(key: str) -> str:

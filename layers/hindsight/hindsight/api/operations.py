@@ -329,7 +329,8 @@ OPERATIONS: tuple[Operation, ...] = (
         "retrieve",
         "service",
         "Health",
-        "The embedding model, the reflector and the index size. No key needed.",
+        "No key needed: without one the answer is the status only; with a key also the "
+        "embedding model, the reflector and the caller's tenant's index size.",
         _ok(wire.HealthResponse, "the service is up"),
         authenticated=False,
     ),

@@ -28,6 +28,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import ValidationError
 
+from hindsight.api.auth import optional_caller
 from hindsight.api.documents import document_command_from
 from hindsight.api.errors import status_for
 from hindsight.api.http import (
@@ -219,7 +220,12 @@ def get_memory(call: RouteCall[str]) -> Answer:
 
 
 def health(call: RouteCall[None]) -> Answer:
-    return Answer(200, success(call.service.health()), metrics=(("HealthChecks", COUNT, 1),))
+    """Keyless: the status only (nothing about anyone's data); with a key: the model, the
+    reflector and how many documents the caller's own tenant has indexed."""
+    metrics: tuple[Metric, ...] = (("HealthChecks", COUNT, 1),)
+    if call.principal is None:
+        return Answer(200, success(), metrics=metrics)
+    return Answer(200, success(call.service.health(call.principal.tenant_id)), metrics=metrics)
 
 
 # --- forget ------------------------------------------------------------------------------
@@ -414,6 +420,7 @@ Parser = Callable[[Operation, RouteRequest], Any]
 class RouteSpec:
     function: Callable[[RouteCall[Any]], Answer]
     parse: Parser = parse_input
+    optional_caller: bool = False  # a public route that says more to a caller with a key
 
 
 ROUTES: Mapping[str, RouteSpec] = {
@@ -433,7 +440,7 @@ ROUTES: Mapping[str, RouteSpec] = {
     "reflection_status": RouteSpec(reflection_status),
     "approve_fact": RouteSpec(approve_fact),
     "reject_fact": RouteSpec(reject_fact),
-    "health": RouteSpec(health),
+    "health": RouteSpec(health, optional_caller=True),
     "openapi_document": RouteSpec(openapi_document),
     "docs_page": RouteSpec(docs_page),
     "explorer_page": RouteSpec(explorer_page),
@@ -457,6 +464,8 @@ def call_route(
     operation = OPERATIONS_BY_ID[operation_id]
     spec = ROUTES[operation_id]
     principal = authenticate() if operation.authenticated else None
+    if principal is None and spec.optional_caller:
+        principal = optional_caller(authenticate)
     parsed = spec.parse(operation, request)
     return spec.function(RouteCall(parsed, principal, services))
 

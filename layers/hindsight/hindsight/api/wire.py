@@ -160,10 +160,15 @@ class EraseResponse(Success, _Strict):
 
 
 class HealthResponse(Success, _Strict):
-    embedding_model: str
-    embedding_dimension: int
-    reflector: str
-    indexed_documents: int
+    """Without a key only ``status``; with one the model, the reflector and the caller's
+    tenant's index size (never another tenant's)."""
+
+    embedding_model: str | None = None
+    embedding_dimension: int | None = None
+    reflector: str | None = None
+    indexed_documents: int | None = Field(
+        default=None, description="documents indexed for the caller's tenant"
+    )
 
 
 class JsonRpcMessage(BaseModel):

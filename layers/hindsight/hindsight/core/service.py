@@ -201,11 +201,13 @@ class MemoryService:
         self.ports.embedder.embed_query("warm up")
         neutral_vector(self.ports.embedder)
 
-    def health(self) -> dict[str, Any]:
+    def health(self, tenant_id: str | None = None) -> dict[str, Any]:
+        """The model, the reflector and the documents indexed (of one tenant, or all: the
+        operator's view)."""
         return {
             "status": "success",
             "embedding_model": self.ports.embedder.model_name,
             "embedding_dimension": self.ports.embedder.dimension,
             "reflector": self.ports.reflector.label,
-            "indexed_documents": self.ports.index.count(),
+            "indexed_documents": self.ports.index.count(tenant_id),
         }

@@ -1,8 +1,9 @@
 """MCP over streamable HTTP inside one Lambda invocation (API Gateway proxy events).
 
-``handle_proxy_event(event, server)`` authenticates the request exactly like the REST
-API (``Authorization: Bearer`` or ``x-api-key`` → ``Principal``), then hands the
-request to the MCP SDK's own streamable-HTTP transport in stateless, JSON-response
+``handle_proxy_event(event, server)`` refuses a ``Host`` or ``Origin`` it does not answer
+(403, DNS-rebinding protection: ``hindsight.mcp.host_check``), authenticates the request
+exactly like the REST API (``Authorization: Bearer`` or ``x-api-key`` → ``Principal``),
+then hands the request to the MCP SDK's own streamable-HTTP transport in stateless, JSON-response
 mode through a minimal in-process ASGI call, and turns the answer back into a proxy
 response. Stateless means no session and no ``initialize`` needed: a lone
 ``tools/call`` works. The principal reaches the tools through a context variable
@@ -29,6 +30,7 @@ from hindsight.api.errors import status_for
 from hindsight.core.commands import body_too_large, max_body_bytes
 from hindsight.core.errors import HindsightError, UnavailableError
 from hindsight.core.models import Principal
+from hindsight.mcp.host_check import AllowedPeers
 from hindsight.mcp.results import UNAVAILABLE_MESSAGE
 from hindsight.settings import Settings
 
@@ -162,6 +164,15 @@ async def _serve(
     return status, response_headers, b"".join(chunks)
 
 
+def api_domain(event: Mapping[str, Any]) -> list[str]:
+    """The API Gateway domain the request came through: API Gateway routes only its own
+    domains, so that ``Host`` cannot be rebound. The local gateway (``apiId`` "local")
+    copies the request's ``Host`` there, which proves nothing, so it is not trusted."""
+    context = event.get("requestContext") or {}
+    domain = str(context.get("domainName") or "")
+    return [domain] if domain and context.get("apiId") != "local" else []
+
+
 def handle_proxy_event(
     event: Mapping[str, Any], server: Server[Any], settings: Settings | None = None
 ) -> dict[str, Any]:
@@ -179,6 +190,8 @@ def handle_proxy_event(
             from hindsight.bootstrap import get_settings
 
             settings = get_settings()
+        peers = AllowedPeers.from_settings(settings, extra_hosts=api_domain(event))
+        peers.check(dict(_headers(event)))  # DNS rebinding, before the key
         authorizer = (event.get("requestContext") or {}).get("authorizer")
         principal = authenticate(event.get("headers"), authorizer, settings)
     except HindsightError as exc:

@@ -2,7 +2,9 @@
 
 The same contract as the McpFunction behind API Gateway (``hindsight.mcp.http``):
 stateless, JSON responses, the REST API's keys, the same refusals in the same shape
-(405 for other methods, 401 without a valid key, 413 over the body limit). One
+(405 for other methods, 403 for a Host or Origin it does not answer — DNS-rebinding
+protection, ``hindsight.mcp.host_check`` —, 401 without a valid key, 413 over the body
+limit). One
 ``StreamableHTTPSessionManager`` runs for the life of the application (``running``);
 each request gets its own transport and server task, and the tools run in worker
 threads, so a slow tool call holds up no other request.
@@ -23,6 +25,7 @@ from hindsight.api.errors import status_for
 from hindsight.bootstrap import get_settings
 from hindsight.core.commands import max_body_bytes
 from hindsight.core.errors import HindsightError
+from hindsight.mcp.host_check import AllowedPeers
 from hindsight.mcp.http import bind_request_principal, error_proxy_response, request_principal
 from hindsight.mcp.server import build_server
 from hindsight.server.bodies import ClientDisconnectedError, read_body
@@ -94,6 +97,7 @@ class McpEndpoint:
         settings = get_settings()
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         try:
+            AllowedPeers.from_settings(settings).check(headers)  # before the key
             principal = authenticate(headers, None, settings)  # a digest and a lookup
             body = await read_body(scope, receive, max_body_bytes(settings.max_content_chars))
         except HindsightError as error:
