@@ -197,6 +197,8 @@ class Principal(BaseModel):
     read_scopes: frozenset[str] = frozenset({"*"})
     write_scopes: frozenset[str] = frozenset({"*"})
     default_scope: str = GLOBAL_SCOPE
+    # this key's own secrets policy ("redact", "refuse", "off"); None: the deployment's
+    secrets: str | None = None
 
     def can_read(self, scope: str) -> bool:
         return scope == GLOBAL_SCOPE or "*" in self.read_scopes or scope in self.read_scopes
@@ -427,9 +429,23 @@ class ExtractedFact:
 
 
 @dataclass(frozen=True)
+class ReflectorUsage:
+    """What an LLM reflector spent on one reflect call, and what went wrong (the facts of
+    a failed call are the offline extractor's)."""
+
+    calls: int = 0  # LLM calls, retries included
+    input_tokens: int = 0
+    output_tokens: int = 0
+    token_budget: int | None = None  # tokens per reflection run; None: no limit
+    budget_exhausted: bool = False
+    failures: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ReflectionOutput:
     facts: list[ExtractedFact]
     reflector: str  # label, e.g. "rule-based (offline, no LLM)" or "bedrock:<model id>"
+    usage: ReflectorUsage | None = None  # set by LLM reflectors
 
 
 @dataclass(frozen=True)

@@ -209,6 +209,15 @@ class Reflector(Protocol):
 
 
 @runtime_checkable
+class RunScopedReflector(Protocol):
+    """A reflector with state per reflection run (an LLM's token budget): the reflect use
+    case asks it for a fresh reflector for each run."""
+
+    def for_run(self) -> Reflector:
+        """A reflector for one run; its budget is not shared with other runs."""
+
+
+@runtime_checkable
 class Clock(Protocol):
     def now(self) -> datetime:
         """Aware UTC wall-clock time."""

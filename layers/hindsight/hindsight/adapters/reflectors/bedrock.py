@@ -1,12 +1,18 @@
-"""Reflector on Amazon Bedrock through the model-agnostic Converse API."""
+"""Reflector on Amazon Bedrock through the model-agnostic Converse API.
+
+Each answer becomes a ``Completion`` with the tokens of the response's ``usage``;
+``stopReason`` "max_tokens" is an answer cut off at the limit, "guardrail_intervened"
+and "content_filtered" a refusal.
+"""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from hindsight.adapters.reflectors.llm import LlmReflector
+from hindsight.adapters.reflectors.llm import Completion, Finish, LlmReflector
 from hindsight.core.errors import UnavailableError
+from hindsight.core.usecases.context import estimate_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +36,12 @@ _ADVICE = {
     "ServiceUnavailableException": "Bedrock is unavailable right now; retry later",
     "InternalServerException": "Bedrock had an internal error; retry later",
     "ModelErrorException": "the model failed to answer; retry later",
+}
+
+
+_REFUSALS = {
+    "guardrail_intervened": "a Bedrock guardrail stopped the answer",
+    "content_filtered": "Bedrock's content filter stopped the answer",
 }
 
 
@@ -62,7 +74,7 @@ class BedrockReflector(LlmReflector):
         region = self._region or getattr(getattr(self._client, "meta", None), "region_name", None)
         return f"model {self._model_id} in region {region or 'default'}"
 
-    def _converse(self, system: str, user: str) -> str:
+    def _converse(self, system: str, user: str) -> Completion:
         from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
         try:
@@ -93,6 +105,19 @@ class BedrockReflector(LlmReflector):
             ) from exc
         blocks = response.get("output", {}).get("message", {}).get("content", [])
         text = "".join(block.get("text", "") for block in blocks if isinstance(block, dict))
-        if response.get("stopReason") == "max_tokens":
+        stop = response.get("stopReason")
+        finish: Finish = "stop"
+        if stop == "max_tokens":
             logger.warning("bedrock answer truncated at max_tokens=%d", self._max_tokens)
-        return text
+            finish = "length"
+        elif stop in _REFUSALS:
+            finish = "refused"
+        usage = response.get("usage") or {}
+        return Completion(
+            text=text,
+            input_tokens=int(usage.get("inputTokens") or estimate_tokens(system + user)),
+            output_tokens=int(usage.get("outputTokens") or estimate_tokens(text)),
+            finish=finish,
+            refusal=_REFUSALS.get(str(stop), ""),
+            max_tokens=self._max_tokens,
+        )

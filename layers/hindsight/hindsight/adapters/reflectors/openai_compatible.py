@@ -1,4 +1,10 @@
-"""Reflector on any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama...)."""
+"""Reflector on any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama...).
+
+Each answer becomes a ``Completion``: the text of ``choices[0].message.content``, the
+tokens of ``usage`` (estimated when the endpoint leaves it out), and how the model
+stopped: ``finish_reason`` "length" is an answer cut off at ``max_tokens``, a
+``message.refusal`` or ``finish_reason`` "content_filter" a refusal.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,9 @@ from typing import Any
 
 import httpx
 
-from hindsight.adapters.reflectors.llm import LlmReflector
+from hindsight.adapters.reflectors.llm import Completion, Finish, LlmReflector
 from hindsight.core.errors import UnavailableError
+from hindsight.core.usecases.context import estimate_tokens
 
 logger = logging.getLogger(__name__)
 
@@ -18,6 +25,21 @@ _STATUS_ADVICE = {
     404: "the endpoint or model was not found; check HINDSIGHT_OPENAI_BASE_URL and the model",
     429: "rate limited or out of quota; retry later",
 }
+
+
+def _tokens(usage: Any, key: str, fallback: int) -> int:
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and value >= 0 else fallback
+
+
+def _finish(choice: dict[str, Any], message: dict[str, Any]) -> tuple[Finish, str]:
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal.strip():
+        return "refused", refusal.strip()
+    reason = choice.get("finish_reason")
+    if reason == "content_filter":
+        return "refused", "the endpoint's content filter stopped the answer"
+    return ("length", "") if reason == "length" else ("stop", "")
 
 
 class OpenAICompatibleReflector(LlmReflector):
@@ -68,7 +90,7 @@ class OpenAICompatibleReflector(LlmReflector):
                 "check HINDSIGHT_OPENAI_BASE_URL"
             ) from exc
 
-    def _chat(self, system: str, user: str) -> str:
+    def _chat(self, system: str, user: str) -> Completion:
         body: dict[str, Any] = {
             "model": self._model,
             "messages": [
@@ -92,10 +114,26 @@ class OpenAICompatibleReflector(LlmReflector):
             )
         try:
             payload = response.json()
-            content = payload["choices"][0]["message"].get("content")
+            choice = payload["choices"][0]
+            message = choice["message"]
+            content = message.get("content")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
             raise UnavailableError(
                 f"OpenAI-compatible reflector unavailable: {self._url} did not answer in the "
                 "chat-completions format"
             ) from exc
-        return content if isinstance(content, str) else ""
+        text = content if isinstance(content, str) else ""
+        finish, refusal = _finish(choice, message)
+        if finish == "length":
+            logger.warning(
+                "answer cut off at max_tokens=%d model=%s", self._max_tokens, self._model
+            )
+        usage = payload.get("usage")
+        return Completion(
+            text=text,
+            input_tokens=_tokens(usage, "prompt_tokens", estimate_tokens(system + user)),
+            output_tokens=_tokens(usage, "completion_tokens", estimate_tokens(text)),
+            finish=finish,
+            refusal=refusal,
+            max_tokens=self._max_tokens,
+        )

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from hindsight.core import chunking
-from hindsight.core.commands import ReflectCommand, ReflectResult
+from hindsight.core.commands import LlmUsage, ReflectCommand, ReflectResult
 from hindsight.core.embedding import embed_documents
 from hindsight.core.errors import ConflictError, ForbiddenError, HindsightError
 from hindsight.core.fact_merge import FactMerger
@@ -39,6 +39,7 @@ from hindsight.core.models import (
     ListQuery,
     MemoryKind,
     Principal,
+    ReflectorUsage,
     SemanticMemory,
 )
 from hindsight.core.ports import (
@@ -49,6 +50,7 @@ from hindsight.core.ports import (
     NewRecord,
     RecordStore,
     Reflector,
+    RunScopedReflector,
 )
 from hindsight.core.reading import list_all
 from hindsight.core.views import memory_view
@@ -65,6 +67,21 @@ LEASE_WAIT_SECONDS = 10.0
 # a long episode (a pasted document) reaches the reflector in pieces of at most this many
 # characters, each carrying the episode's id: what a reflector prompt shows of one episode
 PIECE_CHARS = 2_000
+
+
+def llm_usage(usages: list[ReflectorUsage]) -> LlmUsage | None:
+    """The LLM's calls, tokens and failures over a run's reflector calls; None if no
+    reflector call reported any (an offline reflector)."""
+    if not usages:
+        return None
+    return LlmUsage(
+        calls=sum(u.calls for u in usages),
+        input_tokens=sum(u.input_tokens for u in usages),
+        output_tokens=sum(u.output_tokens for u in usages),
+        token_budget=usages[-1].token_budget,
+        budget_exhausted=any(u.budget_exhausted for u in usages),
+        failures=list(dict.fromkeys(f for u in usages for f in u.failures)),
+    )
 
 
 def in_pieces(episodes: list[EpisodicMemory], piece_chars: int) -> list[EpisodicMemory]:
@@ -174,7 +191,13 @@ class ReflectOnMemories:
                 "reflect with a key that can read them"
             )
         merger = self._merger(tenant_id, user_id, now)
-        self._distil(user_id, readable, merger, renew)
+        # a reflector with per-run state (an LLM's token budget) gives one for this run
+        reflector = (
+            self.reflector.for_run()
+            if isinstance(self.reflector, RunScopedReflector)
+            else self.reflector
+        )
+        llm = llm_usage(self._distil(user_id, readable, merger, renew, reflector))
 
         cursor = max((e.created_at for e in readable), default=since)
         created = list(merger.created.values())
@@ -186,13 +209,20 @@ class ReflectOnMemories:
                 self.records.set_cursor(tenant_id, user_id, REFLECTION_CURSOR, cursor)
 
         logger.info(
-            "reflection done tenant=%s episodes=%d created=%d updated=%d superseded=%d dry_run=%s",
+            "reflection done tenant=%s episodes=%d created=%d updated=%d superseded=%d "
+            "dry_run=%s llm_calls=%d input_tokens=%d output_tokens=%d llm_failures=%d "
+            "budget_exhausted=%s",
             tenant_id,
             len(readable),
             len(created),
             len(merger.updated),
             len(merger.superseded),
             command.dry_run,
+            llm.calls if llm else 0,
+            llm.input_tokens if llm else 0,
+            llm.output_tokens if llm else 0,
+            len(llm.failures) if llm else 0,
+            bool(llm and llm.budget_exhausted),
         )
         return ReflectResult(
             reflector=self.reflector.label,
@@ -207,6 +237,7 @@ class ReflectOnMemories:
             ],
             dry_run=command.dry_run,
             cursor=cursor if not command.dry_run else since,
+            llm=llm,
         )
 
     def _distil(
@@ -215,9 +246,12 @@ class ReflectOnMemories:
         readable: list[EpisodicMemory],
         merger: FactMerger,
         renew: Callable[[], None],
-    ) -> None:
+        reflector: Reflector,
+    ) -> list[ReflectorUsage]:
         """Hand the episodes to the reflector scope by scope, batch by batch, and merge
-        what it extracts; the lease is renewed before each reflector call."""
+        what it extracts; the lease is renewed before each reflector call. Returns what
+        each call reported of its LLM use."""
+        usages: list[ReflectorUsage] = []
         by_scope: dict[str, list[EpisodicMemory]] = defaultdict(list)
         for episode in readable:
             by_scope[episode.scope].append(episode)
@@ -228,13 +262,16 @@ class ReflectOnMemories:
             for start in range(0, len(pieces), self.batch_size):
                 chunk = pieces[start : start + self.batch_size]
                 renew()
-                output = self.reflector.reflect(user_id, chunk, merger.live_facts(scope))
+                output = reflector.reflect(user_id, chunk, merger.live_facts(scope))
+                if output.usage is not None:
+                    usages.append(output.usage)
                 if not output.facts:
                     continue
                 by_id = {e.memory_id: whole[e.memory_id] for e in chunk}
                 vectors = embed_documents(self.embedder, [f.content for f in output.facts])
                 for extracted, vector in zip(output.facts, vectors, strict=True):
                     merger.merge(scope, extracted, vector, by_id, output.reflector)
+        return usages
 
     def _keep_sourced(
         self, tenant_id: str, created: list[SemanticMemory], readable: list[EpisodicMemory]

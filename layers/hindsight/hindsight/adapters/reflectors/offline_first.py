@@ -1,0 +1,172 @@
+"""Offline extraction first, then the LLM: what a configured LLM reflector really runs.
+
+The offline reflector reads each batch of episodes first. The LLM is then shown the same
+episodes with the offline facts as candidates; it refines them, rejects the ones the
+episodes do not state, and adds what they miss. A candidate it neither refines nor
+rejects is kept. When the LLM call fails (timeout, HTTP error, refusal, invalid output
+twice, an answer cut off twice) or the run's token budget is spent, the batch keeps the
+offline facts and the failure is reported in the output's usage; the reflection never
+fails because of the LLM. Summaries fall back to the offline summary the same way.
+
+The token budget is per reflection run: the reflect use case asks ``for_run()`` for a
+reflector with its own ``CallMeter``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+
+from hindsight.adapters.reflectors.llm import (
+    CallMeter,
+    LlmReflector,
+    Refinement,
+    TokenBudgetExhaustedError,
+    candidate_ids,
+)
+from hindsight.core.errors import HindsightError
+from hindsight.core.models import (
+    EpisodicMemory,
+    ExtractedFact,
+    ReflectionOutput,
+    SemanticMemory,
+    SessionSummary,
+)
+from hindsight.core.ports import Reflector
+
+logger = logging.getLogger(__name__)
+
+
+def _covered(candidate: ExtractedFact, facts: Sequence[ExtractedFact]) -> bool:
+    """Whether the LLM wrote this candidate again without citing it (same words, or the
+    same topic from the same episodes)."""
+    words = candidate.content.casefold().strip()
+    sources = set(candidate.source_memory_ids)
+    return any(
+        f.content.casefold().strip() == words
+        or (candidate.topic and f.topic == candidate.topic and sources & set(f.source_memory_ids))
+        for f in facts
+    )
+
+
+def combine(
+    candidates: Sequence[ExtractedFact],
+    refinement: Refinement,
+    episodes: Sequence[EpisodicMemory],
+) -> list[ExtractedFact]:
+    """The LLM's facts plus the candidates it left alone, oldest source first (so that a
+    newer state supersedes an older one when they are merged in this order)."""
+    replaced = refinement.refined | refinement.rejected
+    kept = [
+        fact
+        for candidate_id, fact in zip(candidate_ids(candidates), candidates, strict=True)
+        if candidate_id not in replaced and not _covered(fact, refinement.facts)
+    ]
+    when = {e.memory_id: e.occurred_at for e in episodes}
+    oldest = min(when.values(), default=datetime.min)
+
+    def newest_source(fact: ExtractedFact) -> datetime:
+        return max((when.get(i, oldest) for i in fact.source_memory_ids), default=oldest)
+
+    return sorted([*kept, *refinement.facts], key=newest_source)
+
+
+def _span(episodes: Sequence[EpisodicMemory]) -> str:
+    ordered = sorted(episodes, key=lambda e: (e.occurred_at, e.memory_id))
+    if len(ordered) == 1:
+        return f"episode {ordered[0].memory_id}"
+    return f"episodes {ordered[0].memory_id}..{ordered[-1].memory_id} ({len(ordered)})"
+
+
+class OfflineFirstReflector:
+    """The offline reflector's facts, refined and completed by an LLM when it answers."""
+
+    def __init__(
+        self,
+        offline: Reflector,
+        llm: LlmReflector,
+        token_budget: int | None = None,
+        meter: CallMeter | None = None,
+    ) -> None:
+        self._offline = offline
+        self._llm = llm
+        self._budget = token_budget
+        self._meter = meter
+
+    @property
+    def label(self) -> str:
+        return self._llm.label
+
+    def for_run(self) -> OfflineFirstReflector:
+        """A reflector for one reflection run, with its own token budget."""
+        return OfflineFirstReflector(
+            self._offline, self._llm, self._budget, CallMeter(budget=self._budget)
+        )
+
+    def reflect(
+        self,
+        user_id: str,
+        episodes: Sequence[EpisodicMemory],
+        existing_facts: Sequence[SemanticMemory],
+    ) -> ReflectionOutput:
+        offline = self._offline.reflect(user_id, episodes, existing_facts)
+        if not episodes:
+            return offline
+        meter = self._meter or CallMeter(budget=self._budget)
+        mark = meter.mark()
+        if meter.exhausted:  # an earlier batch of this run spent the budget
+            return self._offline_output(offline, meter, mark)
+        try:
+            refinement = self._llm.refine(user_id, episodes, existing_facts, offline.facts, meter)
+        except TokenBudgetExhaustedError as exc:
+            note = f"{exc}; {_span(episodes)} and later batches kept the offline facts only"
+            logger.warning("llm skipped reflector=%s %s", self.label, note)
+            meter.failures.append(note)
+            return self._offline_output(offline, meter, mark)
+        except HindsightError as exc:  # unavailable, refused, invalid twice
+            return self._failed(offline, meter, mark, episodes, exc.message)
+        except Exception as exc:  # an adapter's bug must not fail the reflection either
+            logger.exception("llm reflector raised an unexpected error")
+            return self._failed(offline, meter, mark, episodes, f"unexpected error: {exc!r}")
+        facts = combine(offline.facts, refinement, episodes)
+        logger.info(
+            "llm refined offline facts %s offline=%d refined=%d rejected=%d final=%d",
+            _span(episodes),
+            len(offline.facts),
+            len(refinement.refined),
+            len(refinement.rejected),
+            len(facts),
+        )
+        return ReflectionOutput(facts=facts, reflector=self.label, usage=meter.usage(mark))
+
+    def _failed(
+        self,
+        offline: ReflectionOutput,
+        meter: CallMeter,
+        mark: tuple[int, int, int, int],
+        episodes: Sequence[EpisodicMemory],
+        reason: str,
+    ) -> ReflectionOutput:
+        failure = f"{_span(episodes)}: {reason}; the offline facts were kept"
+        logger.warning("llm reflection failed reflector=%s %s", self.label, failure)
+        meter.failures.append(failure)
+        return self._offline_output(offline, meter, mark)
+
+    @staticmethod
+    def _offline_output(
+        offline: ReflectionOutput, meter: CallMeter, mark: tuple[int, int, int, int]
+    ) -> ReflectionOutput:
+        return ReflectionOutput(
+            facts=offline.facts, reflector=offline.reflector, usage=meter.usage(mark)
+        )
+
+    def summarize(self, episodes: Sequence[EpisodicMemory]) -> SessionSummary:
+        """The LLM's summary; the offline one when the LLM fails."""
+        try:
+            return self._llm.summarize(episodes)
+        except HindsightError as exc:
+            logger.warning("llm summary failed, offline summary used: %s", exc.message)
+        except Exception:
+            logger.exception("llm summary raised an unexpected error, offline summary used")
+        return self._offline.summarize(episodes)
