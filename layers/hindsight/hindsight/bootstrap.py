@@ -13,7 +13,7 @@ import gc
 import logging
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hindsight.core.embedding import ChunkSizes
 from hindsight.core.errors import ConfigurationError
@@ -41,6 +41,9 @@ from hindsight.core.usecases.retrieve import RetrieveMemories
 from hindsight.core.usecases.review import ReviewFacts
 from hindsight.core.usecases.store import StoreMemories
 from hindsight.settings import Settings
+
+if TYPE_CHECKING:
+    from hindsight.adapters.reflectors.llm import LlmReflector
 
 logger = logging.getLogger(__name__)
 
@@ -171,7 +174,12 @@ def build_reflector(settings: Settings) -> Reflector:
     if kind == "bedrock" and model:
         from hindsight.adapters.reflectors.bedrock import BedrockReflector
 
-        return BedrockReflector(model_id=model, region=settings.bedrock_region or None)
+        bedrock = BedrockReflector(
+            model_id=model,
+            region=settings.bedrock_region or None,
+            max_tokens=settings.reflector_max_tokens,
+        )
+        return _offline_first(settings, bedrock)
     if kind == "openai" and model:
         from hindsight.adapters.reflectors.openai_compatible import OpenAICompatibleReflector
 
@@ -180,13 +188,35 @@ def build_reflector(settings: Settings) -> Reflector:
                 "HINDSIGHT_REFLECTOR=openai:<model> needs HINDSIGHT_OPENAI_BASE_URL "
                 "(e.g. https://api.openai.com/v1) and HINDSIGHT_OPENAI_API_KEY"
             )
-        return OpenAICompatibleReflector(
-            base_url=settings.openai_base_url, api_key=settings.openai_api_key, model=model
+        openai = OpenAICompatibleReflector(
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key,
+            model=model,
+            timeout=settings.reflector_timeout_seconds,
+            max_tokens=settings.reflector_max_tokens,
         )
+        return _offline_first(settings, openai)
     raise ConfigurationError(
         f"HINDSIGHT_REFLECTOR={spec!r} is not understood; use 'rule-based', "
         "'bedrock:<model id>' or 'openai:<model>'"
     )
+
+
+def _offline_first(settings: Settings, llm: LlmReflector) -> Reflector:
+    """An LLM reflector run after the offline one (HINDSIGHT_REFLECTOR_OFFLINE): the
+    offline facts are refined by the LLM and kept whenever the LLM fails; at most
+    HINDSIGHT_REFLECTOR_TOKEN_BUDGET tokens per reflection run (0: no limit)."""
+    from hindsight.adapters.reflectors.offline_first import OfflineFirstReflector
+
+    offline_spec = settings.reflector_offline.strip()
+    if ":" in offline_spec:
+        raise ConfigurationError(
+            f"HINDSIGHT_REFLECTOR_OFFLINE={offline_spec!r} must name an offline reflector "
+            "(e.g. 'rule-based'), not an LLM"
+        )
+    offline = build_reflector(settings.model_copy(update={"reflector": offline_spec}))
+    budget = settings.reflector_token_budget or None
+    return OfflineFirstReflector(offline, llm, token_budget=budget)
 
 
 def build_embedded_service(

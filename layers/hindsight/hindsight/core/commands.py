@@ -309,6 +309,24 @@ class ReflectCommand(_Command):
     dry_run: bool = False
 
 
+class LlmUsage(BaseModel):
+    """What the LLM reflector spent in one reflection run, and what went wrong."""
+
+    calls: int = Field(description="LLM calls made, retries included")
+    input_tokens: int = Field(description="prompt tokens, as the model reported them")
+    output_tokens: int = Field(description="answer tokens, as the model reported them")
+    token_budget: int | None = Field(
+        description="tokens one run may spend (HINDSIGHT_REFLECTOR_TOKEN_BUDGET); null: no limit"
+    )
+    budget_exhausted: bool = Field(
+        description="the budget ran out: later batches kept the offline extractor's facts only"
+    )
+    failures: list[str] = Field(
+        description="LLM calls that failed (timeout, refusal, invalid output twice, cut off); "
+        "their batches kept the offline extractor's facts"
+    )
+
+
 class ReflectResult(BaseModel):
     reflector: str
     episodes_considered: int
@@ -318,6 +336,11 @@ class ReflectResult(BaseModel):
     pending: list[dict[str, Any]]
     dry_run: bool
     cursor: datetime | None
+    llm: LlmUsage | None = Field(
+        default=None,
+        description="tokens and failures of the LLM reflector; null when no LLM was asked "
+        "(an offline reflector, or no new episodes)",
+    )
 
 
 class ContextCommand(_Command):
