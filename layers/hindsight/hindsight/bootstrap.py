@@ -12,6 +12,7 @@ import dataclasses
 import gc
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from hindsight.core.ports import (
     Reflector,
     SearchIndex,
 )
+from hindsight.core.secrets import SecretScreen, secrets_mode
 from hindsight.core.service import MemoryService, UseCases
 from hindsight.core.usecases.archive import ArchiveMemories
 from hindsight.core.usecases.browse import BrowseMemories
@@ -78,6 +80,7 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
             policy.dedup_window_seconds,
             max_content_chars=policy.max_content_chars,
             chunk_sizes=sizes,
+            secrets=SecretScreen(secrets_mode(policy.secrets)),
         ),
         retrieve=retrieve,
         reflect=ReflectOnMemories(
@@ -105,6 +108,7 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
             max_document_bytes=policy.max_document_bytes,
             max_content_chars=policy.max_content_chars,
             chunk_sizes=sizes,
+            secrets=SecretScreen(secrets_mode(policy.secrets)),
         ),
     )
     return MemoryService(use_cases=use_cases, ports=ports, policy=policy)
@@ -163,13 +167,18 @@ def build_embedder(settings: Settings) -> Embedder:
     )
 
 
-def build_reflector(settings: Settings) -> Reflector:
-    """The configured reflector; the offline rule-based one when no LLM is configured."""
+def build_reflector(settings: Settings, embedder: Embedder | None = None) -> Reflector:
+    """The configured reflector; the offline rule-based one when no LLM is configured.
+    ``learned`` (the offline classifier) embeds with ``embedder`` (the service's)."""
     spec = settings.reflector.strip()
     if spec in {"", "rule-based", "rules", "offline"}:
         from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 
         return RuleBasedReflector()
+    if spec == "learned":
+        from hindsight.adapters.reflectors.learned import LearnedReflector
+
+        return LearnedReflector(embedder or build_embedder(settings))
     kind, _, model = spec.partition(":")
     if kind == "bedrock" and model:
         from hindsight.adapters.reflectors.bedrock import BedrockReflector
@@ -197,7 +206,7 @@ def build_reflector(settings: Settings) -> Reflector:
         )
         return _offline_first(settings, openai)
     raise ConfigurationError(
-        f"HINDSIGHT_REFLECTOR={spec!r} is not understood; use 'rule-based', "
+        f"HINDSIGHT_REFLECTOR={spec!r} is not understood; use 'rule-based', 'learned', "
         "'bedrock:<model id>' or 'openai:<model>'"
     )
 
@@ -219,20 +228,49 @@ def _offline_first(settings: Settings, llm: LlmReflector) -> Reflector:
     return OfflineFirstReflector(offline, llm, token_budget=budget)
 
 
+def _follow_served_model(
+    settings: Settings,
+    index: Any,
+    records: RecordStore,
+    configured: Embedder | None,
+    embedders: Callable[[str], Embedder] | None,
+) -> Embedder:
+    """The embedder of the served index generation; after a switch, what was written with
+    the old model meanwhile is embedded again (``core/usecases/reembed.py``)."""
+    from hindsight.adapters.embedded.generations import follow_served_model, repair_on_switch
+    from hindsight.adapters.system import SystemClock
+
+    def by_spec(spec: str) -> Embedder:
+        return build_embedder(settings.model_copy(update={"embedder": spec}))
+
+    configured = configured or build_embedder(settings)
+    served = follow_served_model(index, configured, settings.embedder, embedders or by_spec)
+    policy = policy_from(settings)
+    sizes = ChunkSizes(policy.chunk_tokens, policy.chunk_overlap_tokens)
+    repair_on_switch(index, records, served, SystemClock(), sizes)
+    return served
+
+
 def build_embedded_service(
     settings: Settings,
     embedder: Embedder | None = None,
     reflector: Reflector | None = None,
+    embedders: Callable[[str], Embedder] | None = None,
 ) -> MemoryService:
-    """SQLite record store + in-process search index under ``settings.data_dir``."""
-    from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
+    """SQLite record store + in-process search index under ``settings.data_dir``.
+
+    The index served is the generation the data directory's manifest names, and the
+    embedder that generation's model (``adapters/embedded/generations.py``); ``embedders``
+    builds an embedder from a spec (default: the factory of ``HINDSIGHT_EMBEDDER``).
+    """
+    from hindsight.adapters.embedded.generations import GenerationalSearchIndex
     from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
     from hindsight.core.text import tokenize
 
     data_dir = Path(settings.data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     records = SqliteRecordStore(data_dir / "hindsight.db")
-    index = EmbeddedSearchIndex(data_dir / "index", ann_threshold=settings.ann_threshold)
+    index = GenerationalSearchIndex(data_dir, records, ann_threshold=settings.ann_threshold)
     index.rebuild_from(records)
     # save the HNSW graphs and close the databases when the process ends
     atexit.register(_close_quietly, index, records)
@@ -242,12 +280,9 @@ def build_embedded_service(
     # of ms in the middle of requests otherwise; bench/scale.py).
     gc.collect()
     gc.freeze()
-    ports = local_ports(
-        records,
-        index,
-        embedder or build_embedder(settings),
-        reflector or build_reflector(settings),
-    )
+    embedder = _follow_served_model(settings, index, records, embedder, embedders)
+    embedder = embedder or build_embedder(settings)
+    ports = local_ports(records, index, embedder, reflector or build_reflector(settings, embedder))
     return assemble(ports, policy_from(settings))
 
 
@@ -270,11 +305,12 @@ def build_memory_service(
     """Everything in process memory: nothing survives a restart (tests, demos)."""
     from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
 
+    embedder = embedder or build_embedder(settings)
     ports = local_ports(
         InMemoryRecordStore(),
         InMemorySearchIndex(),
-        embedder or build_embedder(settings),
-        reflector or build_reflector(settings),
+        embedder,
+        reflector or build_reflector(settings, embedder),
     )
     return assemble(ports, policy_from(settings))
 
@@ -332,7 +368,7 @@ def build_aws_service(
         records=records,
         index=searchable,
         embedder=embedder,
-        reflector=reflector or build_reflector(settings),
+        reflector=reflector or build_reflector(settings, embedder),
         clock=SystemClock(),
         ids=UlidGenerator(),
         writer=StreamRepairedWriter(records, searchable),

@@ -1,0 +1,202 @@
+"""Extraction benchmark: how many annotated facts an offline reflector finds, how many of
+what it finds are annotated facts, in English (MSC, held-back split) and Chinese (ours).
+
+    nice -n 5 .venv/bin/python bench/extraction.py [--all-rules]
+
+Systems, each given one speaker's utterances of a dialogue as episodes (one episode an
+utterance, the speaker as the user):
+
+- ``rules``: the rule-based reflector (``adapters/reflectors/rule_based``);
+- ``baseline``: every first-person declarative sentence is a fact (a sentence with
+  "I"/"my"/"me" or 我, not a question), as said;
+- ``learned``: the learned reflector (``adapters/reflectors/learned``) with the bundled
+  multilingual-e5-small (vectors cached in ``bench/.cache``).
+
+Data: English, the 120 test dialogues of MSC session 4 (``extraction_data.test_split``;
+nothing is trained or tuned on them); Chinese, ``bench/data/extraction_zh`` (see its
+README). Matching (content-word and strict) is defined in ``extraction_data``. Also timed:
+offline reflection of 100 episodes (test utterances), with the embedding and without it
+(vectors already cached). Writes ``bench/results/extraction.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsight"))
+
+from extraction_data import (
+    REPO,
+    CachedEmbedder,
+    Dialogue,
+    Score,
+    load_session,
+    load_zh,
+    real_embedder,
+    speaker_turns,
+    test_split,
+)
+
+from hindsight.adapters.reflectors.learned import LearnedReflector
+from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
+from hindsight.adapters.reflectors.rule_based.clauses import question
+from hindsight.core.models import EpisodicMemory
+from hindsight.core.ports import Reflector
+
+T0 = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+OUT = REPO / "bench" / "results" / "extraction.json"
+
+
+def episodes_of(texts: Sequence[str], key: str = "d") -> list[EpisodicMemory]:
+    """One episode per utterance, said by the user, a minute apart."""
+    return [
+        EpisodicMemory(
+            memory_id=f"{key}-{n:03d}",
+            tenant_id="bench",
+            user_id="u",
+            content=text,
+            speaker=None,
+            occurred_at=T0 + timedelta(minutes=n),
+            created_at=T0 + timedelta(minutes=n),
+            updated_at=T0 + timedelta(minutes=n),
+        )
+        for n, text in enumerate(texts)
+    ]
+
+
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me)\b|我", re.IGNORECASE)
+
+
+class FirstPersonBaseline:
+    """Every first-person declarative sentence is a fact, as said."""
+
+    label = "baseline"
+
+    def facts(self, texts: Sequence[str]) -> list[str]:
+        found: list[str] = []
+        for text in texts:
+            for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
+                sentence = sentence.strip()
+                if sentence and _FIRST_PERSON.search(sentence) and not question(sentence):
+                    found.append(sentence)
+        return list(dict.fromkeys(found))
+
+
+def extracted(system: Reflector | FirstPersonBaseline, texts: Sequence[str]) -> list[str]:
+    if isinstance(system, FirstPersonBaseline):
+        return system.facts(texts)
+    return [f.content for f in system.reflect("u", episodes_of(texts), []).facts]
+
+
+def run_system(
+    system: Reflector | FirstPersonBaseline, dialogues: Sequence[Dialogue]
+) -> dict[str, Any]:
+    """Content-word and strict recall/precision of one system over dialogues."""
+    content, strict = Score(), Score()
+    for dialogue in dialogues:
+        for speaker, utterances in speaker_turns(dialogue):
+            found = extracted(system, [u.text for u in utterances])
+            gold = dialogue.gold.get(speaker, [])
+            content.add(found, gold, strict=False)
+            strict.add(found, gold, strict=True)
+    return {
+        "content": content.as_dict(),
+        "strict": strict.as_dict(),
+        "facts_per_dialogue": round(content.extracted / max(len(dialogues), 1), 2),
+        "gold_per_dialogue": round(content.gold / max(len(dialogues), 1), 2),
+    }
+
+
+def time_reflection(embedder: CachedEmbedder, dialogues: Sequence[Dialogue]) -> dict[str, Any]:
+    """Seconds to reflect on 100 episodes: rules; learned with the model embedding every
+    statement; learned with the statements' vectors already known."""
+    texts = [u.text for d in dialogues for u in d.utterances][:100]
+    episodes = episodes_of(texts, "timing")
+    timings: dict[str, Any] = {"episodes": len(episodes)}
+    started = time.perf_counter()
+    RuleBasedReflector().reflect("u", episodes, [])
+    timings["rules_s"] = round(time.perf_counter() - started, 3)
+    uncached = LearnedReflector(embedder.inner)  # type: ignore[arg-type]
+    found = uncached.statements_of(episodes, "u")
+    timings["statements"] = len(found)
+    started = time.perf_counter()
+    uncached.reflect("u", episodes, [])
+    timings["learned_with_embedding_s"] = round(time.perf_counter() - started, 3)
+    cached = LearnedReflector(embedder)  # type: ignore[arg-type]
+    cached.reflect("u", episodes, [])  # vectors now cached
+    started = time.perf_counter()
+    cached.reflect("u", episodes, [])
+    timings["learned_vectors_known_s"] = round(time.perf_counter() - started, 3)
+    return timings
+
+
+def table(results: dict[str, Any]) -> str:
+    lines = [
+        "| set | system | recall (content) | precision (content) | F1 | recall (strict) "
+        "| precision (strict) | facts/dialogue |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for dataset, systems in results["sets"].items():
+        for name, r in systems.items():
+            c, s = r["content"], r["strict"]
+            lines.append(
+                f"| {dataset} | {name} | {c['recall']:.2f} | {c['precision']:.2f} | "
+                f"{c['f1']:.2f} | {s['recall']:.2f} | {s['precision']:.2f} | "
+                f"{r['facts_per_dialogue']} (gold {r['gold_per_dialogue']}) |"
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--all-rules", action="store_true", help="also score rules and baseline on all of session 4"
+    )
+    args = parser.parse_args()
+    embedder = real_embedder()
+    learned = LearnedReflector(embedder)  # type: ignore[arg-type]
+    systems: dict[str, Reflector | FirstPersonBaseline] = {
+        "rules": RuleBasedReflector(),
+        "baseline": FirstPersonBaseline(),
+        "learned": learned,
+    }
+    english, chinese = test_split(), load_zh()
+    sets: dict[str, dict[str, Any]] = {
+        f"en (MSC session 4, {len(english)} dialogues)": {
+            name: run_system(system, english) for name, system in systems.items()
+        },
+        f"zh (ours, {len(chinese)} dialogues)": {
+            name: run_system(system, chinese) for name, system in systems.items()
+        },
+    }
+    if args.all_rules:
+        every = load_session(4)
+        sets[f"en (all of session 4, {len(every)} dialogues)"] = {
+            name: run_system(systems[name], every) for name in ("rules", "baseline")
+        }
+    embedder.save()
+    results = {
+        "sets": sets,
+        "threshold": learned._threshold,
+        "timing_100_episodes": time_reflection(embedder, english),
+        "command": "nice -n 5 .venv/bin/python bench/extraction.py",
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    print(table(results))
+    print(json.dumps(results["timing_100_episodes"]))
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

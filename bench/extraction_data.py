@@ -1,0 +1,282 @@
+"""The extraction benchmark's data, splits, matching and embedding cache.
+
+Data: the MSC persona-summary validation splits (``/work/shared/data/msc``, see its README):
+each utterance of a dialogue comes with the facts it reveals about its speaker. The
+Chinese set is ours (``bench/data/extraction_zh/``, same shape).
+
+Splits (dialogue level, seeded, fixed):
+- ``test``: 120 dialogues of session 4, never used to train or to choose anything;
+- ``dev``: 60 dialogues of session 3 (the thresholds are chosen on it);
+- ``train``: every other dialogue of sessions 1-3 (statements sampled from them).
+
+Matching (what counts as finding an annotated fact): both texts are reduced to their
+*content words*: ``hindsight.core.text.tokenize`` (casefolded, English stopwords and
+pronouns dropped, a light stemmer: "books"/"book", "hiking"/"hike"; Chinese cut by jieba,
+its stopwords dropped), less a few words that say nothing about the person ("user",
+"用户", "am", "really", "yeah" ...). With G the gold fact's content words, P the
+extracted fact's, and I = |G ∩ P|:
+
+- content-word match: I >= 1, I/|G| >= 0.5 (half the annotated fact is there) and
+  I/|P| >= 1/3 (the extracted fact is not mostly something else);
+- strict match: I/|G| = 1 (every content word of the annotated fact) and I/|P| >= 0.5.
+
+Facts are scored per dialogue and speaker: an extracted fact is correct when it matches
+any annotated fact of that speaker in that dialogue (precision); an annotated fact is
+found when any extracted fact of that speaker matches it (recall).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from hindsight.core.text import tokenize
+
+REPO = Path(__file__).resolve().parents[1]
+MSC_DIR = Path("/work/shared/data/msc")
+ZH_FILE = REPO / "bench" / "data" / "extraction_zh" / "dialogues.txt"
+CACHE_DIR = REPO / "bench" / ".cache"
+SEED = 19
+TEST_DIALOGUES = 120
+DEV_DIALOGUES = 60
+
+_NOT_CONTENT = frozenset(
+    [
+        "user",
+        "am",
+        "im",
+        "ive",
+        "dont",
+        "didnt",
+        "cant",
+        "wont",
+        "yes",
+        "yeah",
+        "oh",
+        "well",
+        "lol",
+        "haha",
+        "wow",
+        "ok",
+        "okay",
+        "also",
+        "really",
+        "actually",
+        "lot",
+        "lots",
+        "thing",
+        "things",
+        "one",
+        "much",
+        "many",
+        "don",
+        "didn",
+        "doesn",
+        "haven",
+        "hasn",
+        "isn",
+        "wasn",
+        "aren",
+        "won",
+        "couldn",
+        "wouldn",
+        "id",
+        "用户",
+        "自己",
+        "喜欢的",
+        "非常",
+        "真的",
+        "其实",
+        "一直",
+        "已经",
+    ]
+)
+
+
+@dataclass
+class Utterance:
+    speaker: str
+    text: str
+    facts: list[str]
+
+
+@dataclass
+class Dialogue:
+    key: str
+    utterances: list[Utterance]
+    gold: dict[str, list[str]] = field(default_factory=dict)  # speaker -> unique facts
+
+    def speakers(self) -> list[str]:
+        return sorted({u.speaker for u in self.utterances})
+
+
+def split_facts(persona_text: str) -> list[str]:
+    """The single facts of an annotation ("I like reading. I am a nurse." gives two)."""
+    parts = persona_text.replace("。", "。\n").replace(". ", ".\n").splitlines()
+    return [p.strip() for p in parts if p.strip(" .。")]
+
+
+def _dialogue(key: str, raw: dict) -> Dialogue:
+    utterances = [
+        Utterance(turn["id"], turn["text"], split_facts(turn.get("persona_text") or ""))
+        for turn in raw["dialog"]
+    ]
+    gold: dict[str, list[str]] = {}
+    for utterance in utterances:
+        known = gold.setdefault(utterance.speaker, [])
+        for fact in utterance.facts:
+            if fact.lower().rstrip(".。") not in {k.lower().rstrip(".。") for k in known}:
+                known.append(fact)
+    return Dialogue(key, utterances, gold)
+
+
+def load_session(session: int) -> list[Dialogue]:
+    path = MSC_DIR / f"personasummary_session{session}_valid.jsonl"
+    with path.open(encoding="utf-8") as lines:
+        return [_dialogue(f"s{session}:{n}", json.loads(line)) for n, line in enumerate(lines)]
+
+
+def load_zh() -> list[Dialogue]:
+    """Our Chinese dialogues: "# n" starts one; "A: text || fact。fact。" is a turn of
+    speaker A with the facts it reveals (none without "||")."""
+    raws: list[dict] = []
+    for line in ZH_FILE.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            raws.append({"dialog": []})
+        elif line.strip():
+            speaker, _, rest = line.partition(":")
+            text, _, facts = rest.partition("||")
+            raws[-1]["dialog"].append(
+                {"id": speaker.strip(), "text": text.strip(), "persona_text": facts.strip()}
+            )
+    return [_dialogue(f"zh:{n}", raw) for n, raw in enumerate(raws)]
+
+
+def _pick(dialogues: Sequence[Dialogue], count: int, salt: int) -> list[Dialogue]:
+    chosen = random.Random(SEED + salt).sample(range(len(dialogues)), count)
+    return [dialogues[i] for i in sorted(chosen)]
+
+
+def test_split() -> list[Dialogue]:
+    """120 dialogues of session 4: the held-back evaluation set."""
+    return _pick(load_session(4), TEST_DIALOGUES, 4)
+
+
+def dev_split() -> list[Dialogue]:
+    return _pick(load_session(3), DEV_DIALOGUES, 3)
+
+
+def train_split() -> list[Dialogue]:
+    dev = {d.key for d in dev_split()}
+    return [d for s in (1, 2, 3) for d in load_session(s) if d.key not in dev]
+
+
+# --- matching ------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=200_000)
+def content_words(text: str) -> frozenset[str]:
+    """The content words of a text (see the module docstring)."""
+    return frozenset(t for t in tokenize(text) if t not in _NOT_CONTENT)
+
+
+def matches(extracted: str, gold: str, strict: bool = False) -> bool:
+    """Whether an extracted fact states an annotated one (content-word or strict match)."""
+    g, p = content_words(gold), content_words(extracted)
+    if not g or not p:
+        return False
+    shared = len(g & p)
+    if strict:
+        return shared == len(g) and shared / len(p) >= 0.5
+    return shared >= 1 and shared / len(g) >= 0.5 and shared / len(p) >= 1 / 3
+
+
+@dataclass
+class Score:
+    extracted: int = 0
+    correct: int = 0
+    gold: int = 0
+    found: int = 0
+
+    def add(self, extracted: Sequence[str], gold: Sequence[str], strict: bool) -> None:
+        self.extracted += len(extracted)
+        self.gold += len(gold)
+        self.correct += sum(any(matches(e, g, strict) for g in gold) for e in extracted)
+        self.found += sum(any(matches(e, g, strict) for e in extracted) for g in gold)
+
+    def as_dict(self) -> dict[str, float]:
+        precision = self.correct / self.extracted if self.extracted else 0.0
+        recall = self.found / self.gold if self.gold else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return {
+            "recall": round(recall, 3),
+            "precision": round(precision, 3),
+            "f1": round(f1, 3),
+            "extracted": self.extracted,
+            "gold": self.gold,
+        }
+
+
+# --- embeddings, cached between runs ---------------------------------------------------------
+
+
+def _key(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
+
+
+class CachedEmbedder:
+    """The real embedder behind a vector cache (``bench/.cache/extraction_vectors.npz``):
+    a text is embedded once across every run of the training and benchmark scripts."""
+
+    def __init__(self, inner: object, path: Path = CACHE_DIR / "extraction_vectors.npz") -> None:
+        self.inner = inner
+        self.path = path
+        self.vectors: dict[str, np.ndarray] = {}
+        self.misses = 0
+        if path.exists():
+            with np.load(path) as data:
+                self.vectors = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if _key(t) not in self.vectors))
+        for start in range(0, len(missing), 64):
+            batch = missing[start : start + 64]
+            rows = self.inner.embed_documents(batch)  # type: ignore[attr-defined]
+            for text, row in zip(batch, rows, strict=True):
+                self.vectors[_key(text)] = np.asarray(row, dtype=np.float32)
+            self.misses += len(batch)
+            if self.misses % 1024 < 64:
+                self.save()
+        dim = self.inner.dimension  # type: ignore[attr-defined]
+        if not texts:
+            return np.zeros((0, dim), dtype=np.float32)
+        return np.stack([self.vectors[_key(t)] for t in texts])
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        keys = np.asarray(list(self.vectors), dtype="U16")
+        vectors = np.stack(list(self.vectors.values())) if self.vectors else np.zeros((0, 384))
+        tmp = self.path.with_suffix(".tmp.npz")
+        np.savez(tmp, keys=keys, vectors=vectors.astype(np.float32))
+        tmp.replace(self.path)
+
+
+def real_embedder() -> CachedEmbedder:
+    from hindsight.adapters.embedders.factory import build_embedder
+
+    return CachedEmbedder(build_embedder("e5"))
+
+
+def speaker_turns(dialogue: Dialogue) -> Iterator[tuple[str, list[Utterance]]]:
+    for speaker in dialogue.speakers():
+        yield speaker, [u for u in dialogue.utterances if u.speaker == speaker]

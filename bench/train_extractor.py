@@ -1,0 +1,239 @@
+"""Train the learned extractor's weights (``adapters/reflectors/learned/weights.npz``).
+
+    nice -n 5 .venv/bin/python bench/train_extractor.py [--statements 4000]
+
+1. Sample statements (``learned.segments.statements``) of utterances of the MSC training
+   dialogues (sessions 1-3 less the dev dialogues; ``bench/extraction_data.py``); a
+   statement is positive when it content-word-matches a fact annotated on its utterance.
+   A positive's category comes from the wording of the fact it matches (``category_of``).
+2. Embed them with the bundled multilingual-e5-small (cached in ``bench/.cache``: a rerun
+   only embeds what is new), add the cheap signals, fit an L2 logistic regression
+   (Newton's method) and a softmax category head (gradient descent), numpy only.
+3. On the 60 dev dialogues (session 3): fit Platt scaling (calibrated probabilities) on
+   their statements, then choose the threshold that gives the best content-word F1 of
+   the whole reflector on them. Session 4 (the test split) is never read here.
+
+Takes a few minutes, most of it embedding on a first run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsight"))
+
+from extraction_data import (
+    SEED,
+    ZH_FILE,
+    CachedEmbedder,
+    Dialogue,
+    dev_split,
+    matches,
+    real_embedder,
+    train_split,
+)
+
+from hindsight.adapters.reflectors.learned.model import (
+    CATEGORIES,
+    WEIGHTS_FILE,
+    StatementModel,
+)
+from hindsight.adapters.reflectors.learned.segments import FEATURE_NAMES, statements
+
+OUT = (
+    Path(__file__).resolve().parents[1]
+    / "layers/hindsight/hindsight/adapters/reflectors/learned"
+    / WEIGHTS_FILE
+)
+L2 = 1.0
+
+_CATEGORY_WORDS = [
+    ("constraint", r"\b(?:allerg\w*|can ?not|can't|unable|vegan|vegetarian|diabet\w*|disab\w*)"),
+    ("plan", r"\b(?:will|going to|plan\w*|want to|hope to|wants to|would like to|intend)\b"),
+    ("habit", r"\b(?:every|usually|often|always|daily|weekly|each|regularly|sometimes)\b"),
+    ("preference", r"\b(?:like|love|enjoy|favou?rite|prefer|hate|dislike|fan of|into)\b"),
+    (
+        "relationship",
+        r"\b(?:wife|husband|son|daughter|kids?|children|mother|father|mom|dad|brother|"
+        r"sister|friend|girlfriend|boyfriend|married|family|parents?|grand\w+|dog|cat|pet)\b",
+    ),
+]
+
+
+def category_of(fact: str) -> str:
+    """The category a fact's wording names; "biography" when none does."""
+    for name, pattern in _CATEGORY_WORDS:
+        if re.search(pattern, fact, re.IGNORECASE):
+            return name
+    return "biography"
+
+
+def labelled(dialogues: list[Dialogue], limit: int | None) -> list[tuple[str, int, str]]:
+    """(statement, label, category) of utterances (positive: it matches a fact annotated
+    anywhere in the dialogue for its speaker), in a seeded random order up to ``limit``."""
+    utterances = [(d, u) for d in dialogues for u in d.utterances]
+    if limit is not None:
+        random.Random(SEED).shuffle(utterances)
+    rows: list[tuple[str, int, str]] = []
+    for dialogue, utterance in utterances:
+        for statement in statements(utterance.text):
+            facts = [f for f in dialogue.gold[utterance.speaker] if matches(statement, f)]
+            category = category_of(facts[0]) if facts else "biography"
+            rows.append((statement, int(bool(facts)), category))
+        if limit is not None and len(rows) >= limit:
+            break
+    return rows
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2) -> tuple[np.ndarray, float]:
+    """L2-regularised logistic regression by Newton's method (the bias unpenalised)."""
+    xb = np.hstack([x, np.ones((len(x), 1))]).astype(np.float64)
+    w = np.zeros(xb.shape[1])
+    penalty = np.full(xb.shape[1], l2)
+    penalty[-1] = 0.0
+    for _ in range(25):
+        p = 1.0 / (1.0 + np.exp(-(xb @ w)))
+        gradient = xb.T @ (p - y) + penalty * w
+        hessian = (xb * (p * (1 - p))[:, None]).T @ xb + np.diag(penalty + 1e-6)
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-6:
+            break
+    return w[:-1].astype(np.float32), float(w[-1])
+
+
+def fit_softmax(x: np.ndarray, labels: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """A softmax head by full-batch gradient descent (small, so plain steps suffice)."""
+    w = np.zeros((x.shape[1], classes))
+    b = np.zeros(classes)
+    onehot = np.eye(classes)[labels]
+    for _ in range(600):
+        scores = x @ w + b
+        scores -= scores.max(axis=1, keepdims=True)
+        p = np.exp(scores)
+        p /= p.sum(axis=1, keepdims=True)
+        w -= 0.5 * (x.T @ (p - onehot) / len(x) + 1e-3 * w)
+        b -= 0.5 * (p - onehot).mean(axis=0)
+    return w.astype(np.float32), b.astype(np.float32)
+
+
+def features(embedder: CachedEmbedder, texts: list[str], dimension: int) -> np.ndarray:
+    draft = StatementModel(
+        w=np.zeros(dimension + len(FEATURE_NAMES)),
+        b=0.0,
+        platt=(1.0, 0.0),
+        threshold=0.5,
+        category_w=np.zeros((dimension + len(FEATURE_NAMES), len(CATEGORIES))),
+        category_b=np.zeros(len(CATEGORIES)),
+        embedding_model=embedder.model_name,  # type: ignore[attr-defined]
+        dimension=dimension,
+    )
+    return draft.features(embedder.embed_documents(texts), texts)
+
+
+def fit_platt(logits: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Platt scaling: the (a, c) of ``sigmoid(a * logit + c)`` that best fit held-out labels."""
+    a, c = fit_logistic(logits[:, None], y, l2=0.0)
+    return float(a[0]), c
+
+
+def choose_threshold(model: StatementModel, embedder: CachedEmbedder) -> tuple[float, dict]:
+    """The threshold with the best content-word F1 of the whole reflector on dev."""
+    from extraction import run_system
+
+    from hindsight.adapters.reflectors.learned import LearnedReflector
+
+    results = {}
+    for threshold in np.arange(0.2, 0.75, 0.05):
+        reflector = LearnedReflector(embedder, model=model, threshold=float(threshold))
+        score = run_system(reflector, dev_split())["content"]
+        results[round(float(threshold), 2)] = score
+        print(f"  dev threshold {threshold:.2f}: {score}")
+    best = max(results, key=lambda t: results[t]["f1"])
+    return best, results[best]
+
+
+def finish(
+    x: np.ndarray,
+    train: list[tuple[str, int, str]],
+    x_dev: np.ndarray,
+    dev: list[tuple[str, int, str]],
+    embedder: CachedEmbedder,
+    started: float,
+) -> None:
+    """Fit, calibrate, choose the threshold on dev, write the weights."""
+    y = np.asarray([r[1] for r in train], dtype=np.float64)
+    w, b = fit_logistic(x, y)
+    y_dev = np.asarray([r[1] for r in dev], dtype=np.float64)
+    dev_logits = x_dev @ w + b
+    platt = fit_platt(dev_logits, y_dev)
+    positives = [i for i, r in enumerate(train) if r[1]]
+    labels = np.asarray([CATEGORIES.index(train[i][2]) for i in positives])
+    category_w, category_b = fit_softmax(x[positives], labels, len(CATEGORIES))
+    model = StatementModel(
+        w=w,
+        b=b,
+        platt=platt,
+        threshold=0.5,
+        category_w=category_w,
+        category_b=category_b,
+        embedding_model=embedder.model_name,  # type: ignore[attr-defined]
+        dimension=x.shape[1] - len(FEATURE_NAMES),
+    )
+    dev_p = model.probabilities(x_dev[:, : model.dimension], [r[0] for r in dev])
+    accuracy = float(((dev_p >= 0.5) == (y_dev == 1)).mean())
+    print(f"dev statement accuracy {accuracy:.3f} (positive rate {y_dev.mean():.3f})")
+    threshold, score = choose_threshold(model, embedder)
+    arrays = {
+        "w": w,
+        "b": np.float32(b),
+        "platt": np.asarray(platt, dtype=np.float32),
+        "threshold": np.float32(threshold),
+        "category_w": category_w,
+        "category_b": category_b,
+        "embedding_model": np.asarray(model.embedding_model),
+        "dimension": np.int32(model.dimension),
+        "trained_on": np.asarray(f"MSC persona summaries, sessions 1-3 ({len(train)} statements)"),
+    }
+    np.savez_compressed(OUT, **arrays)
+    print(
+        f"threshold {threshold} dev {score}; wrote {OUT} ({OUT.stat().st_size} bytes) "
+        f"in {time.perf_counter() - started:.0f} s"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--statements", type=int, default=4000)
+    parser.add_argument("--embed-only", action="store_true", help="fill the cache, train nothing")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    embedder = real_embedder()
+    dimension = int(embedder.dimension)  # type: ignore[attr-defined]
+    train = labelled(train_split(), args.statements)
+    dev = labelled(dev_split(), None)
+    print(f"train statements {len(train)} (positive {sum(r[1] for r in train)}), dev {len(dev)}")
+    x = features(embedder, [r[0] for r in train], dimension)
+    x_dev = features(embedder, [r[0] for r in dev], dimension)
+    embedder.save()
+    print(f"embedded {embedder.misses} new statements in {time.perf_counter() - started:.0f} s")
+    if args.embed_only:  # also warm the cache for the benchmark (vectors only, no labels)
+        from extraction_data import load_zh, test_split
+
+        for dialogue in test_split() + (load_zh() if ZH_FILE.exists() else []):
+            embedder.embed_documents([s for u in dialogue.utterances for s in statements(u.text)])
+        embedder.save()
+        return
+    finish(x, train, x_dev, dev, embedder, started)
+
+
+if __name__ == "__main__":
+    main()

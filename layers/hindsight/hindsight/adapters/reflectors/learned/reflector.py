@@ -1,0 +1,188 @@
+"""The learned reflector: statements scored by the trained classifier, merged like the rules'.
+
+Each user turn is cut into statements; all of a batch's statements are embedded in one
+call and scored. A statement becomes a candidate fact when its calibrated probability
+reaches the model's threshold and no veto applies: a question, something said "for
+today" (no lasting preference from "今天不想吃川菜"), an agent's turn. Where a rule-based
+extractor (allergies, diet, names, family, preferences, habits, plans) finds something in
+a statement the classifier accepts, the rule's wording and topic are kept, so repeats and
+contradictions line up with the rules' facts (supersession); otherwise the fact is the
+statement in the third person (``normalise.py``). Mood patterns and session summaries are
+the rule-based reflector's. Candidates go through the same ``merge`` as the rules'.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from hindsight.adapters.reflectors.learned.model import StatementModel, shipped_model
+from hindsight.adapters.reflectors.learned.normalise import to_fact
+from hindsight.adapters.reflectors.learned.segments import statements
+from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
+from hindsight.adapters.reflectors.rule_based.candidates import Candidate, Context
+from hindsight.adapters.reflectors.rule_based.clauses import hedged, is_zh, question, temporary
+from hindsight.adapters.reflectors.rule_based.extractors import extract
+from hindsight.adapters.reflectors.rule_based.merge import merge
+from hindsight.adapters.reflectors.rule_based.moods import mood_patterns
+from hindsight.adapters.reflectors.rule_based.speakers import Subject, Turn, is_agent, turns
+from hindsight.core.embedding import embed_documents
+from hindsight.core.errors import ConfigurationError
+from hindsight.core.models import (
+    Confidence,
+    EpisodicMemory,
+    FactCategory,
+    ReflectionOutput,
+    SemanticMemory,
+    SessionSummary,
+)
+from hindsight.core.ports import Embedder
+from hindsight.core.text import tokenize
+
+logger = logging.getLogger(__name__)
+
+LABEL = "learned (offline, no LLM)"
+_CATEGORY = {
+    "preference": FactCategory.PREFERENCE,
+    "constraint": FactCategory.CONSTRAINT,
+    "plan": FactCategory.TASK,
+}
+_HIGH = 0.95  # calibrated probability from which a fact is stated with high confidence
+_SURE = 0.6  # below this (and above the threshold) a fact is low confidence
+
+
+@dataclass(frozen=True)
+class _Statement:
+    text: str
+    turn: Turn
+    subject: Subject
+
+
+class LearnedReflector:
+    """Reflector over the trained statement classifier; offline, English and Chinese."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        model: StatementModel | None = None,
+        threshold: float | None = None,
+        min_mood_episodes: int = 2,
+    ) -> None:
+        self._embedder = embedder
+        self._model = model or shipped_model()
+        if embedder.model_name != self._model.embedding_model:
+            raise ConfigurationError(
+                f"the learned reflector was trained on {self._model.embedding_model} vectors, "
+                f"the embedder is {embedder.model_name}: use HINDSIGHT_EMBEDDER=e5 (the "
+                "default) with HINDSIGHT_REFLECTOR=learned, or another reflector"
+            )
+        self._threshold = self._model.threshold if threshold is None else threshold
+        self._min_mood_episodes = min_mood_episodes
+        self._rules = RuleBasedReflector(min_mood_episodes)
+
+    @property
+    def label(self) -> str:
+        return LABEL
+
+    def reflect(
+        self,
+        user_id: str,
+        episodes: Sequence[EpisodicMemory],
+        existing_facts: Sequence[SemanticMemory],
+    ) -> ReflectionOutput:
+        """Facts the classifier finds in the user's statements; ``existing_facts`` are left
+        to the merge."""
+        ordered = sorted(episodes, key=lambda e: (e.occurred_at, e.memory_id))
+        found = self.statements_of(ordered, user_id)
+        candidates: list[Candidate] = []
+        for statement, probability, category in zip(found, *self.score(found), strict=True):
+            candidates.extend(self._candidates(statement, probability, category, user_id))
+        candidates.extend(mood_patterns(ordered, user_id, self._min_mood_episodes))
+        facts = merge(candidates)
+        logger.info(
+            "learned reflection episodes=%d statements=%d facts=%d",
+            len(episodes),
+            len(found),
+            len(facts),
+        )
+        return ReflectionOutput(facts=facts, reflector=self.label)
+
+    def summarize(self, episodes: Sequence[EpisodicMemory]) -> SessionSummary:
+        """The rule-based reflector's session summary (intent, entities, tasks, mood)."""
+        summary = self._rules.summarize(episodes)
+        return SessionSummary(
+            intent=summary.intent,
+            entities=summary.entities,
+            open_tasks=summary.open_tasks,
+            mood=summary.mood,
+            summarizer=self.label,
+        )
+
+    @staticmethod
+    def statements_of(episodes: Sequence[EpisodicMemory], user_id: str) -> list[_Statement]:
+        """The statements of every turn not said by the agent, in order."""
+        found: list[_Statement] = []
+        for episode in episodes:
+            for turn in turns(episode):
+                if is_agent(turn.speaker):
+                    continue
+                subject = Subject.of(turn.speaker, user_id)
+                found.extend(_Statement(text, turn, subject) for text in statements(turn.text))
+        return found
+
+    def score(self, found: Sequence[_Statement]) -> tuple[np.ndarray, list[str]]:
+        """Calibrated probabilities and categories of the statements (one embedding call)."""
+        texts = [s.text for s in found]
+        if not texts:
+            return np.zeros(0), []
+        vectors = np.stack([v.values for v in embed_documents(self._embedder, texts)])
+        return self._model.probabilities(vectors, texts), self._model.categories(vectors, texts)
+
+    def _candidates(
+        self, statement: _Statement, probability: float, category: str, user_id: str
+    ) -> list[Candidate]:
+        text, turn = statement.text, statement.turn
+        if probability < self._threshold or question(text) or temporary(text):
+            return []
+        ruled = extract(Turn(turn.memory_id, turn.occurred_at, turn.speaker, text, None), user_id)
+        if ruled:
+            return ruled
+        content = to_fact(text, statement.subject)
+        subject = statement.subject
+        words = sorted(
+            set(tokenize(content)) - set(tokenize(f"user 用户 {subject.en} {subject.zh}"))
+        )
+        if not words or _points_elsewhere(text):
+            return []
+        ctx = Context(
+            text,
+            statement.subject,
+            turn.memory_id,
+            turn.occurred_at,
+            hedged=hedged(text),
+            zh=is_zh(text),
+        )
+        return [
+            ctx.make(
+                content,
+                _CATEGORY.get(category, FactCategory.FACT),
+                _confidence(probability),
+                "statement:" + "-".join(words)[:80],
+                "",
+            )
+        ]
+
+
+def _points_elsewhere(text: str) -> bool:
+    """Whether the statement's object is only a pronoun ("I like it", "我也是")."""
+    lowered = text.lower().rstrip(" .!。！")
+    return lowered.endswith((" it", " that", " this", " them", " too", "也是", "这个", "那个"))
+
+
+def _confidence(probability: float) -> Confidence:
+    if probability >= _HIGH:
+        return Confidence.HIGH
+    return Confidence.MEDIUM if probability >= _SURE else Confidence.LOW
