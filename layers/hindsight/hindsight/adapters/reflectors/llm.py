@@ -224,7 +224,6 @@ class CallMeter:
             )
 
     def charge(self, completion: Completion) -> None:
-        self.calls += 1
         self.input_tokens += completion.input_tokens
         self.output_tokens += completion.output_tokens
 
@@ -459,6 +458,7 @@ class LlmReflector:
     def _call(self, system: str, prompt: str, meter: CallMeter) -> Completion:
         estimate = estimate_tokens(system) + estimate_tokens(prompt)
         meter.admit(estimate)
+        meter.calls += 1  # counted when made, answered or not
         answer = self._complete(system, prompt)
         if isinstance(answer, str):  # an endpoint that reports no usage: estimated
             answer = Completion(answer, estimate, estimate_tokens(answer))
