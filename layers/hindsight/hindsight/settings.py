@@ -100,6 +100,9 @@ class Settings(BaseSettings):
     # (DNS-rebinding protection; comma-separated, "name:*" any port, "*" switches it off)
     mcp_allowed_hosts: str = ""
     mcp_allowed_origins: str = ""
+    # secrets in stored content (API keys, tokens, private keys, passwords in URLs, card
+    # numbers): redact them, refuse the store (422), or off; a key may set its own
+    secrets: Literal["redact", "refuse", "off"] = "redact"
 
     # --- scheduled reflection ----------------------------------------------------------
     reflection_queue_url: str = ""  # the SQS queue the fan-out sends one job per user to

@@ -5,9 +5,11 @@ Keys come from settings: ``HINDSIGHT_API_KEYS_FILE`` (a JSON or YAML file) or
 
     {"keys": [{"key": "...", "tenant_id": "acme", "read_scopes": ["*"],
                "write_scopes": ["calendar"], "default_scope": "calendar",
-               "key_id": "calendar-agent"}]}
+               "key_id": "calendar-agent", "secrets": "refuse"}]}
 
-An entry may give ``key_sha256`` (hex digest of the key) instead of ``key``. A
+An entry may give ``key_sha256`` (hex digest of the key) instead of ``key``, and
+``secrets`` (``redact``, ``refuse`` or ``off``) for its own policy on secrets in stored
+content instead of ``HINDSIGHT_SECRETS``. A
 request presents its key as ``Authorization: Bearer <key>`` or ``x-api-key: <key>``.
 When an API Gateway Lambda authorizer has already resolved the caller, its
 ``requestContext.authorizer`` (which clients cannot forge) is trusted instead.
@@ -22,7 +24,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -66,6 +68,8 @@ class ApiKeyEntry(BaseModel):
     read_scopes: list[str] = Field(default_factory=lambda: ["*"])
     write_scopes: list[str] = Field(default_factory=lambda: ["*"])
     default_scope: str = GLOBAL_SCOPE
+    # this key's own secrets policy (redact, refuse, off); None: HINDSIGHT_SECRETS
+    secrets: Literal["redact", "refuse", "off"] | None = None
 
     @model_validator(mode="after")
     def _one_secret(self) -> ApiKeyEntry:
@@ -85,6 +89,7 @@ class ApiKeyEntry(BaseModel):
             read_scopes=frozenset(self.read_scopes),
             write_scopes=frozenset(self.write_scopes),
             default_scope=self.default_scope,
+            secrets=self.secrets,
         )
 
 
@@ -217,6 +222,7 @@ def principal_from_authorizer(authorizer: Mapping[str, Any] | None) -> Principal
         read_scopes=_scopes(authorizer.get("read_scopes"), frozenset({"*"})),
         write_scopes=_scopes(authorizer.get("write_scopes"), frozenset({"*"})),
         default_scope=str(authorizer.get("default_scope") or GLOBAL_SCOPE),
+        secrets=str(authorizer["secrets"]) if authorizer.get("secrets") else None,
     )
 
 

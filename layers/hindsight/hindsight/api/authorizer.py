@@ -32,6 +32,15 @@ def _joined(scopes: frozenset[str]) -> str:
 
 def allow(principal: Principal, method_arn: str) -> dict[str, Any]:
     """The IAM policy and context API Gateway caches and forwards for an allowed key."""
+    context = {
+        "tenant_id": principal.tenant_id,
+        "key_id": principal.key_id,
+        "read_scopes": _joined(principal.read_scopes),
+        "write_scopes": _joined(principal.write_scopes),
+        "default_scope": principal.default_scope,
+    }
+    if principal.secrets:  # the key's own secrets policy
+        context["secrets"] = principal.secrets
     return {
         "principalId": f"{principal.tenant_id}:{principal.key_id}",
         "policyDocument": {
@@ -44,13 +53,7 @@ def allow(principal: Principal, method_arn: str) -> dict[str, Any]:
                 }
             ],
         },
-        "context": {
-            "tenant_id": principal.tenant_id,
-            "key_id": principal.key_id,
-            "read_scopes": _joined(principal.read_scopes),
-            "write_scopes": _joined(principal.write_scopes),
-            "default_scope": principal.default_scope,
-        },
+        "context": context,
     }
 
 

@@ -28,6 +28,7 @@ from hindsight.core.models import (
     TimeRange,
     utc,
 )
+from hindsight.core.secrets import RedactionCount
 
 # The hard ceiling of one memory's content; the limit in force is the setting
 # HINDSIGHT_MAX_CONTENT_CHARS (Policy.max_content_chars, default 100,000), checked by the
@@ -180,6 +181,11 @@ class StoreOutcome(BaseModel):
     memory_id: str
     reason: str | None = None
     event_time: list[TimeRange] = Field(default_factory=list)
+    redacted: list[RedactionCount] | None = Field(
+        default=None,
+        description="secrets found in the content and replaced by typed placeholders "
+        "([REDACTED:<type>]) before anything was stored, counted by type",
+    )
 
 
 class RetrieveCommand(_Command):

@@ -53,3 +53,5 @@ class Policy:
     # recall@10 is 0.7992 vs 0.8031 without the rule; 0.9 cost 0.019, 0.95 0.008
     unused_weight: float = 0.97
     archive_after_days: float = 90.0
+    # secrets in stored content (core/secrets.py): "redact" them, "refuse" the store, "off"
+    secrets: str = "redact"

@@ -93,14 +93,22 @@ def _command(model: type[BaseModel], values: dict[str, Any]) -> Any:
 def _store(service: MemoryService, principal: Principal, args: StoreArguments) -> dict[str, Any]:
     command = _command(StoreMemoryCommand, _given(args))
     outcome = service.store(principal, command)
+    redacted = [r.model_dump() for r in outcome.redacted or ()]
     if outcome.status == "skipped":
-        return {"status": "skipped", "message": DUPLICATE_MESSAGE, "memory_id": outcome.memory_id}
+        skipped = {
+            "status": "skipped",
+            "message": DUPLICATE_MESSAGE,
+            "memory_id": outcome.memory_id,
+        }
+        return {**skipped, "redacted": redacted} if redacted else skipped
     body: dict[str, Any] = {"status": "success", "memory_id": outcome.memory_id}
     if outcome.event_time:
         body["event_time"] = [
             {"expression": r.expression, "start": iso(r.start), "end": iso(r.end)}
             for r in outcome.event_time
         ]
+    if redacted:  # secrets replaced by [REDACTED:<type>] before storing
+        body["redacted"] = redacted
     return body
 
 

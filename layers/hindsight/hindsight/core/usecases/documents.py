@@ -51,6 +51,7 @@ from hindsight.core.ports import (
     NewRecord,
     RecordStore,
 )
+from hindsight.core.secrets import DEFAULT_SECRET_SCREEN, RedactionCount, SecretScreen
 from hindsight.core.temporal import resolve_time_expressions
 from hindsight.core.text import content_hash
 from hindsight.core.usecases.store import MAX_FUTURE_SKEW
@@ -146,6 +147,11 @@ class DocumentOutcome(BaseModel):
     chunks: int | None = Field(
         default=None, description="how many chunks the text is searched by (1: whole)"
     )
+    redacted: list[RedactionCount] | None = Field(
+        default=None,
+        description="secrets found in the text and replaced by typed placeholders "
+        "([REDACTED:<type>]) before anything was stored, counted by type",
+    )
 
 
 def document_memory_id(tenant_id: str, user_id: str, scope: str, document_id: str) -> str:
@@ -178,10 +184,12 @@ class StoreDocument:
         max_document_bytes: int = 4 * 1_048_576,
         max_content_chars: int = 100_000,
         chunk_sizes: ChunkSizes = DEFAULT_CHUNK_SIZES,
+        secrets: SecretScreen = DEFAULT_SECRET_SCREEN,
     ) -> None:
         self.records = records
         self.writer = writer
         self.embedder = embedder
+        self.secrets = secrets
         self.converter = converter
         self.clock = clock
         self.max_document_bytes = max_document_bytes
@@ -192,6 +200,8 @@ class StoreDocument:
         scope = command.scope or principal.default_scope
         require_write(principal, scope)
         converted, text = self._read(command)
+        screened = self.secrets.screen((text,), principal.secrets, command.file_name)
+        text = screened.texts[0] or text
         memory = self._build_memory(principal, command, scope, converted, text)
         embedded: list[StoredVector] = []
         for _ in range(_ATTEMPTS):
@@ -206,6 +216,8 @@ class StoreDocument:
             except (ConflictError, NotFoundError):
                 # another upload created it, or a delete removed it, in between: look again
                 continue
+            if screened.counts:
+                outcome = outcome.model_copy(update={"redacted": screened.redacted})
             logger.info(
                 "document stored tenant=%s status=%s chars=%d chunks=%s",
                 principal.tenant_id,

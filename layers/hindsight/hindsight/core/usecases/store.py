@@ -1,4 +1,4 @@
-"""Store episodic memories: validate, date, embed, deduplicate, write, index.
+"""Store episodic memories: validate, screen secrets, date, embed, deduplicate, write, index.
 
 Everything is checked before anything is written. Writing goes through the write policy
 (``MemoryWriter``): the record store is the source of truth, and nothing is left
@@ -17,6 +17,7 @@ from hindsight.core.embedding import DEFAULT_CHUNK_SIZES, ChunkSizes, embed_memo
 from hindsight.core.errors import InvalidRequestError, PayloadTooLargeError
 from hindsight.core.models import EpisodicMemory, ListQuery, MemoryKind, Principal
 from hindsight.core.ports import Clock, Embedder, IdGenerator, MemoryWriter, NewRecord, RecordStore
+from hindsight.core.secrets import DEFAULT_SECRET_SCREEN, RedactionCount, SecretScreen
 from hindsight.core.temporal import resolve_time_expressions
 from hindsight.core.text import content_hash
 
@@ -39,6 +40,7 @@ class StoreMemories:
         dedup_window_seconds: float,
         max_content_chars: int = 100_000,
         chunk_sizes: ChunkSizes = DEFAULT_CHUNK_SIZES,
+        secrets: SecretScreen = DEFAULT_SECRET_SCREEN,
     ) -> None:
         self.records = records
         self.writer = writer
@@ -48,12 +50,18 @@ class StoreMemories:
         self.dedup_window_seconds = dedup_window_seconds
         self.max_content_chars = max_content_chars
         self.chunk_sizes = chunk_sizes
+        self.secrets = secrets
 
     def __call__(
         self, principal: Principal, commands: Sequence[StoreMemoryCommand]
     ) -> list[StoreOutcome]:
         for position, command in enumerate(commands):
             self.check_length(command.content, position if len(commands) > 1 else None)
+        screened = [
+            self.screen_secrets(principal, command, position if len(commands) > 1 else None)
+            for position, command in enumerate(commands)
+        ]
+        commands = [command for command, _ in screened]
         memories = [self._build_memory(principal, command) for command in commands]
         memories = self.with_session_context(memories)
         vectors = embed_memories(self.embedder, memories, self.chunk_sizes)
@@ -65,10 +73,17 @@ class StoreMemories:
             self.dedup_window_seconds,
         )
         outcomes = [
-            StoreOutcome(status="success", memory_id=memory.memory_id, event_time=memory.event_time)
+            StoreOutcome(
+                status="success",
+                memory_id=memory.memory_id,
+                event_time=memory.event_time,
+                redacted=redacted,
+            )
             if memory_id == memory.memory_id
-            else StoreOutcome(status="skipped", reason="duplicate", memory_id=memory_id)
-            for memory, memory_id in zip(memories, ids, strict=True)
+            else StoreOutcome(
+                status="skipped", reason="duplicate", memory_id=memory_id, redacted=redacted
+            )
+            for memory, memory_id, (_, redacted) in zip(memories, ids, screened, strict=True)
         ]
         stored = sum(1 for outcome in outcomes if outcome.status == "success")
         logger.info(
@@ -89,6 +104,22 @@ class StoreMemories:
             "(HINDSIGHT_MAX_CONTENT_CHARS). Split the text into several memories, or raise "
             "the limit on the server"
         )
+
+    def screen_secrets(
+        self, principal: Principal, command: StoreMemoryCommand, item: int | None = None
+    ) -> tuple[StoreMemoryCommand, list[RedactionCount] | None]:
+        """The command with secrets in its texts replaced (or ``SecretsRefusedError``, 422,
+        when the caller's policy is refuse): before anything is embedded or written."""
+        texts = (command.content, command.agent_action, command.outcome)
+        where = "content" if item is None else f"items[{item}]"
+        screened = self.secrets.screen(texts, principal.secrets, where)
+        if not screened.counts:
+            return command, None
+        content, agent_action, outcome = screened.texts
+        changed = command.model_copy(
+            update={"content": content, "agent_action": agent_action, "outcome": outcome}
+        )
+        return changed, screened.redacted
 
     def _build_memory(self, principal: Principal, command: StoreMemoryCommand) -> EpisodicMemory:
         now = self.clock.now()
