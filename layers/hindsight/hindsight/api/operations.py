@@ -284,7 +284,10 @@ OPERATIONS: tuple[Operation, ...] = (
         "`dry_run` writes nothing.",
         _ok(wire.ReflectResponse, "what the reflection did"),
         request=ReflectCommand,
-        notes={503: "the reflector (an LLM) is unavailable or answered unusable output"},
+        notes={
+            503: "the store or index is unavailable; an LLM reflector that fails or answers "
+            "unusable output is no 503: the offline facts are kept and `llm.failures` says why"
+        },
     ),
     Operation(
         "GET",
