@@ -183,15 +183,23 @@ def main() -> None:
         sets[f"en (all of session 4, {len(every)} dialogues)"] = {
             name: run_system(systems[name], every) for name in ("rules", "baseline")
         }
+    sweep = {
+        f"{t:.1f}": run_system(LearnedReflector(embedder, threshold=t), english)  # type: ignore[arg-type]
+        for t in (0.1, 0.3, 0.5, 0.6, 0.7, 0.8)
+    }
     embedder.save()
     results = {
         "sets": sets,
+        "learned_threshold_sweep_en": {t: r["content"] for t, r in sweep.items()},
         "threshold": learned._threshold,
         "timing_100_episodes": time_reflection(embedder, english),
         "command": "nice -n 5 .venv/bin/python bench/extraction.py",
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     print(table(results))
+    print("learned, other thresholds (en, content-word; the shipped one is chosen on dev):")
+    for t, r in results["learned_threshold_sweep_en"].items():
+        print(f"  {t}: recall {r['recall']:.2f} precision {r['precision']:.2f} f1 {r['f1']:.2f}")
     print(json.dumps(results["timing_100_episodes"]))
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

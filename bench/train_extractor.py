@@ -1,6 +1,6 @@
 """Train the learned extractor's weights (``adapters/reflectors/learned/weights.npz``).
 
-    nice -n 5 .venv/bin/python bench/train_extractor.py [--statements 4000]
+    nice -n 5 .venv/bin/python bench/train_extractor.py [--statements 10000]
 
 1. Sample statements (``learned.segments.statements``) of utterances of the MSC training
    dialogues (sessions 1-3 less the dev dialogues; ``bench/extraction_data.py``); a
@@ -53,7 +53,7 @@ OUT = (
     / "layers/hindsight/hindsight/adapters/reflectors/learned"
     / WEIGHTS_FILE
 )
-L2 = 1.0
+L2 = 0.3
 
 _CATEGORY_WORDS = [
     ("constraint", r"\b(?:allerg\w*|can ?not|can't|unable|vegan|vegetarian|diabet\w*|disab\w*)"),
@@ -152,7 +152,7 @@ def choose_threshold(model: StatementModel, embedder: CachedEmbedder) -> tuple[f
     from hindsight.adapters.reflectors.learned import LearnedReflector
 
     results = {}
-    for threshold in np.arange(0.2, 0.75, 0.05):
+    for threshold in np.arange(0.1, 0.75, 0.05):
         reflector = LearnedReflector(embedder, model=model, threshold=float(threshold))
         score = run_system(reflector, dev_split())["content"]
         results[round(float(threshold), 2)] = score
@@ -212,7 +212,7 @@ def finish(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--statements", type=int, default=4000)
+    parser.add_argument("--statements", type=int, default=10000)
     parser.add_argument("--embed-only", action="store_true", help="fill the cache, train nothing")
     args = parser.parse_args()
     started = time.perf_counter()

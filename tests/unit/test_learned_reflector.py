@@ -113,6 +113,8 @@ def test_statements_split_sentences_and_first_person_clauses() -> None:
         "你呢？",
     ]
     assert statements("ok") == []
+    # a hypothetical sentence stays whole: no part of it is the speaker's fact
+    assert statements("如果我有钱，我就去环游世界。") == ["如果我有钱，我就去环游世界。"]
 
 
 def test_signals_are_the_same_in_both_languages() -> None:
@@ -270,6 +272,11 @@ def test_later_contradiction_wins_through_the_rules_topic(reflector: LearnedRefl
         "I like it.",
         "Do I like pizza?",
         "我也是",
+        "If I had a dog I would walk it every day.",
+        "如果我有钱，我就去环游世界。",
+        "I would like a coffee.",
+        "I'm tired.",
+        "我叫了外卖",
     ],
 )
 def test_vetoes_hold_whatever_the_model_says(reflector: LearnedReflector, text: str) -> None:

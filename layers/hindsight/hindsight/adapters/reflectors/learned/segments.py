@@ -33,11 +33,37 @@ def statements(text: str) -> list[str]:
         if not sentence:
             continue
         splitter = _ZH_CLAUSE if is_zh(sentence) else _EN_CLAUSE
-        for part in splitter.split(sentence):
+        parts = [sentence] if conditional(sentence) else splitter.split(sentence)
+        for part in parts:
             part = part.strip(" ,，、")[:_MAX_CHARS]
             if len(part) >= _MIN_CHARS:
                 found.append(part)
     return found
+
+
+_CONDITIONAL = re.compile(
+    r"\b(?:if|unless|wish|imagine|suppose|supposing|pretend)\b|如果|要是|假如|万一|假设|想象|但愿",
+    re.IGNORECASE,
+)
+_MOMENTARY = re.compile(
+    r"^(?:I would like|I'd like|I will have|I'll have|can I (?:get|have))\s+(?:a|an|some|the|one)\b"
+    r"|^I(?: am|'m)\s+(?:so |really |very |a bit |kind of )?(?:tired|hungry|thirsty|sleepy|bored|"
+    r"exhausted|busy|cold|hot|full|sick|late)\W*$"
+    r"|^我(?:要|想要|来)一(?:杯|份|个|碗|瓶)|^我(?:好|很|有点|太)?(?:累|饿|渴|困|忙|冷|热|饱)了?\W*$"
+    r"|^我(?:叫|点)了",
+    re.IGNORECASE,
+)
+
+
+def conditional(text: str) -> bool:
+    """Whether the text is hypothetical ("if I had a dog", "如果我有钱"): not the speaker's
+    fact. Such a sentence is kept whole, so that every part of it stays hypothetical."""
+    return bool(_CONDITIONAL.search(text))
+
+
+def momentary(text: str) -> bool:
+    """A request or a passing state ("I'd like a coffee", "I'm tired", "我叫了外卖")."""
+    return bool(_MOMENTARY.search(text.strip()))
 
 
 _EN = {
