@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -126,8 +127,9 @@ def time_reflection(embedder: CachedEmbedder, dialogues: Sequence[Dialogue]) -> 
     RuleBasedReflector().reflect("u", episodes, [])
     timings["rules_s"] = round(time.perf_counter() - started, 3)
     uncached = LearnedReflector(embedder.inner)  # type: ignore[arg-type]
-    found = uncached.statements_of(episodes, "u")
-    timings["statements"] = len(found)
+    embedder.inner.embed_documents(["warm up: the model loaded before timing"])  # type: ignore[attr-defined]
+    timings["statements"] = len(uncached.statements_of(episodes, "u"))
+    timings["load_average_1min"] = round(os.getloadavg()[0], 2)
     started = time.perf_counter()
     uncached.reflect("u", episodes, [])
     timings["learned_with_embedding_s"] = round(time.perf_counter() - started, 3)

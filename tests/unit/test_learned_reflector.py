@@ -217,6 +217,17 @@ def test_label_protocol_and_selection_by_setting() -> None:
     built = build_reflector(Settings(reflector="learned"), bundled)
     assert isinstance(built, LearnedReflector) and isinstance(built, Reflector)
     assert built.label == LABEL == "learned (offline, no LLM)"
+    llm_first = build_reflector(
+        Settings(
+            reflector="openai:some-model",
+            openai_base_url="http://127.0.0.1:9/v1",
+            reflector_offline="learned",
+        ),
+        bundled,
+    )
+    offline = llm_first._offline  # type: ignore[attr-defined]
+    assert isinstance(offline, LearnedReflector)  # runs first, on the service's embedder
+    assert offline._embedder is bundled
     with pytest.raises(ConfigurationError, match="'learned'"):
         build_reflector(Settings(reflector="learnt"))
     with pytest.raises(ConfigurationError, match="HINDSIGHT_EMBEDDER=e5"):
@@ -234,9 +245,9 @@ def test_statements_become_facts_with_their_source(reflector: LearnedReflector) 
 def test_one_embedding_call_for_a_batch() -> None:
     embedder = ZeroEmbedder()
     LearnedReflector(embedder, model=scripted_model()).reflect(
-        "u1", [episode(1, "I sing. I dance."), episode(2, "我喜欢爬山")], []
+        "u1", [episode(1, "I sing. Do you? I dance."), episode(2, "我喜欢爬山")], []
     )
-    assert embedder.calls == [["I sing.", "I dance.", "我喜欢爬山"]]
+    assert embedder.calls == [["I sing.", "I dance.", "我喜欢爬山"]]  # no question embedded
 
 
 def test_repeats_merge_with_every_source_and_raised_confidence(

@@ -189,7 +189,7 @@ def build_reflector(settings: Settings, embedder: Embedder | None = None) -> Ref
             region=settings.bedrock_region or None,
             max_tokens=settings.reflector_max_tokens,
         )
-        return _offline_first(settings, bedrock)
+        return _offline_first(settings, bedrock, embedder)
     if kind == "openai" and model:
         from hindsight.adapters.reflectors.openai_compatible import OpenAICompatibleReflector
 
@@ -205,14 +205,16 @@ def build_reflector(settings: Settings, embedder: Embedder | None = None) -> Ref
             timeout=settings.reflector_timeout_seconds,
             max_tokens=settings.reflector_max_tokens,
         )
-        return _offline_first(settings, openai)
+        return _offline_first(settings, openai, embedder)
     raise ConfigurationError(
         f"HINDSIGHT_REFLECTOR={spec!r} is not understood; use 'rule-based', 'learned', "
         "'bedrock:<model id>' or 'openai:<model>'"
     )
 
 
-def _offline_first(settings: Settings, llm: LlmReflector) -> Reflector:
+def _offline_first(
+    settings: Settings, llm: LlmReflector, embedder: Embedder | None = None
+) -> Reflector:
     """An LLM reflector run after the offline one (HINDSIGHT_REFLECTOR_OFFLINE): the
     offline facts are refined by the LLM and kept whenever the LLM fails; at most
     HINDSIGHT_REFLECTOR_TOKEN_BUDGET tokens per reflection run (0: no limit)."""
@@ -224,7 +226,7 @@ def _offline_first(settings: Settings, llm: LlmReflector) -> Reflector:
             f"HINDSIGHT_REFLECTOR_OFFLINE={offline_spec!r} must name an offline reflector "
             "(e.g. 'rule-based'), not an LLM"
         )
-    offline = build_reflector(settings.model_copy(update={"reflector": offline_spec}))
+    offline = build_reflector(settings.model_copy(update={"reflector": offline_spec}), embedder)
     budget = settings.reflector_token_budget or None
     return OfflineFirstReflector(offline, llm, token_budget=budget)
 

@@ -96,14 +96,15 @@ class LearnedReflector:
         """Facts the classifier finds in the user's statements; ``existing_facts`` are left
         to the merge."""
         ordered = sorted(episodes, key=lambda e: (e.occurred_at, e.memory_id))
-        found = self.statements_of(ordered, user_id)
+        # what a veto rules out is never embedded (a question costs nothing)
+        found = [s for s in self.statements_of(ordered, user_id) if not _vetoed(s.text)]
         candidates: list[Candidate] = []
         for statement, probability, category in zip(found, *self.score(found), strict=True):
             candidates.extend(self._candidates(statement, probability, category, user_id))
         candidates.extend(mood_patterns(ordered, user_id, self._min_mood_episodes))
         facts = merge(candidates)
         logger.info(
-            "learned reflection episodes=%d statements=%d facts=%d",
+            "learned reflection episodes=%d statements_scored=%d facts=%d",
             len(episodes),
             len(found),
             len(facts),
