@@ -103,6 +103,10 @@ class Settings(BaseSettings):
     # secrets in stored content (API keys, tokens, private keys, passwords in URLs, card
     # numbers): redact them, refuse the store (422), or off; a key may set its own
     secrets: Literal["redact", "refuse", "off"] = "redact"
+    # Idempotency-Key on stores: how long a key's answer is kept, and the DynamoDB table of
+    # the records on AWS (default "<HINDSIGHT_TABLE>-idempotency"; locally a SQLite file)
+    idempotency_ttl_seconds: int = Field(default=86_400, ge=60, le=30 * 86_400)
+    idempotency_table: str = ""
 
     # --- scheduled reflection ----------------------------------------------------------
     reflection_queue_url: str = ""  # the SQS queue the fan-out sends one job per user to

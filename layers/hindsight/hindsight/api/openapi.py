@@ -30,6 +30,7 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 from hindsight import __version__
 from hindsight.api import wire
 from hindsight.api.errors import STATUS_BY_ERROR
+from hindsight.api.idempotency import IDEMPOTENCY_HEADER, IDEMPOTENT_OPERATIONS, MAX_KEY_CHARS
 from hindsight.api.operations import OPERATIONS, Operation
 from hindsight.core.errors import HindsightError
 
@@ -132,6 +133,18 @@ def _parameters(op: Operation, schemas: dict[str, Any]) -> list[dict[str, Any]]:
                 param["description"] = schema["description"]
             param["schema"] = _query_schema(schema)
             params.append(param)
+    if op.operation_id in IDEMPOTENT_OPERATIONS:
+        params.append(
+            {
+                "name": IDEMPOTENCY_HEADER,
+                "in": "header",
+                "required": False,
+                "description": "a key of your choice (e.g. a UUID) for this request: a retry "
+                "with the same key gets the first answer (header Idempotent-Replayed: true) "
+                "and stores nothing new; the key is kept 24 h; another body with it is a 422",
+                "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS},
+            }
+        )
     return params
 
 

@@ -467,7 +467,39 @@ def call_route(
     if principal is None and spec.optional_caller:
         principal = optional_caller(authenticate)
     parsed = spec.parse(operation, request)
-    return spec.function(RouteCall(parsed, principal, services))
+    call = RouteCall(parsed, principal, services)
+    key = request.header(IDEMPOTENCY_HEADER)
+    if key and operation_id in IDEMPOTENT_OPERATIONS:
+        return idempotent_answer(spec, call, operation_id, key, request.body)
+    return spec.function(call)
+
+
+def idempotent_answer(
+    spec: RouteSpec, call: RouteCall[Any], operation_id: str, key: str, body: bytes
+) -> Answer:
+    """The route's answer once per ``Idempotency-Key`` (``api.idempotency``); a retry gets
+    the first answer again, marked ``Idempotent-Replayed: true``, and stores nothing."""
+    from hindsight.bootstrap import get_settings
+
+    first: list[Answer] = []
+
+    def run() -> dict[str, Any]:
+        answer = spec.function(call)
+        first.append(answer)
+        body = answer.body if isinstance(answer.body, Mapping) else {"text": answer.body}
+        return {"status": answer.status, "body": dict(body)}
+
+    writes = idempotent_writes(get_settings())
+    stored, replayed = writes.run_once(operation_id, key, call.caller, body, run)
+    if not replayed:
+        return first[0]
+    return Answer(
+        int(stored["status"]),
+        stored["body"],
+        headers={"Idempotent-Replayed": "true"},
+        metrics=(("IdempotentReplays", COUNT, 1),),
+        log=("idempotent replay", {"operation": operation_id}),
+    )
 
 
 def error_status(error: BaseException) -> tuple[int, str]:

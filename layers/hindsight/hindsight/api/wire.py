@@ -163,6 +163,9 @@ class HealthResponse(Success, _Strict):
     """Without a key only ``status``; with one the model, the reflector and the caller's
     tenant's index size (never another tenant's)."""
 
+    # the keyless answer leaves the other fields out, so the schema may not require them
+    model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=False)
+
     embedding_model: str | None = None
     embedding_dimension: int | None = None
     reflector: str | None = None

@@ -1,0 +1,136 @@
+"""Idempotency records on SQLite: Powertools' ``BasePersistenceLayer`` for one machine.
+
+On AWS the idempotent writes (``hindsight.api.idempotency``) keep their records with
+Powertools' ``DynamoDBPersistenceLayer``; locally this layer keeps the same records with
+the same semantics in one SQLite file (``<data dir>/idempotency.db``; ``":memory:"`` for
+the in-memory backend):
+
+- a record is put only when its key is new, expired, or left in progress past its
+  in-progress expiry (a server killed mid-request), else ``IdempotencyItemAlreadyExistsError``
+  carries the record found (Powertools then replays its answer, reports it in progress, or
+  refuses another payload for the key);
+- expired records are never answered and are purged on the next put.
+
+One connection serves every thread (the server runs requests in worker threads); a lock
+makes each put a single check-and-write.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyItemAlreadyExistsError,
+    IdempotencyItemNotFoundError,
+)
+from aws_lambda_powertools.utilities.idempotency.persistence.base import (
+    STATUS_CONSTANTS,
+    BasePersistenceLayer,
+    DataRecord,
+)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS idempotency (
+    id TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    expiration INTEGER NOT NULL,
+    in_progress_expiration INTEGER,
+    data TEXT NOT NULL DEFAULT '',
+    validation TEXT NOT NULL DEFAULT ''
+)
+"""
+_COLUMNS = "id, status, expiration, in_progress_expiration, data, validation"
+
+
+class SqliteIdempotencyStore(BasePersistenceLayer):
+    """Powertools idempotency records in a SQLite file (or ``":memory:"``)."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__()
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        if self.path != ":memory:":
+            self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    @staticmethod
+    def _record(row: tuple[str, str, int, int | None, str, str]) -> DataRecord:
+        key, status, expiration, in_progress, data, validation = row
+        return DataRecord(
+            idempotency_key=key,
+            status=status,
+            expiry_timestamp=expiration,
+            in_progress_expiry_timestamp=in_progress,
+            response_data=data,
+            payload_hash=validation,
+        )
+
+    def _row(self, key: str) -> DataRecord | None:
+        row = self._db.execute(
+            f"SELECT {_COLUMNS} FROM idempotency WHERE id = ?", (key,)
+        ).fetchone()
+        return None if row is None else self._record(row)
+
+    def _get_record(self, idempotency_key: str) -> DataRecord:
+        with self._lock:
+            record = self._row(idempotency_key)
+        if record is None:
+            raise IdempotencyItemNotFoundError
+        return record
+
+    @staticmethod
+    def _replaceable(old: DataRecord, now: float) -> bool:
+        """As the DynamoDB layer's condition: expired, or in progress past its expiry."""
+        if (old.expiry_timestamp or 0) < int(now):
+            return True
+        stale_since = old.in_progress_expiry_timestamp
+        return (
+            old.status == STATUS_CONSTANTS["INPROGRESS"]
+            and stale_since is not None
+            and stale_since < int(now * 1000)
+        )
+
+    def _put_record(self, data_record: DataRecord) -> None:
+        now = time.time()
+        with self._lock:
+            self._db.execute("DELETE FROM idempotency WHERE expiration < ?", (int(now),))
+            old = self._row(data_record.idempotency_key)
+            if old is not None and not self._replaceable(old, now):
+                self._validate_payload(data_payload=data_record, stored_data_record=old)
+                raise IdempotencyItemAlreadyExistsError(old_data_record=old)
+            self._db.execute(
+                f"INSERT OR REPLACE INTO idempotency ({_COLUMNS}) VALUES (?, ?, ?, ?, '', ?)",
+                (
+                    data_record.idempotency_key,
+                    data_record.status,
+                    data_record.expiry_timestamp,
+                    data_record.in_progress_expiry_timestamp,
+                    data_record.payload_hash if self.payload_validation_enabled else "",
+                ),
+            )
+
+    def _update_record(self, data_record: DataRecord) -> None:
+        with self._lock:
+            self._db.execute(
+                "UPDATE idempotency SET data = ?, expiration = ?, status = ? WHERE id = ?",
+                (
+                    data_record.response_data,
+                    data_record.expiry_timestamp,
+                    data_record.status,
+                    data_record.idempotency_key,
+                ),
+            )
+
+    def _delete_record(self, data_record: DataRecord) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM idempotency WHERE id = ?", (data_record.idempotency_key,))

@@ -1,0 +1,178 @@
+"""Idempotent writes: ``Idempotency-Key`` on ``POST /v1/memories`` and ``/v1/memories/batch``.
+
+A client that retries a store (a timeout, a dropped connection) sends the same
+``Idempotency-Key`` header again; the retry gets the first request's answer and stores
+nothing new. Keys belong to a tenant and an operation; a key is remembered for
+``HINDSIGHT_IDEMPOTENCY_TTL_SECONDS`` (default 24 h).
+
+- the same key with another body: 422, the key was used for another request;
+- the same key while the first request is still running: 409, retry in a moment (a
+  request's in-progress mark lapses after ``IN_PROGRESS_SECONDS``, so a server killed
+  mid-request does not hold the key for a day);
+- an answer that is an error is not remembered (the retry runs again).
+
+The mechanism is Powertools' idempotency utility (``idempotent_function`` with an
+``IdempotencyConfig``): on AWS over its ``DynamoDBPersistenceLayer`` (the template's
+``IdempotencyTable``), locally over ``SqliteIdempotencyStore``, a persistence layer of ours
+with the same semantics (``<data dir>/idempotency.db``; in memory for the memory backend).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyPersistenceLayerError,
+    IdempotencyValidationError,
+)
+from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
+
+from hindsight.core.errors import (
+    ConflictError,
+    InvalidRequestError,
+    MalformedRequestError,
+    UnavailableError,
+)
+from hindsight.core.models import Principal
+from hindsight.settings import Settings
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+IDEMPOTENT_OPERATIONS = frozenset({"store_memory", "store_batch"})
+MAX_KEY_CHARS = 255
+IN_PROGRESS_SECONDS = 300
+KEY_PREFIX = "hindsight"  # one prefix for every operation (the operation is in the key)
+
+
+class _InProgressWindow:
+    """What Powertools asks a Lambda context: how long the request may still run. The
+    in-progress mark of a request lapses after that long."""
+
+    @staticmethod
+    def get_remaining_time_in_millis() -> int:
+        return IN_PROGRESS_SECONDS * 1000
+
+
+def check_key(key: str) -> str:
+    """The header's value, or ``MalformedRequestError`` (400) saying what a key may be."""
+    key = key.strip()
+    if not key or len(key) > MAX_KEY_CHARS or not all(" " < c < "\x7f" for c in key):
+        raise MalformedRequestError(
+            f"the {IDEMPOTENCY_HEADER} header must be 1 to {MAX_KEY_CHARS} visible ASCII "
+            "characters without spaces (e.g. a UUID); send a new one for each new request"
+        )
+    return key
+
+
+@dataclass
+class IdempotentWrites:
+    """Runs a write once per (operation, tenant, key); retries get the stored answer."""
+
+    persistence: BasePersistenceLayer
+    expires_after_seconds: int = 86_400
+
+    def _config(self) -> IdempotencyConfig:
+        config = IdempotencyConfig(
+            event_key_jmespath="[operation, tenant, key]",
+            payload_validation_jmespath="request",
+            raise_on_no_idempotency_key=True,
+            expires_after_seconds=self.expires_after_seconds,
+            hash_function="sha256",
+        )
+        config.register_lambda_context(_InProgressWindow())  # type: ignore[arg-type]
+        return config
+
+    def run_once(
+        self,
+        operation_id: str,
+        key: str,
+        principal: Principal,
+        body: bytes,
+        run: Callable[[], dict[str, Any]],
+    ) -> tuple[dict[str, Any], bool]:
+        """``run()``'s JSON answer and False the first time; the stored answer and True
+        for a retry. ``run`` raising stores nothing (the retry runs again)."""
+        key = check_key(key)
+        data = {
+            "operation": operation_id,
+            "tenant": principal.tenant_id,
+            "key": key,
+            "request": hashlib.sha256(body).hexdigest(),
+        }
+        ran: list[bool] = []
+
+        def first(request: dict[str, Any]) -> dict[str, Any]:
+            ran.append(True)
+            return run()
+
+        once = idempotent_function(
+            first,
+            data_keyword_argument="request",
+            persistence_store=self.persistence,
+            config=self._config(),
+            key_prefix=KEY_PREFIX,
+        )
+        try:
+            answer = once(request=data)
+        except IdempotencyValidationError as exc:
+            raise InvalidRequestError(
+                f"{IDEMPOTENCY_HEADER} {key!r} was already used for another request (a "
+                "different body); send a new key for a new request, or the same body to get "
+                "the first answer again"
+            ) from exc
+        except IdempotencyAlreadyInProgressError as exc:
+            raise ConflictError(
+                f"the request with {IDEMPOTENCY_HEADER} {key!r} is still being processed; "
+                "retry in a few seconds to get its answer"
+            ) from exc
+        except IdempotencyPersistenceLayerError as exc:
+            raise UnavailableError(
+                "the idempotency records cannot be read or written right now; retry in a moment"
+            ) from exc
+        return answer, not ran
+
+
+_lock = threading.Lock()
+_writes: dict[Any, tuple[Settings, IdempotentWrites]] = {}
+
+
+def _store_key(settings: Settings) -> tuple[Any, ...]:
+    """Which records ``settings`` name: one table, one data dir, or this settings object's."""
+    backend = settings.backend.strip().lower()
+    if backend == "aws":
+        table = settings.idempotency_table or f"{settings.table}-idempotency"
+        return ("aws", table, settings.region)
+    if backend == "embedded":
+        return ("embedded", str(settings.data_dir.resolve()))
+    return ("memory", id(settings))
+
+
+def _build(key: tuple[Any, ...], settings: Settings) -> BasePersistenceLayer:
+    if key[0] == "aws":
+        from hindsight.adapters.aws.dynamodb_record_store.table import default_client
+        from hindsight.adapters.aws.idempotency_table import dynamodb_idempotency_store
+
+        return dynamodb_idempotency_store(
+            key[1], default_client(settings.region or None), create=settings.create_resources
+        )
+    from hindsight.adapters.embedded.sqlite_idempotency import SqliteIdempotencyStore
+
+    if key[0] == "embedded":
+        return SqliteIdempotencyStore(settings.data_dir / "idempotency.db")
+    return SqliteIdempotencyStore(":memory:")
+
+
+def idempotent_writes(settings: Settings) -> IdempotentWrites:
+    """The process's idempotent writes for ``settings`` (built once per store)."""
+    key = _store_key(settings)
+    with _lock:
+        found = _writes.get(key)
+        if found is None or (key[0] == "memory" and found[0] is not settings):
+            writes = IdempotentWrites(_build(key, settings), settings.idempotency_ttl_seconds)
+            _writes[key] = found = (settings, writes)
+        return found[1]

@@ -1,0 +1,125 @@
+"""Idempotent writes, one contract for both persistence layers: Powertools'
+DynamoDBPersistenceLayer (on moto, the AWS backend's) and our SqliteIdempotencyStore (the
+embedded backend's). A retry gets the first answer without running again; another body for
+the key is refused; tenants and operations do not share keys; a failed run is not kept; a
+key in progress is a conflict; an expired key runs again."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hindsight.adapters.aws.idempotency_table import dynamodb_idempotency_store
+from hindsight.adapters.embedded.sqlite_idempotency import SqliteIdempotencyStore
+from hindsight.api.idempotency import IdempotentWrites
+from hindsight.core.errors import (
+    ConflictError,
+    InvalidRequestError,
+    MalformedRequestError,
+    UnavailableError,
+)
+from hindsight.core.models import Principal
+
+ACME = Principal(tenant_id="acme")
+GLOBEX = Principal(tenant_id="globex")
+BODY = b'{"user_id": "u1", "content": "the flight lands at 9"}'
+
+
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def writes(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[IdempotentWrites]:
+    if request.param == "sqlite":
+        store = SqliteIdempotencyStore(tmp_path / "idempotency.db")
+        yield IdempotentWrites(store, expires_after_seconds=2)
+        store.close()
+        return
+    from tests.integration.dynamodb_local import moto_client, require_moto
+
+    client = moto_client()
+    require_moto(client)
+    name = f"hindsight-idempotency-{time.time_ns()}"
+    yield IdempotentWrites(
+        dynamodb_idempotency_store(name, client, create=True), expires_after_seconds=2
+    )
+    client.delete_table(TableName=name)
+
+
+class Counter:
+    """A write that counts its runs and answers a new id each time."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+
+    def __call__(self) -> dict[str, Any]:
+        self.runs += 1
+        return {"status": 201, "body": {"status": "success", "memory_id": f"mem_{self.runs}"}}
+
+
+def test_a_retry_gets_the_first_answer_and_runs_nothing(writes: IdempotentWrites) -> None:
+    write = Counter()
+    first, replayed = writes.run_once("store_memory", "k-1", ACME, BODY, write)
+    assert not replayed and first["body"]["memory_id"] == "mem_1"
+    for _ in range(3):
+        again, replayed = writes.run_once("store_memory", "k-1", ACME, BODY, write)
+        assert replayed and again == first
+    assert write.runs == 1
+
+
+def test_another_body_for_a_used_key_is_refused(writes: IdempotentWrites) -> None:
+    write = Counter()
+    writes.run_once("store_memory", "k-2", ACME, BODY, write)
+    with pytest.raises(InvalidRequestError, match="already used for another request"):
+        writes.run_once("store_memory", "k-2", ACME, BODY + b" ", write)
+    assert write.runs == 1
+
+
+def test_tenants_and_operations_do_not_share_keys(writes: IdempotentWrites) -> None:
+    write = Counter()
+    writes.run_once("store_memory", "k-3", ACME, BODY, write)
+    _, replayed = writes.run_once("store_memory", "k-3", GLOBEX, BODY, write)
+    assert not replayed
+    _, replayed = writes.run_once("store_batch", "k-3", ACME, BODY, write)
+    assert not replayed
+    assert write.runs == 3
+
+
+def test_a_failed_run_is_not_kept(writes: IdempotentWrites) -> None:
+    def failing() -> dict[str, Any]:
+        raise UnavailableError("the store is down")
+
+    with pytest.raises(UnavailableError):
+        writes.run_once("store_memory", "k-4", ACME, BODY, failing)
+    write = Counter()
+    answer, replayed = writes.run_once("store_memory", "k-4", ACME, BODY, write)
+    assert not replayed and write.runs == 1 and answer["body"]["memory_id"] == "mem_1"
+
+
+def test_a_key_in_progress_is_a_conflict(writes: IdempotentWrites) -> None:
+    inner: list[BaseException] = []
+
+    def retried_meanwhile() -> dict[str, Any]:
+        try:
+            writes.run_once("store_memory", "k-5", ACME, BODY, Counter())
+        except ConflictError as exc:
+            inner.append(exc)
+        return Counter()()
+
+    writes.run_once("store_memory", "k-5", ACME, BODY, retried_meanwhile)
+    assert len(inner) == 1 and "still being processed" in str(inner[0])
+
+
+def test_an_expired_key_runs_again(writes: IdempotentWrites) -> None:
+    write = Counter()
+    writes.run_once("store_memory", "k-6", ACME, BODY, write)
+    time.sleep(3.1)  # the records here expire after 2 s (24 h by default)
+    _, replayed = writes.run_once("store_memory", "k-6", ACME, BODY, write)
+    assert not replayed and write.runs == 2
+
+
+@pytest.mark.parametrize("key", ["", " ", "a b", "ключ", "x" * 256])
+def test_a_malformed_key_is_a_400(writes: IdempotentWrites, key: str) -> None:
+    with pytest.raises(MalformedRequestError, match="Idempotency-Key"):
+        writes.run_once("store_memory", key, ACME, BODY, Counter())
