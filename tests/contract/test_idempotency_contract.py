@@ -123,3 +123,64 @@ def test_an_expired_key_runs_again(writes: IdempotentWrites) -> None:
 def test_a_malformed_key_is_a_400(writes: IdempotentWrites, key: str) -> None:
     with pytest.raises(MalformedRequestError, match="Idempotency-Key"):
         writes.run_once("store_memory", key, ACME, BODY, Counter())
+
+
+def test_the_settings_choose_the_persistence_layer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """AWS: Powertools' DynamoDB layer on HINDSIGHT_IDEMPOTENCY_TABLE (created when the
+    process may create resources); embedded: a SQLite file in the data dir; memory: its own."""
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    from hindsight.api.idempotency import idempotent_writes
+    from hindsight.settings import Settings
+    from tests.integration.dynamodb_local import MOTO_URL, REGION, moto_client, require_moto
+
+    client = moto_client()
+    require_moto(client)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", MOTO_URL)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    name = f"hindsight-idempotency-{time.time_ns()}"
+    aws = idempotent_writes(Settings(backend="aws", idempotency_table=name, region=REGION))
+    assert isinstance(aws.persistence, DynamoDBPersistenceLayer)
+    assert aws.expires_after_seconds == 86_400
+    write = Counter()
+    aws.run_once("store_memory", "k-aws", ACME, BODY, write)
+    assert aws.run_once("store_memory", "k-aws", ACME, BODY, write)[1] is True
+    ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+    assert ttl["AttributeName"] == "expiration"
+    client.delete_table(TableName=name)
+
+    embedded = idempotent_writes(Settings(backend="embedded", data_dir=tmp_path))
+    assert isinstance(embedded.persistence, SqliteIdempotencyStore)
+    assert (tmp_path / "idempotency.db").exists()
+    assert idempotent_writes(Settings(backend="embedded", data_dir=tmp_path)) is embedded
+    memory = Settings(backend="memory")
+    assert idempotent_writes(memory) is idempotent_writes(memory)
+    assert idempotent_writes(Settings(backend="memory")) is not idempotent_writes(memory)
+
+
+def test_a_request_left_in_progress_by_a_killed_server_lapses(writes: IdempotentWrites) -> None:
+    """A server killed mid-request leaves its key in progress; once the in-progress mark
+    lapses (IN_PROGRESS_SECONDS; here already past) a retry runs instead of a 409."""
+    import hashlib
+
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
+    writes.run_once("store_batch", "k-warm", ACME, BODY, Counter())  # configures the layer
+    data = {
+        "operation": "store_memory",
+        "tenant": "acme",
+        "key": "k-killed",
+        "request": hashlib.sha256(BODY).hexdigest(),
+    }
+    writes.persistence.configure(IdempotencyConfig(), key_prefix="hindsight")
+    writes.persistence.save_inprogress(data, remaining_time_in_millis=-1_000)
+    write = Counter()
+    answer, replayed = writes.run_once("store_memory", "k-killed", ACME, BODY, write)
+    assert not replayed and write.runs == 1 and answer["status"] == 201
+    running = {**data, "key": "k-running"}
+    writes.persistence.save_inprogress(running, remaining_time_in_millis=60_000)
+    with pytest.raises(ConflictError):
+        writes.run_once("store_memory", "k-running", ACME, BODY, write)
