@@ -231,6 +231,15 @@ def _offline_first(
     return OfflineFirstReflector(offline, llm, token_budget=budget)
 
 
+def _embedder_by_spec(settings: Settings) -> Callable[[str], Embedder]:
+    """Builds the embedder an index generation recorded (its ``HINDSIGHT_EMBEDDER`` spec)."""
+
+    def by_spec(spec: str) -> Embedder:
+        return build_embedder(settings.model_copy(update={"embedder": spec}))
+
+    return by_spec
+
+
 def _follow_served_model(
     settings: Settings,
     index: Any,
@@ -243,11 +252,9 @@ def _follow_served_model(
     from hindsight.adapters.embedded.generations import follow_served_model, repair_on_switch
     from hindsight.adapters.system import SystemClock
 
-    def by_spec(spec: str) -> Embedder:
-        return build_embedder(settings.model_copy(update={"embedder": spec}))
-
     configured = configured or build_embedder(settings)
-    served = follow_served_model(index, configured, settings.embedder, embedders or by_spec)
+    build = embedders or _embedder_by_spec(settings)
+    served = follow_served_model(index, configured, settings.embedder, build)
     policy = policy_from(settings)
     sizes = ChunkSizes(policy.chunk_tokens, policy.chunk_overlap_tokens)
     repair_on_switch(index, records, served, SystemClock(), sizes)
@@ -365,7 +372,11 @@ def build_aws_service(
                 "set HINDSIGHT_CREATE_RESOURCES=false"
             ) from exc
     if index is None:
+        from hindsight.adapters.aws.opensearch_index.migration import follow_alias_model
+
         index = build_opensearch_index(settings, embedder.dimension)
+        # queries in the model of the index the name serves (re-embedding migrations)
+        embedder = follow_alias_model(index, embedder, _embedder_by_spec(settings))
     searchable = ReadYourWritesIndex(index)
     ports = Ports(
         records=records,

@@ -1,15 +1,25 @@
-"""Operating the service: ``health`` and ``reindex`` (rebuild the search index)."""
+"""Operating the service: ``health`` and ``reindex`` (rebuild the search index, or migrate
+it to another embedding model with ``--re-embed``: ``core/usecases/reembed.py``)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
 
 from hindsight.cli.errors import handles_errors
 from hindsight.cli.output import emit_json, make_console, print_fields
 from hindsight.cli.state import JsonFlag, cli_state, open_service
+from hindsight.reembedding import reembedding
+from hindsight.settings import Settings
 
 
 @handles_errors
@@ -24,38 +34,59 @@ def health(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     print_fields(result)
 
 
-@handles_errors
-def reindex(
-    ctx: typer.Context,
-    re_embed: Annotated[
-        bool,
-        typer.Option(
-            "--re-embed",
-            help="recompute every vector with the configured embedding model first "
-            "(after changing HINDSIGHT_EMBEDDER)",
-        ),
-    ] = False,
-    as_json: JsonFlag = False,
-) -> None:
-    """Rebuild the search index from the record store (the source of truth)."""
-    state = cli_state(ctx, as_json)
-    service, _ = open_service(state)
+ReEmbedFlag = Annotated[
+    bool,
+    typer.Option(
+        "--re-embed",
+        help="migrate to the configured embedding model (HINDSIGHT_EMBEDDER): every memory "
+        "is embedded again into a new index generation, in batches, while the current one "
+        "keeps serving; then one atomic switch. Resumes where a stopped run left off. Runs "
+        "beside a running `hindsight serve`, which follows the switch.",
+    ),
+]
+
+
+def _progress_bar(label: str, quiet: bool) -> Progress:
     err_console = make_console(stderr=True)
-    progress = Progress(
-        TextColumn("reindexing"),
+    return Progress(
+        TextColumn(label),
         BarColumn(),
         MofNCompleteColumn(),
+        TimeRemainingColumn(),
         console=err_console,
-        disable=state.json_output or not err_console.is_terminal,
+        disable=quiet or not err_console.is_terminal,
     )
-    with progress:
-        task = progress.add_task("reindex", total=None)
 
-        def advance(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
 
-        result = service.reindex(re_embed=re_embed, progress=advance)
+@handles_errors
+def reindex(ctx: typer.Context, re_embed: ReEmbedFlag = False, as_json: JsonFlag = False) -> None:
+    """Rebuild the search index from the record store, or (--re-embed) migrate it to the
+    configured embedding model."""
+    state = cli_state(ctx, as_json)
+    if re_embed:
+        result = _re_embed(state.data_dir, state.json_output)
+    else:
+        service, _ = open_service(state)
+        with _progress_bar("reindexing", state.json_output) as progress:
+            task = progress.add_task("reindex", total=None)
+
+            def advance(done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total)
+
+            result = service.reindex(progress=advance)
     if state.json_output:
         emit_json(result)
         return
     print_fields(result)
+
+
+def _re_embed(data_dir: Path | None, quiet: bool) -> dict[str, Any]:
+    """The migration, built apart from the service (it must not open the served index)."""
+    settings = Settings.from_env(data_dir=data_dir)
+    with reembedding(settings) as migrate, _progress_bar("re-embedding", quiet) as progress:
+        task = progress.add_task("re-embed", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        return migrate(progress=advance)

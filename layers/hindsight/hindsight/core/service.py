@@ -10,6 +10,7 @@ imports this module.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -52,6 +53,14 @@ from hindsight.core.usecases.scheduled import Job, ScheduledRun, ScheduledRuns
 from hindsight.core.usecases.store import StoreMemories
 
 
+def one_model(embedder: object) -> AbstractContextManager[object]:
+    """One embedding model for a whole request. An embedder that follows the served index
+    generation (``adapters/embedders/serving.py``) may switch models when a re-embedding
+    migration completes; pinned, it switches between requests, never within one."""
+    pinned = getattr(embedder, "pinned", None)
+    return pinned() if pinned is not None else nullcontext()
+
+
 @dataclass(frozen=True)
 class UseCases:
     """Every use case of one service, each built from its own ports (see the bootstrap)."""
@@ -80,24 +89,29 @@ class MemoryService:
 
     # --- store ---------------------------------------------------------------
     def store(self, principal: Principal, command: StoreMemoryCommand) -> StoreOutcome:
-        return self.use_cases.store(principal, [command])[0]
+        with one_model(self.ports.embedder):
+            return self.use_cases.store(principal, [command])[0]
 
     def store_batch(self, principal: Principal, command: StoreBatchCommand) -> list[StoreOutcome]:
-        return self.use_cases.store(principal, command.commands())
+        with one_model(self.ports.embedder):
+            return self.use_cases.store(principal, command.commands())
 
     def store_document(
         self, principal: Principal, command: StoreDocumentCommand
     ) -> DocumentOutcome:
         """Store a file as one memory, or replace the memory of its document_id."""
-        return self.use_cases.documents(principal, command)
+        with one_model(self.ports.embedder):
+            return self.use_cases.documents(principal, command)
 
     # --- retrieve ------------------------------------------------------------
     def retrieve(self, principal: Principal, command: RetrieveCommand) -> RetrieveResult:
-        return self.use_cases.retrieve(principal, command)
+        with one_model(self.ports.embedder):
+            return self.use_cases.retrieve(principal, command)
 
     # --- reflect and review --------------------------------------------------
     def reflect(self, principal: Principal, command: ReflectCommand) -> ReflectResult:
-        return self.use_cases.reflect(principal, command)
+        with one_model(self.ports.embedder):
+            return self.use_cases.reflect(principal, command)
 
     def approve(self, principal: Principal, memory_id: str) -> dict[str, Any]:
         return self.use_cases.review(principal, memory_id, approve=True)
@@ -123,7 +137,8 @@ class MemoryService:
 
     # --- context -------------------------------------------------------------
     def context(self, principal: Principal, command: ContextCommand) -> ContextResult:
-        return self.use_cases.context(principal, command)
+        with one_model(self.ports.embedder):
+            return self.use_cases.context(principal, command)
 
     # --- read / forget -------------------------------------------------------
     def list_memories(self, principal: Principal, command: ListMemoriesCommand) -> ListResult:

@@ -30,6 +30,7 @@ write takes the lock.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sqlite3
 import threading
@@ -325,6 +326,8 @@ class EmbeddedSearchIndex:
         if not documents:
             return
         self._check_open()
+        with self._lock:
+            documents = self._keeping_served_vectors(documents)
         # the terms before the lock: segmenting long texts is the slow part of a write
         terms = [[tokenize(text) for _, text, _, _ in doc.pieces()] for doc in documents]
         with self._lock:
@@ -343,6 +346,44 @@ class EmbeddedSearchIndex:
                     for piece, piece_terms in zip(document.pieces(), document_terms, strict=True):
                         self._write(conn, document, piece, piece_terms)
             self._vectors.upsert(documents, terms)
+
+    def _keeping_served_vectors(self, documents: Sequence[IndexDocument]) -> list[IndexDocument]:
+        """During an embedding-model migration (``core/usecases/reembed.py``) a record may
+        already hold its new model's vector when the server re-indexes it (an approval, a
+        restore): a memory this index holds keeps its served text and vectors and takes the
+        rest of the change. Any other document of another model is left as it is (refused)."""
+        fixed = self._vectors.model
+        if fixed is None or all((d.vector.model, d.vector.dim) == fixed for d in documents):
+            return list(documents)
+        kept: list[IndexDocument] = []
+        for document in documents:
+            served = None
+            if (document.vector.model, document.vector.dim) != fixed:
+                served = self._served(document.tenant_id, document.memory_id)
+            if served is None:
+                kept.append(document)
+                continue
+            kept.append(
+                dataclasses.replace(
+                    document, text=served.text, vector=served.vector, chunks=served.chunks
+                )
+            )
+        return kept
+
+    def _served(self, tenant_id: str, memory_id: str) -> IndexDocument | None:
+        with self._translate():
+            rows = self._conn.execute(
+                f"SELECT {', '.join(_COLUMNS)} FROM docs WHERE tenant_id = ? AND memory_id = ? "
+                "ORDER BY chunk",
+                (tenant_id, memory_id),
+            ).fetchall()
+        return self._document(rows) if rows else None
+
+    def keys(self) -> set[tuple[str, str]]:
+        """(tenant_id, memory_id) of every memory indexed (migrations compare them)."""
+        with self._lock, self._translate():
+            self._check_open()
+            return set(self._conn.execute("SELECT tenant_id, memory_id FROM docs WHERE chunk = 0"))
 
     def _write(
         self,
@@ -411,16 +452,24 @@ class EmbeddedSearchIndex:
             vector_keys = getattr(records, "vector_keys", None)
             if not force and vector_keys is not None and vector_keys() == indexed:
                 return 0  # in step: the usual start, without reading every memory
-            stored = {
+            everything = {
                 (memory.tenant_id, memory.memory_id): (memory, vector)
                 for memory, vector in records.iter_all()
                 if vector is not None and memory.archived_at is None  # archived: cold
+            }
+            # mid-migration (reembed.py) some records hold the next model's vectors: such a
+            # memory keeps its document here, and one missing waits for the switch
+            fixed = None if force else self._vectors.model
+            stored = {
+                key: pair
+                for key, pair in everything.items()
+                if fixed is None or (pair[1].model, pair[1].dim) == fixed
             }
             if force:
                 self._clear()
                 indexed = set()
             missing = [stored[key] for key in stored.keys() - indexed]
-            extra = indexed - stored.keys()
+            extra = indexed - everything.keys()
             for tenant_id in {tenant for tenant, _ in extra}:
                 self.delete(tenant_id, [mid for tenant, mid in extra if tenant == tenant_id])
             for start in range(0, len(missing), _BATCH):

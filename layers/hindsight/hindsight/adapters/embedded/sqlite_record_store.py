@@ -319,6 +319,30 @@ class SqliteRecordStore:
             if vector is not None:
                 _write_vector(conn, memory, vector)
 
+    def replace_vector(self, tenant_id: str, memory_id: str, vector: StoredVector) -> bool:
+        """Replace only a memory's stored vector (re-embedding, ``core/usecases/reembed.py``:
+        the record itself is never rewritten); False if the memory is gone."""
+        with self._write() as conn:
+            found = conn.execute(
+                "SELECT 1 FROM memories WHERE tenant_id = ? AND memory_id = ?",
+                (tenant_id, memory_id),
+            ).fetchone()
+            if found is None:
+                return False
+            conn.execute(
+                "INSERT OR REPLACE INTO vectors (tenant_id, memory_id, model, dim, data, spans) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    tenant_id,
+                    memory_id,
+                    vector.model,
+                    vector.dim,
+                    vector_bytes(vector),
+                    spans_text(vector),
+                ),
+            )
+        return True
+
     def delete(self, tenant_id: str, memory_id: str) -> bool:
         with self._write() as conn:
             cursor = conn.execute(

@@ -21,11 +21,12 @@ from hindsight.adapters.aws.opensearch_index.queries import (
     document_id,
     hits_of,
     knn_body,
+    metadata_fields,
     term,
     to_sources,
 )
 from hindsight.adapters.index_rules import model_mismatch
-from hindsight.core.errors import EmbeddingModelMismatchError
+from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
 from hindsight.core.models import IndexDocument, SearchFilter, SearchHit, StoredVector
 from hindsight.core.text import tokenize
 
@@ -42,6 +43,7 @@ class _IndexState:
     model: str | None
     dimension: int
     shards: int
+    previous: dict[str, Any] | None = None  # the index served before a migration's switch
 
 
 class OpenSearchSearchIndex:
@@ -122,7 +124,7 @@ class OpenSearchSearchIndex:
                 index=self.index_name, body={"properties": CHUNK_FIELDS}
             )
             logger.info("opensearch index mapping extended index=%s", self.index_name)
-        self._state = _IndexState(meta.get("model"), dimension, shards)
+        self._state = _IndexState(meta.get("model"), dimension, shards, meta.get("previous"))
         return self._state
 
     def _current(self) -> _IndexState:
@@ -158,6 +160,9 @@ class OpenSearchSearchIndex:
     def upsert(self, documents: Sequence[IndexDocument]) -> None:
         if not documents:
             return
+        documents = self._refresh_foreign(documents)
+        if not documents:
+            return
         first = documents[0].vector
         for document in documents:
             vector = document.vector
@@ -187,6 +192,44 @@ class OpenSearchSearchIndex:
             )
             if self._current().shards > 1:
                 self._drop_copies_under_other_users(latest)
+
+    def _refresh_foreign(self, documents: Sequence[IndexDocument]) -> list[IndexDocument]:
+        """During an embedding-model migration (``core/usecases/reembed.py``) the stream
+        indexer and the writers re-index records that may already hold the next model's
+        vectors: a memory this index holds keeps its served text and vectors and takes the
+        rest of the change (a partial update of every piece). The documents left are
+        returned (one of another model that this index lacks is still refused)."""
+        with self._translate("indexing"):
+            state = self._current()
+            served = (state.model, state.dimension)
+            if state.model is None or all(
+                (d.vector.model, d.vector.dim) == served for d in documents
+            ):
+                return list(documents)
+            state = self._read_state()  # the alias may have moved to another index meanwhile
+        served = (state.model, state.dimension)
+        foreign = [d for d in documents if (d.vector.model, d.vector.dim) != served]
+        if state.model is None or not foreign:
+            return list(documents)
+        from opensearchpy import helpers
+
+        with self._translate("indexing"):
+            held = self._pieces_before(foreign)
+            actions = [
+                {
+                    "_op_type": "update",
+                    "_index": self.index_name,
+                    "_id": document_id(d.tenant_id, d.memory_id, number),
+                    "_routing": f"{d.tenant_id}:{d.user_id}",
+                    "doc": metadata_fields(d),
+                }
+                for d in foreign
+                for number in range(held.get(d.memory_id, 0))
+            ]
+            if actions:
+                helpers.bulk(self.client, actions, refresh=self._refresh_param(), max_retries=2)
+        refreshed = {id(d) for d in foreign if d.memory_id in held}
+        return [d for d in documents if id(d) not in refreshed]
 
     def _pieces_before(self, documents: Sequence[IndexDocument]) -> dict[str, int]:
         """How many documents (pieces) each memory has in the index now, read from its
@@ -297,6 +340,8 @@ class OpenSearchSearchIndex:
     ) -> list[SearchHit]:
         if k <= 0:
             return []
+        from opensearchpy import exceptions as os_errors
+
         with self._translate("vector search"):
             state = self._current()
             if (state.model, state.dimension) != (vector.model, vector.dim):
@@ -304,12 +349,37 @@ class OpenSearchSearchIndex:
                 if state.model is None or self._is_empty():
                     return []
                 if (state.model, state.dimension) != (vector.model, vector.dim):
-                    raise EmbeddingModelMismatchError(
-                        model_mismatch(state.model, state.dimension, vector)
-                    )
-            response = self._nearest(search_filter, vector, k)
+                    return self._search_previous(search_filter, vector, k, state)
+            try:
+                response = self._nearest(search_filter, vector, k)
+            except os_errors.RequestError:
+                # the alias may have just moved to an index of another model (a migration)
+                state = self._read_state()
+                if (state.model, state.dimension) == (vector.model, vector.dim):
+                    raise
+                return self._search_previous(search_filter, vector, k, state)
         # lucene's cosinesimil score is (1 + cos) / 2; the port speaks cosine
         return hits_of(search_filter, response, lambda score: 2.0 * score - 1.0)
+
+    def _search_previous(
+        self, search_filter: SearchFilter, vector: StoredVector, k: int, state: _IndexState
+    ) -> list[SearchHit]:
+        """A query embedded with the model served before the last switch (a reader that has
+        not noticed it yet): answered from the previous index while it is kept
+        (``migration.py``), else EmbeddingModelMismatchError."""
+        previous = state.previous or {}
+        if (previous.get("model"), previous.get("dimension")) != (vector.model, vector.dim):
+            raise EmbeddingModelMismatchError(
+                model_mismatch(state.model or "", state.dimension, vector)
+            )
+        older = OpenSearchSearchIndex(self.client, str(previous["index"]), vector.dim)
+        older._state = _IndexState(vector.model, vector.dim, state.shards)
+        try:
+            return older.vector_search(search_filter, vector, k)
+        except UnavailableError as exc:
+            raise EmbeddingModelMismatchError(
+                model_mismatch(state.model or "", state.dimension, vector)
+            ) from exc
 
     def _nearest(self, search_filter: SearchFilter, vector: StoredVector, k: int) -> dict[str, Any]:
         """The k-NN search, widened while the nearest pieces belong to fewer than ``k``

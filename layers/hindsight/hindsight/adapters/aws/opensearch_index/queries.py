@@ -46,6 +46,26 @@ def document_id(tenant_id: str, memory_id: str, chunk: int = 0) -> str:
     return base if chunk == 0 else f"{base}#{chunk}"
 
 
+def metadata_fields(document: IndexDocument) -> dict[str, Any]:
+    """What a partial update changes of every piece: the filter fields (cleared ones as
+    null), never the text, the vector or its model."""
+    fields = {
+        "user_id": document.user_id,
+        "kind": document.kind.value,
+        "scope": document.scope,
+        "category": document.category,
+        "emotion": document.emotion,
+        "status": None if document.status is None else document.status.value,
+        "session_id": document.session_id,
+        "occurred_at": epoch_us(document.occurred_at),
+        "created_at": epoch_us(document.created_at),
+        "expires_at": _us(document.expires_at),
+        "event_start": _us(document.event_start),
+        "event_end": _us(document.event_end),
+    }
+    return fields
+
+
 def _memory_fields(document: IndexDocument) -> dict[str, Any]:
     """The fields every piece of a memory carries (absent optional fields left out)."""
     fields: dict[str, Any] = {
