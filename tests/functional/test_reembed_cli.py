@@ -42,7 +42,7 @@ with reembedding(settings, embedder=Slow(dimension=32, model_name="new-32")) as 
 
 
 def seed(data_dir: Path) -> None:
-    settings = Settings(backend="embedded", data_dir=str(data_dir), embedder="old-spec")
+    settings = Settings(backend="embedded", data_dir=data_dir, embedder="old-spec")
     service = build_embedded_service(
         settings, embedder=HashingEmbedder(model_name="old-64"), reflector=ScriptedReflector()
     )
@@ -78,9 +78,10 @@ def test_a_killed_re_embedding_resumes(tmp_path: Path, monkeypatch: pytest.Monke
     child.send_signal(signal.SIGKILL)
     child.wait()
     assert 64 <= done < MEMORIES
-    assert not (tmp_path / "index.json").exists() or json.loads(
-        (tmp_path / "index.json").read_text()
-    )["embedding_model"] == "old-64"  # not switched
+    assert (
+        not (tmp_path / "index.json").exists()
+        or json.loads((tmp_path / "index.json").read_text())["embedding_model"] == "old-64"
+    )  # not switched
 
     new = HashingEmbedder(dimension=32, model_name="new-32")
     monkeypatch.setattr(reembedding, "build_embedder", lambda settings: new)

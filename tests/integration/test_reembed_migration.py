@@ -55,7 +55,7 @@ def fill(service: MemoryService) -> list[str]:
 # --- embedded --------------------------------------------------------------------------------
 @pytest.fixture
 def embedded(tmp_path: Path) -> Iterator[tuple[MemoryService, Settings]]:
-    settings = Settings(backend="embedded", data_dir=str(tmp_path), embedder="old-spec")
+    settings = Settings(backend="embedded", data_dir=tmp_path, embedder="old-spec")
     service = build_embedded_service(
         settings, embedder=OLD, reflector=ScriptedReflector(), embedders=lambda spec: NEW
     )
@@ -129,7 +129,7 @@ def test_embedded_migration_resumes_after_a_kill(
 
 
 def test_embedded_restart_with_another_model(tmp_path: Path) -> None:
-    settings = Settings(backend="embedded", data_dir=str(tmp_path / "a"), embedder="old-spec")
+    settings = Settings(backend="embedded", data_dir=tmp_path / "a", embedder="old-spec")
     first = build_embedded_service(settings, embedder=OLD, reflector=ScriptedReflector())
     fill(first)
     first.ports.index.close()  # type: ignore[attr-defined]
@@ -230,7 +230,7 @@ def test_aws_alias_swap_is_atomic_for_readers(aws: tuple[MemoryService, Any, str
                 answered[0] += 1
                 if not hits or hits[0] != PASSPORT:
                     failures.append(f"answered {hits}")
-            except Exception as exc:  # noqa: BLE001 - any failure is the finding
+            except Exception as exc:
                 failures.append(repr(exc))
 
     threads = [threading.Thread(target=reader) for _ in range(2)]
