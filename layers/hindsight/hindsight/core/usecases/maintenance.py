@@ -1,9 +1,11 @@
 """Maintenance: rebuild the search index from the record store, optionally re-embedding.
 
-The record store is the source of truth; the index can always be rebuilt from it. After
-switching embedding models, ``re_embed`` recomputes every stored vector with the
-configured model first (long memories chunked again for its window), so that one index
-never mixes two vector spaces.
+The record store is the source of truth; the index can always be rebuilt from it, in
+place (``hindsight reindex``). ``re_embed`` recomputes every stored vector with the
+configured model first, in place, for a store that nothing serves meanwhile (the in-memory
+backend, tests). Changing the model of a store in use is a migration to a new index
+generation with one atomic switch: ``core/usecases/reembed.py``
+(``hindsight reindex --re-embed``).
 """
 
 from __future__ import annotations
