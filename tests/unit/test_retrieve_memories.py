@@ -288,7 +288,7 @@ def test_recency_floor_keeps_old_relevant_memories_in_play(service, principal, c
     floor = service.policy.decay_floor
     assert why["decay"] == pytest.approx(0.95**300, abs=1e-4)
     assert why["recency"] == pytest.approx(floor + (1 - floor) * 0.95**300, abs=1e-4)
-    assert result.results[0].score >= floor * why["relevance"] - 1e-6
+    assert why["fused_score"] >= floor * why["relevance"] - 1e-6
 
 
 def test_session_pooling_lifts_turns_of_the_session_that_matched(service, principal):

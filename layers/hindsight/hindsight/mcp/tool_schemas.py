@@ -115,6 +115,14 @@ class RetrieveArguments(_Arguments):
         description="A long memory (a pasted document) comes back cut to this many characters "
         "around where it matched, marked content_truncated (default 2000).",
     )
+    min_score: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Leave out memories whose score (0-1, the estimated probability that "
+        "the memory answers the query) is under this. Default: the server's threshold; 0 "
+        "returns every match, however weak.",
+    )
     since: datetime | None = Field(
         default=None, description="Only memories that happened at or after this ISO 8601 time."
     )
@@ -192,7 +200,9 @@ RETRIEVE_DESCRIPTION = (
     "and status) come before raw events (kind 'episodic'). Filters only narrow the search; "
     "leave them out to search everything you may read. has_more=true: call again with "
     "cursor=next_cursor for more. partial=true: the search ran out of time and results may "
-    "be incomplete. An empty result means nothing relevant is known."
+    "be incomplete. An empty result means nothing relevant is known. Each score is the "
+    "estimated probability (0-1) that the memory answers the query; matches under the "
+    "server's min_score are left out."
 )
 REFLECT_DESCRIPTION = (
     "Distil the user's recent episodic memories (what they said and did) into durable "

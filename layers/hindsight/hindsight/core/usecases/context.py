@@ -221,6 +221,7 @@ class BuildContext:
                     top_k=min(command.max_facts, 20),
                     kinds=[MemoryKind.SEMANTIC],
                     as_of=now,
+                    min_score=command.min_score,
                 ),
             )
             ids = [r.memory_id for r in result.results]

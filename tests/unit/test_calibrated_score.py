@@ -1,0 +1,169 @@
+"""The calibrated score: its logistic math, its inputs in ``why``, and ``min_score``.
+
+The unit tier's hashing embedder is not the model the calibration was fitted for, so the
+scores here are small and the server's default ``min_score`` does not apply unless the
+embedder claims the calibrated model's name; the bundled model's behaviour is in
+tests/contract/test_relevance_contract.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+
+import pytest
+from pydantic import ValidationError
+
+from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
+from hindsight.bootstrap import assemble, local_ports, rewire
+from hindsight.core.commands import ContextCommand, RetrieveCommand, StoreMemoryCommand
+from hindsight.core.models import Principal
+from hindsight.core.policy import CALIBRATION, FEATURES, Calibration, Policy
+from hindsight.core.ranking import Parts
+from hindsight.core.service import MemoryService
+from tests.fakes import FixedClock, HashingEmbedder, ScriptedReflector, SequentialIds
+from tests.unit.test_retrieve_reads_few_records import WORDS, page
+from tests.unit.test_retrieve_reads_few_records import services as services
+
+PRINCIPAL = Principal(tenant_id="acme")
+
+
+def calibration(**weights: float) -> Calibration:
+    values = dict.fromkeys(FEATURES, 0.0)
+    values.update(weights)
+    intercept = values.pop("intercept", 0.0)
+    return Calibration(model="m", intercept=intercept, **values)
+
+
+def test_the_probability_is_the_logistic_of_the_weighted_sum() -> None:
+    c = calibration(intercept=-1.0, similarity=2.0, keyword_coverage=0.5)
+    features = {"similarity": 0.8, "keyword_coverage": 1.0}
+    assert c.logit(features) == pytest.approx(-1.0 + 1.6 + 0.5)
+    assert c.probability(features) == pytest.approx(1 / (1 + math.exp(-1.1)))
+    assert c.probability({}) == pytest.approx(1 / (1 + math.e))
+
+
+def test_the_probability_stays_in_0_1_and_grows_with_a_positive_weight() -> None:
+    c = calibration(similarity=1e6)
+    assert c.probability({"similarity": 1.0}) == pytest.approx(1.0)
+    assert c.probability({"similarity": -1.0}) == pytest.approx(0.0, abs=1e-20)
+    lower = CALIBRATION.probability({"similarity": 0.80})
+    assert 0.0 < lower < CALIBRATION.probability({"similarity": 0.85}) < 1.0
+
+
+def test_every_feature_of_parts_has_a_weight_and_the_reverse() -> None:
+    parts = Parts(0.8, 1.0, 0.5, 3.2, 0.8, None, 0.8)
+    assert set(parts.features()) == set(FEATURES)
+    assert {f.name for f in dataclasses.fields(Calibration)} == {"model", "intercept", *FEATURES}
+
+
+def test_min_score_is_validated_in_the_request() -> None:
+    for bad in (-0.1, 1.5):
+        with pytest.raises(ValidationError, match="min_score"):
+            RetrieveCommand(user_id="u1", query="q", min_score=bad)
+        with pytest.raises(ValidationError, match="min_score"):
+            ContextCommand(user_id="u1", session_id="s", min_score=bad)
+    assert RetrieveCommand(user_id="u1", query="q", min_score=0).min_score == 0.0
+
+
+def store(service: MemoryService, content: str) -> str:
+    return service.store(PRINCIPAL, StoreMemoryCommand(user_id="u1", content=content)).memory_id
+
+
+def ask(service: MemoryService, query: str, **options: object):  # type: ignore[no-untyped-def]
+    command = RetrieveCommand(user_id="u1", query=query, **options)  # type: ignore[arg-type]
+    return service.retrieve(PRINCIPAL, command)
+
+
+def test_the_score_is_the_probability_and_why_holds_its_inputs(service) -> None:  # type: ignore[no-untyped-def]
+    store(service, "a peanut allergy since childhood")
+    store(service, "my sister lives in Berlin")
+    results = ask(service, "peanut allergy", min_score=0).results
+    assert len(results) == 2
+    for result in results:
+        why = result.why
+        assert 0.0 <= result.score < 1.0
+        assert result.score == why["probability"] == why["score"]
+        inputs = {k: v for k, v in why["calibration"].items() if k != "logit"}
+        assert set(inputs) == set(FEATURES)
+        assert why["calibration"]["logit"] == pytest.approx(CALIBRATION.logit(inputs), abs=1e-2)
+        assert "fused_score" in why
+    # the memory holding the query's words holds all of them
+    assert results[0].why["calibration"]["keyword_coverage"] == 1.0
+
+
+def test_a_lone_memory_is_the_best_candidate_not_the_worst(service) -> None:  # type: ignore[no-untyped-def]
+    # the field report: the only memory scaled to 0 when its cosine sat under the floor
+    store(service, "I am allergic to peanuts")
+    why = ask(service, "what can't I eat", min_score=0).results[0].why
+    assert why["similarity_scaled"] == 1.0
+    assert why["relevance"] > 0.0
+
+
+def test_min_score_leaves_out_the_less_probable(service) -> None:  # type: ignore[no-untyped-def]
+    for n, words in enumerate(["peanut allergy", "peanut butter", "tennis club", "piano"]):
+        store(service, f"{words} {n}")
+    everything = ask(service, "peanut allergy", min_score=0).results
+    scores = sorted((r.score for r in everything), reverse=True)
+    assert len(scores) == 4 and scores[0] > scores[-1]
+    cut = scores[1]
+    kept = ask(service, "peanut allergy", min_score=cut)
+    assert {r.memory_id for r in kept.results} == {
+        r.memory_id for r in everything if r.score >= cut
+    }
+    assert kept.has_more is False
+    nothing = ask(service, "peanut allergy", min_score=1)
+    assert nothing.results == [] and nothing.has_more is False
+
+
+def test_the_default_applies_only_to_the_model_it_was_fitted_for() -> None:
+    def built(model_name: str) -> MemoryService:
+        ports = local_ports(
+            InMemoryRecordStore(),
+            InMemorySearchIndex(),
+            HashingEmbedder(model_name=model_name),
+            ScriptedReflector(),
+            clock=FixedClock(),
+            ids=SequentialIds(),
+        )
+        return assemble(ports, Policy(min_score=0.5))
+
+    for model, expected in (("test-hashing-64", 1), (CALIBRATION.model, 0)):
+        service = built(model)
+        store(service, "piano lessons on Tuesday")
+        # the hashing model's scores are far under 0.5: cut only where the default applies
+        assert len(ask(service, "piano lessons").results) == expected
+        assert len(ask(service, "piano lessons", min_score=0).results) == 1
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_lazy_reading_with_min_score_equals_reading_everything(seed, request) -> None:  # type: ignore[no-untyped-def]
+    lazy, eager, _records = request.getfixturevalue("services")
+    rng = random.Random(100 + seed)
+    query = " ".join(rng.sample(WORDS, rng.randint(1, 3)))
+    base = RetrieveCommand(user_id="u1", query=query, top_k=20, min_score=0)
+    scores = [r.score for r in lazy.retrieve(PRINCIPAL, base).results]
+    by_probability = rng.random() < 0.5
+    if by_probability:
+        lazy = rewire(lazy, dataclasses.replace(lazy.policy, rank_by_probability=True))
+        eager = rewire(eager, dataclasses.replace(eager.policy, rank_by_probability=True))
+    least = scores[min(len(scores) - 1, rng.randrange(1, 20))]
+    command = base.model_copy(update={"min_score": least, "top_k": rng.choice([1, 5, 10])})
+    lazy_cursor = eager_cursor = None
+    for _ in range(4):
+        lazy_rows, lazy_more, lazy_cursor = page(
+            lazy, command.model_copy(update={"cursor": lazy_cursor})
+        )
+        eager_rows, eager_more, eager_cursor = page(
+            eager, command.model_copy(update={"cursor": eager_cursor})
+        )
+        assert lazy_rows == eager_rows
+        assert lazy_more == eager_more
+        assert all(row[1] >= least for row in lazy_rows)
+        if by_probability:
+            assert [row[1] for row in lazy_rows] == sorted(
+                (row[1] for row in lazy_rows), reverse=True
+            ) or any(row[2].get("updated_later") for row in lazy_rows)
+        if not lazy_more:
+            break
