@@ -8,7 +8,7 @@
    A positive's category comes from the wording of the fact it matches (``category_of``).
 2. Embed them with the bundled multilingual-e5-small (cached in ``bench/.cache``: a rerun
    only embeds what is new), add the cheap signals, fit an L2 logistic regression
-   (Newton's method) and a softmax category head (gradient descent), numpy only.
+   (Newton's method) and one logistic head per category, numpy only.
 3. On the 60 dev dialogues (session 3): fit Platt scaling (calibrated probabilities) on
    their statements, then choose the threshold that gives the best content-word F1 of
    the whole reflector on them. Session 4 (the test split) is never read here.
@@ -110,19 +110,16 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2) -> tuple[np.ndarr
     return w[:-1].astype(np.float32), float(w[-1])
 
 
-def fit_softmax(x: np.ndarray, labels: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarray]:
-    """A softmax head by full-batch gradient descent (small, so plain steps suffice)."""
-    w = np.zeros((x.shape[1], classes))
-    b = np.zeros(classes)
-    onehot = np.eye(classes)[labels]
-    for _ in range(600):
-        scores = x @ w + b
-        scores -= scores.max(axis=1, keepdims=True)
-        p = np.exp(scores)
-        p /= p.sum(axis=1, keepdims=True)
-        w -= 0.5 * (x.T @ (p - onehot) / len(x) + 1e-3 * w)
-        b -= 0.5 * (p - onehot).mean(axis=0)
-    return w.astype(np.float32), b.astype(np.float32)
+def fit_one_vs_rest(
+    x: np.ndarray, labels: np.ndarray, classes: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """One logistic regression per category (the highest logit wins): 0.64 agreement on dev
+    with the categories read from the facts' wording, where a softmax by gradient descent
+    reached 0.59 (the majority class: 0.45)."""
+    heads = [fit_logistic(x, (labels == k).astype(np.float64), l2=0.1) for k in range(classes)]
+    w = np.stack([h[0] for h in heads], axis=1)
+    b = np.asarray([h[1] for h in heads], dtype=np.float32)
+    return w.astype(np.float32), b
 
 
 def features(embedder: CachedEmbedder, texts: list[str], dimension: int) -> np.ndarray:
@@ -177,7 +174,7 @@ def finish(
     platt = fit_platt(dev_logits, y_dev)
     positives = [i for i, r in enumerate(train) if r[1]]
     labels = np.asarray([CATEGORIES.index(train[i][2]) for i in positives])
-    category_w, category_b = fit_softmax(x[positives], labels, len(CATEGORIES))
+    category_w, category_b = fit_one_vs_rest(x[positives], labels, len(CATEGORIES))
     model = StatementModel(
         w=w,
         b=b,
@@ -191,6 +188,12 @@ def finish(
     dev_p = model.probabilities(x_dev[:, : model.dimension], [r[0] for r in dev])
     accuracy = float(((dev_p >= 0.5) == (y_dev == 1)).mean())
     print(f"dev statement accuracy {accuracy:.3f} (positive rate {y_dev.mean():.3f})")
+    dev_positives = [i for i, r in enumerate(dev) if r[1]]
+    guessed = model.categories(
+        x_dev[dev_positives, : model.dimension], [dev[i][0] for i in dev_positives]
+    )
+    agreement = np.mean([g == dev[i][2] for g, i in zip(guessed, dev_positives, strict=True)])
+    print(f"dev category agreement {agreement:.3f} on {len(dev_positives)} positives")
     threshold, score = choose_threshold(model, embedder)
     arrays = {
         "w": w,

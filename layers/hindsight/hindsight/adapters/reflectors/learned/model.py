@@ -6,7 +6,8 @@ Weights live in ``weights.npz`` next to this file (written by ``bench/train_extr
 - ``platt``: two numbers (a, c) mapping the logit to a calibrated probability,
   ``1 / (1 + exp(-(a * logit + c)))``, fitted on held-out dialogues;
 - ``threshold``: the probability from which a statement becomes a fact;
-- ``category_w``, ``category_b``: a softmax head over ``CATEGORIES``;
+- ``category_w``, ``category_b``: one logistic head per category of ``CATEGORIES``
+  (the highest logit wins);
 - ``embedding_model``, ``dimension``: the vectors it was trained on (others are refused).
 """
 
