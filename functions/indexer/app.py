@@ -41,6 +41,7 @@ from hindsight.adapters.aws.dynamodb_record_store import (
 from hindsight.adapters.aws.dynamodb_record_store.hits import only_hits_changed
 from hindsight.api.observability import MetricUnit, logger, metrics, tracer
 from hindsight.bootstrap import get_stream_index, get_stream_payloads
+from hindsight.core.errors import EmbeddingModelMismatchError
 from hindsight.core.indexing import index_document
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
@@ -95,7 +96,15 @@ def record_handler(record: DynamoDBRecord) -> None:
         if vector is None:
             logger.warning("memory has no vector; not indexed", memory_id=memory.memory_id)
             return
-        index.upsert([index_document(memory, vector)])
+        try:
+            index.upsert([index_document(memory, vector)])
+        except EmbeddingModelMismatchError:
+            # written with the model served before a re-embedding migration's switch: the
+            # migration's catch-up writes the item again with the served model's vector
+            # (that change comes through here too); retrying this image cannot succeed
+            logger.warning("vector of another model; skipped", memory_id=memory.memory_id)
+            metrics.add_metric(name="IndexModelSkips", unit=MetricUnit.Count, value=1)
+            return
         metrics.add_metric(name="IndexUpserts", unit=MetricUnit.Count, value=1)
         return
     if record.event_name == DynamoDBRecordEventName.REMOVE:

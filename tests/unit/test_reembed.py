@@ -182,3 +182,21 @@ def test_an_index_of_another_model_without_a_spec_is_a_clear_error() -> None:
     with pytest.raises(ConfigurationError) as error:
         embedder.embed_query("hello")
     assert "hindsight reindex --re-embed" in error.value.message
+
+
+def test_a_mismatch_makes_the_embedder_look_again_at_once() -> None:
+    from hindsight.core.errors import EmbeddingModelMismatchError
+
+    served = ["old-64"]
+    embedder = ServingEmbedder(
+        OLD, lambda: (served[0], "spec"), lambda spec: NEW, check_every=3600.0
+    )
+    with embedder.pinned() as first:
+        assert first is OLD
+    served[0] = "new-32"  # the index switched; the embedder would look again in an hour
+    with embedder.pinned() as second:
+        assert second is OLD
+    with pytest.raises(EmbeddingModelMismatchError), embedder.pinned():
+        raise EmbeddingModelMismatchError("the index holds new-32")
+    with embedder.pinned() as third:
+        assert third is NEW and embedder.model_name == "new-32"

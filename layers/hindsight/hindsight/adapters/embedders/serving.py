@@ -20,7 +20,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from hindsight.core.errors import ConfigurationError, UnavailableError
+from hindsight.core.errors import (
+    ConfigurationError,
+    EmbeddingModelMismatchError,
+    UnavailableError,
+)
 from hindsight.core.ports import Embedder
 
 logger = logging.getLogger(__name__)
@@ -85,6 +89,9 @@ class ServingEmbedder:
         self._local.pinned = outer or self._looked_up()
         try:
             yield self._local.pinned
+        except EmbeddingModelMismatchError:
+            self._checked = float("-inf")  # the index moved on: look again next request
+            raise
         finally:
             self._local.pinned = outer
 

@@ -158,9 +158,10 @@ class ReEmbedMemories:
         """Bring in what changed while the migration ran; returns memories written."""
         written = 0
         for _ in range(rounds):
-            stale = [m for m, v in self.records.iter_all() if self._stale(m, v, since)]
+            everything = self.records.iter_all()
+            stale = [m for m, v in everything if self._stale(m, v, since)]
             written += self._migrate(stale, reembed_all=False)
-            dropped = self._drop_deleted()
+            dropped = self._drop_deleted({_key(pair) for pair in everything})
             if not stale and not dropped:
                 break
         return written
@@ -170,11 +171,12 @@ class ReEmbedMemories:
             return True
         return memory.updated_at >= since
 
-    def _drop_deleted(self) -> int:
+    def _drop_deleted(self, stored: set[Key]) -> int:
+        """Delete from the new generation what is no longer stored (at the last read; one
+        deleted since is dropped by the next round or by the served index's writer)."""
         if self.migration.target() is None:
             return 0
-        held = self.migration.target_keys()
-        gone = held - {_key(pair) for pair in self.records.iter_all()}
+        gone = self.migration.target_keys() - stored
         by_tenant: dict[str, list[str]] = {}
         for tenant_id, memory_id in gone:
             by_tenant.setdefault(tenant_id, []).append(memory_id)
