@@ -250,6 +250,15 @@ def test_one_embedding_call_for_a_batch() -> None:
     assert embedder.calls == [["I sing.", "I dance.", "我喜欢爬山"]]  # no question embedded
 
 
+def test_statements_already_embedded_are_not_embedded_again() -> None:
+    embedder = ZeroEmbedder()
+    reflector = LearnedReflector(embedder, model=scripted_model())
+    first = reflector.reflect("u1", [episode(1, "I sing. I dance.")], []).facts
+    again = reflector.reflect("u1", [episode(1, "I sing. I dance."), episode(2, "I paint.")], [])
+    assert embedder.calls == [["I sing.", "I dance."], ["I paint."]]
+    assert [f.content for f in again.facts][:2] == [f.content for f in first]
+
+
 def test_repeats_merge_with_every_source_and_raised_confidence(
     reflector: LearnedReflector,
 ) -> None:

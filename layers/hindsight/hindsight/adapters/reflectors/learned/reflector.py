@@ -14,6 +14,8 @@ the rule-based reflector's. Candidates go through the same ``merge`` as the rule
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -82,6 +84,7 @@ class LearnedReflector:
         self._threshold = self._model.threshold if threshold is None else threshold
         self._min_mood_episodes = min_mood_episodes
         self._rules = RuleBasedReflector(min_mood_episodes)
+        self._vectors = _StatementVectors(embedder)
 
     @property
     def label(self) -> str:
@@ -139,7 +142,7 @@ class LearnedReflector:
         texts = [s.text for s in found]
         if not texts:
             return np.zeros(0), []
-        vectors = np.stack([v.values for v in embed_documents(self._embedder, texts)])
+        vectors = self._vectors.get(texts)
         return self._model.probabilities(vectors, texts), self._model.categories(vectors, texts)
 
     def _candidates(
@@ -175,6 +178,33 @@ class LearnedReflector:
                 "",
             )
         ]
+
+
+class _StatementVectors:
+    """Statement vectors, the last ``size`` kept: reflecting again on the same episodes (a
+    dry run, then the real one; an overlapping batch) embeds nothing twice."""
+
+    def __init__(self, embedder: Embedder, size: int = 4096) -> None:
+        self._embedder = embedder
+        self._size = size
+        self._known: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._known))
+        if missing:
+            fresh = embed_documents(self._embedder, missing)
+            with self._lock:
+                for text, vector in zip(missing, fresh, strict=True):
+                    self._known[text] = np.asarray(vector.values, dtype=np.float32)
+        with self._lock:
+            rows = [self._known[t] for t in texts]
+            for text in texts:
+                self._known.move_to_end(text)
+            while len(self._known) > self._size:
+                self._known.popitem(last=False)
+        return np.stack(rows)
 
 
 def _vetoed(text: str) -> bool:
