@@ -30,7 +30,6 @@ from hindsight.core.ports import (
     SearchIndex,
 )
 from hindsight.core.secrets import SecretScreen, secrets_mode
-from hindsight.core.secrets import SecretScreen, secrets_mode
 from hindsight.core.service import MemoryService, UseCases
 from hindsight.core.usecases.archive import ArchiveMemories
 from hindsight.core.usecases.browse import BrowseMemories

@@ -39,6 +39,11 @@ from hindsight.api.http import (
     readable_errors,
     success,
 )
+from hindsight.api.idempotency import (
+    IDEMPOTENCY_HEADER,
+    IDEMPOTENT_OPERATIONS,
+    idempotent_writes,
+)
 from hindsight.api.operations import OPERATIONS, Operation
 from hindsight.core.commands import (
     ContextCommand,
