@@ -269,3 +269,36 @@ def test_aws_migration_resumes_after_a_kill(aws: tuple[MemoryService, Any, str])
     result = ReEmbedMemories(records, NEW, resumed, SystemClock(), "new-spec", batch=4)()
     assert result["resumed_after"] == 8 and result["generation"] == f"{name}-v2"
     assert found(service)[0] == PASSPORT
+
+
+def test_aws_stream_indexer_through_a_migration(aws: tuple[MemoryService, Any, str]) -> None:
+    """The stream of the whole migration reaches the indexer (old images of the old model,
+    the migration's writes of the new one); a memory written with the old model after the
+    switch is skipped, not retried forever, and the repair writes it again."""
+    from hindsight.bootstrap import configure_stream_index
+    from hindsight.core.embedding import DEFAULT_CHUNK_SIZES, embed_memories
+    from hindsight.core.usecases.reembed import repair_after_switch
+    from tests.contract.builders import episode
+    from tests.integration.aws_stream import LambdaContextStub, StreamReader, load_indexer
+
+    service, migration, name = aws
+    records: Any = service.ports.records
+    reader = StreamReader(records.table_name)
+    fill(service)
+    ReEmbedMemories(records, NEW, migration, SystemClock(), "new-spec", batch=8)()
+    late = episode("late-one", "a late note about the passport office", tenant_id="t1")
+    records.put(late, embed_memories(OLD, [late], DEFAULT_CHUNK_SIZES)[0])  # not yet switched
+    stream_index = OpenSearchSearchIndex(migration.client, name, 32, refresh="wait_for")
+    configure_stream_index(stream_index)
+    try:
+        indexer = load_indexer()
+        event = reader.lambda_event(reader.read())
+        assert indexer.lambda_handler(event, LambdaContextStub()) == {"batchItemFailures": []}
+        assert stream_index.count() == len(TEXTS)  # every memory; the late one skipped
+        assert repair_after_switch(records, stream_index, NEW, SystemClock()) == 1
+        event = reader.lambda_event(reader.read())
+        assert indexer.lambda_handler(event, LambdaContextStub()) == {"batchItemFailures": []}
+    finally:
+        configure_stream_index(None)
+    assert stream_index.count() == len(TEXTS) + 1
+    assert found(service, "late note passport office")[0] == late.content
