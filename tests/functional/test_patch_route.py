@@ -89,3 +89,25 @@ def test_what_the_patch_refuses(aging: MemoryService) -> None:
     got = call("GET", "/v1/memories/{memory_id}", path_params={"memory_id": memory_id})
     assert got.body["memory"]["pinned"] is False
     assert got.body["memory"]["content"] == "the passport office number"
+
+
+def test_hindsight_serve_answers_the_same_route(aging: MemoryService) -> None:
+    """The ASGI application of ``hindsight serve`` calls the same route function."""
+    from starlette.testclient import TestClient
+
+    from hindsight.server.app import create_app
+    from tests.functional.conftest import ADMIN_KEY, READONLY_KEY
+
+    memory_id = store("the passport office number")
+    with TestClient(create_app()) as client:
+        url = f"/v1/memories/{memory_id}"
+        admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+        reply = client.patch(url, json={"pinned": True}, headers=admin)
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["memory"]["pinned"] is True
+        reply = client.patch(url, json={"pinned": True, "scope": "x"}, headers=admin)
+        assert reply.status_code == 422 and "scope" in reply.json()["message"]
+        readonly = {"Authorization": f"Bearer {READONLY_KEY}"}
+        assert client.patch(url, json={"pinned": False}, headers=readonly).status_code == 403
+        other = {"Authorization": f"Bearer {GLOBEX_KEY}"}
+        assert client.patch(url, json={"pinned": False}, headers=other).status_code == 404
