@@ -302,3 +302,16 @@ def test_aws_stream_indexer_through_a_migration(aws: tuple[MemoryService, Any, s
         configure_stream_index(None)
     assert stream_index.count() == len(TEXTS) + 1
     assert found(service, "late note passport office")[0] == late.content
+
+
+def test_aws_keep_old_index(aws: tuple[MemoryService, Any, str]) -> None:
+    service, migration, name = aws
+    fill(service)
+    records = service.ports.records
+    ReEmbedMemories(records, NEW, migration, SystemClock(), "new-spec", batch=16)()
+    kept = OpenSearchIndexMigration(migration.client, name, refresh="wait_for", keep_old=True)
+    ReEmbedMemories(records, OLD, kept, SystemClock(), "old-spec", batch=16)()
+    client = migration.client
+    assert sorted(client.indices.get_alias(name=name)) == [f"{name}-v3"]
+    assert client.indices.exists(index=f"{name}-v2")  # kept, no longer served
+    assert found(service)[0] == PASSPORT

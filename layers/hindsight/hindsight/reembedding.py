@@ -27,8 +27,10 @@ def reembedding(
     embedder: Embedder | None = None,
     dynamodb_client: Any = None,
     opensearch_client: Any = None,
+    keep_old_index: bool = False,
 ) -> Iterator[ReEmbedMemories]:
-    """The migration to the configured model on the configured backend; closed after."""
+    """The migration to the configured model on the configured backend; closed after.
+    ``keep_old_index`` (AWS): the index served before is kept, unused, after the switch."""
     from hindsight.adapters.system import SystemClock
 
     embedder = embedder or build_embedder(settings)
@@ -52,7 +54,8 @@ def reembedding(
             records.close()
         return
     if backend == "aws":
-        yield _aws(settings, embedder, sizes, dynamodb_client, opensearch_client)
+        clients = (dynamodb_client, opensearch_client)
+        yield _aws(settings, embedder, sizes, clients, keep_old_index)
         return
     raise ConfigurationError(
         f"HINDSIGHT_BACKEND={settings.backend!r} has no index to migrate; re-embedding "
@@ -64,8 +67,8 @@ def _aws(
     settings: Settings,
     embedder: Embedder,
     sizes: ChunkSizes,
-    dynamodb_client: Any,
-    opensearch_client: Any,
+    clients: tuple[Any, Any],
+    keep_old_index: bool,
 ) -> ReEmbedMemories:
     from hindsight.adapters.aws.dynamodb_record_store import DynamoDBRecordStore, default_client
     from hindsight.adapters.aws.opensearch_index import build_opensearch_client
@@ -73,6 +76,7 @@ def _aws(
     from hindsight.adapters.system import SystemClock
     from hindsight.bootstrap import build_payload_store
 
+    dynamodb_client, opensearch_client = clients
     if not settings.opensearch_url and opensearch_client is None:
         raise ConfigurationError(
             "re-embedding on AWS needs HINDSIGHT_OPENSEARCH_URL (the domain's endpoint)"
@@ -85,5 +89,5 @@ def _aws(
         client=dynamodb_client or default_client(settings.region or None),
         payloads=build_payload_store(settings),
     )
-    migration = OpenSearchIndexMigration(client, settings.opensearch_index)
+    migration = OpenSearchIndexMigration(client, settings.opensearch_index, keep_old=keep_old_index)
     return ReEmbedMemories(records, embedder, migration, SystemClock(), settings.embedder, sizes)

@@ -36,7 +36,7 @@ def model_mismatch(index_model: str, index_dim: int, vector: StoredVector) -> st
     return (
         f"the search index holds vectors of embedding model {index_model!r} "
         f"(dimension {index_dim}) but got {vector.model!r} (dimension {vector.dim}); "
-        "re-embed every memory with the new model (`hindsight reindex`) or configure "
+        "move the index to the new model (`hindsight reindex --re-embed`) or configure "
         f"the original model {index_model!r} again"
     )
 

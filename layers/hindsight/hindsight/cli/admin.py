@@ -58,13 +58,28 @@ def _progress_bar(label: str, quiet: bool) -> Progress:
     )
 
 
+KeepOldFlag = Annotated[
+    bool,
+    typer.Option(
+        "--keep-old-index",
+        help="AWS: keep the OpenSearch index served before the switch (unused) instead of "
+        "deleting it a minute after; the embedded store always removes the old generation",
+    ),
+]
+
+
 @handles_errors
-def reindex(ctx: typer.Context, re_embed: ReEmbedFlag = False, as_json: JsonFlag = False) -> None:
+def reindex(
+    ctx: typer.Context,
+    re_embed: ReEmbedFlag = False,
+    keep_old_index: KeepOldFlag = False,
+    as_json: JsonFlag = False,
+) -> None:
     """Rebuild the search index from the record store, or (--re-embed) migrate it to the
     configured embedding model."""
     state = cli_state(ctx, as_json)
     if re_embed:
-        result = _re_embed(state.data_dir, state.json_output)
+        result = _re_embed(state.data_dir, state.json_output, keep_old_index)
     else:
         service, _ = open_service(state)
         with _progress_bar("reindexing", state.json_output) as progress:
@@ -80,10 +95,11 @@ def reindex(ctx: typer.Context, re_embed: ReEmbedFlag = False, as_json: JsonFlag
     print_fields(result)
 
 
-def _re_embed(data_dir: Path | None, quiet: bool) -> dict[str, Any]:
+def _re_embed(data_dir: Path | None, quiet: bool, keep_old_index: bool) -> dict[str, Any]:
     """The migration, built apart from the service (it must not open the served index)."""
     settings = Settings.from_env(data_dir=data_dir)
-    with reembedding(settings) as migrate, _progress_bar("re-embedding", quiet) as progress:
+    migration = reembedding(settings, keep_old_index=keep_old_index)
+    with migration as migrate, _progress_bar("re-embedding", quiet) as progress:
         task = progress.add_task("re-embed", total=None)
 
         def advance(done: int, total: int) -> None:
