@@ -32,6 +32,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsight"))
 
@@ -42,6 +44,7 @@ from extraction_data import (
     Score,
     load_session,
     load_zh,
+    matches,
     real_embedder,
     speaker_turns,
     test_split,
@@ -131,6 +134,40 @@ def oracle_recall(dialogues: Sequence[Dialogue]) -> float:
     return score.as_dict()["recall"]
 
 
+def calibration(reflector: LearnedReflector, dialogues: Sequence[Dialogue]) -> dict[str, Any]:
+    """How well the probability is calibrated on held-back statements: per bin of predicted
+    probability, the share of statements that match an annotated fact of their speaker
+    (the training label), and the expected calibration error over the bins."""
+    probabilities: list[float] = []
+    labels: list[bool] = []
+    for dialogue in dialogues:
+        for speaker, utterances in speaker_turns(dialogue):
+            found = reflector.statements_of(episodes_of([u.text for u in utterances]), "u")
+            gold = dialogue.gold.get(speaker, [])
+            probabilities.extend(float(p) for p in reflector.score(found)[0])
+            labels.extend(any(matches(s.text, g) for g in gold) for s in found)
+    bins = []
+    error = 0.0
+    for low in np.arange(0.0, 1.0, 0.2):
+        inside = [
+            i for i, p in enumerate(probabilities) if low <= p < low + 0.2 or p == 1.0 == low + 0.2
+        ]
+        if not inside:
+            continue
+        predicted = float(np.mean([probabilities[i] for i in inside]))
+        observed = float(np.mean([labels[i] for i in inside]))
+        error += len(inside) / len(probabilities) * abs(predicted - observed)
+        bins.append(
+            {
+                "bin": f"{low:.1f}-{low + 0.2:.1f}",
+                "statements": len(inside),
+                "predicted": round(predicted, 3),
+                "observed": round(observed, 3),
+            }
+        )
+    return {"bins": bins, "expected_calibration_error": round(error, 3)}
+
+
 def time_reflection(embedder: CachedEmbedder, dialogues: Sequence[Dialogue]) -> dict[str, Any]:
     """Seconds to reflect on 100 episodes: rules; learned with the model embedding every
     statement; learned again on the same episodes (the vectors it keeps)."""
@@ -215,6 +252,7 @@ def main() -> None:
         "sets": sets,
         "learned_threshold_sweep_en": {t: r["content"] for t, r in sweep.items()},
         "statement_oracle_recall": {"en": oracle_recall(english), "zh": oracle_recall(chinese)},
+        "calibration": {"en": calibration(learned, english), "zh": calibration(learned, chinese)},
         "threshold": learned._threshold,
         "timing_100_episodes": time_reflection(embedder, english),
         "command": "nice -n 5 .venv/bin/python bench/extraction.py",
@@ -225,6 +263,7 @@ def main() -> None:
     for t, r in results["learned_threshold_sweep_en"].items():
         print(f"  {t}: recall {r['recall']:.2f} precision {r['precision']:.2f} f1 {r['f1']:.2f}")
     print("recall of a perfect statement picker:", results["statement_oracle_recall"])
+    print("calibration:", json.dumps(results["calibration"]))
     print(json.dumps(results["timing_100_episodes"]))
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
