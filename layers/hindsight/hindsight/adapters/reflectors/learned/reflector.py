@@ -1,9 +1,11 @@
 """The learned reflector: statements scored by the trained classifier, merged like the rules'.
 
-Each user turn is cut into statements; all of a batch's statements are embedded in one
-call and scored. A statement becomes a candidate fact when its calibrated probability
-reaches the model's threshold and no veto applies: a question, something said "for
-today" (no lasting preference from "今天不想吃川菜"), an agent's turn. Where a rule-based
+Each user turn is cut into statements (agent turns are skipped); the statements no veto
+rules out are embedded in one call (the last 4,096 statements' vectors are kept) and
+scored. A statement becomes a candidate fact when its calibrated probability reaches the
+model's threshold. The vetoes: a question, a hypothetical ("if I had a dog ..."), a
+request or passing state ("I'd like a coffee", "I'm tired"), something said "for today"
+(no lasting preference from "今天不想吃川菜"). Where a rule-based
 extractor (allergies, diet, names, family, preferences, habits, plans) finds something in
 a statement the classifier accepts, the rule's wording and topic are kept, so repeats and
 contradictions line up with the rules' facts (supersession); otherwise the fact is the
