@@ -203,7 +203,8 @@ class OpenSearchIndexMigration:
         with translated_errors(self.name, "switching the alias"):
             old = self.served_indexes()
             is_alias = bool(self.client.indices.exists_alias(name=self.name))
-            self._save(state, finished=True, previous=self._previous(old) if is_alias else None)
+            previous = self._previous(old) if is_alias else None
+            self._save(state, previous=previous)  # for readers a step behind (see above)
             self.client.indices.refresh(index=new)
             actions: list[dict[str, Any]] = [{"add": {"index": new, "alias": self.name}}]
             if old and not is_alias:  # a concrete index of the name: it goes in the same step
@@ -212,7 +213,8 @@ class OpenSearchIndexMigration:
                 actions = [{"remove": {"index": o, "alias": self.name}} for o in old] + actions
             self.client.indices.update_aliases(body={"actions": actions})
             self._switched = True
-            retired = [o for o in old if o != self.name]
+            self._save(state, finished=True, previous=previous)
+            retired = [o for o in old if o not in (self.name, new)]  # never the one served
             if retired and not self.keep_old:
                 # readers that embedded a query with the old model just before the switch
                 # are answered from the old index (``OpenSearchSearchIndex``) until it goes
