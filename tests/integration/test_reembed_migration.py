@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,11 @@ def fill(service: MemoryService) -> list[str]:
         str(service.store(OWNER, StoreMemoryCommand(user_id="u1", content=t)).memory_id)
         for t in TEXTS
     ]
+
+
+def fill_one(service: MemoryService, text: str) -> str:
+    service.store(OWNER, StoreMemoryCommand(user_id="u1", content=text))
+    return text
 
 
 # --- embedded --------------------------------------------------------------------------------
@@ -101,8 +107,18 @@ def test_embedded_switch_serves_old_vectors_until_complete(
     assert manifest is not None and manifest["embedding_model"] == "new-32"
     assert manifest["embedder"] == "new-spec"
 
+    # switched on disk; this server has not looked yet: it writes with the old model
+    late = fill_one(service, "a late note about the harbour ferry")
+    memory = service.ports.records.get("t1", ids[1])
+    assert memory is not None
+    changed = memory.model_copy(update={"category": "late", "updated_at": datetime.now(UTC)})
+    service.ports.writer.update("t1", [changed])
+    service.ports.index.retire_after = 0.0  # type: ignore[attr-defined]
     service.ports.index.follow(wait=True)  # type: ignore[attr-defined]
     assert service.ports.index.generation == "index-2"  # type: ignore[attr-defined]
+    assert found(service, "late note harbour ferry")[0] == late  # repaired with the new model
+    only_late = RetrieveCommand(user_id="u1", query="red kite hill", categories=["late"])
+    assert [r.memory_id for r in service.retrieve(OWNER, only_late).results] == [ids[1]]
     assert found(service)[0] == PASSPORT
     assert service.ports.embedder.model_name == "new-32"
     assert service.ports.index.vectors.model == ("new-32", 32)  # type: ignore[attr-defined]

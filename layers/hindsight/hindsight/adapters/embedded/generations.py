@@ -123,13 +123,19 @@ class GenerationFiles:
         numbers = [generation_number(n) for n in self.generations()] or [1]
         return f"index-{max(numbers) + 1}"
 
-    def switch_to(self, name: str, model: str, dimension: int, spec: str) -> None:
+    def switch_to(
+        self, name: str, model: str, dimension: int, spec: str, since: datetime | None = None
+    ) -> None:
+        """Serve ``name`` from now on; ``since``: when its migration began (a server that
+        switches indexes again what changed from then on)."""
+        now = datetime.now(UTC)
         manifest = {
             "generation": name,
             "embedding_model": model,
             "dimension": dimension,
             "embedder": spec,
-            "switched_at": datetime.now(UTC).isoformat(),
+            "switched_at": now.isoformat(),
+            "migration_started_at": (since or now).isoformat(),
         }
         write_json_atomically(self.manifest_path, manifest)
 
@@ -237,7 +243,10 @@ class EmbeddedIndexMigration:
         if state is None or index is None:
             raise RuntimeError("begin() first")
         index.close()  # its HNSW graphs saved and its writer lock released for the server
-        self.files.switch_to(state.generation, state.model, state.dimension, self._spec)
+        files = self.files
+        files.switch_to(
+            state.generation, state.model, state.dimension, self._spec, state.started_at
+        )
         (self.files.data_dir / state.generation / CHECKPOINT).unlink(missing_ok=True)
         self._switched = True
         logger.info(
@@ -275,7 +284,9 @@ class GenerationalSearchIndex:
         self.records = records
         self.ann_threshold = ann_threshold
         self.check_every = check_every
-        self.on_switch: list[Callable[[], None]] = []
+        # called with when the migration began: what changed since is indexed again
+        self.on_switch: list[Callable[[datetime], None]] = []
+        self.retire_after = 2.0  # seconds the old generation stays open after the switch
         self.spec = ""  # the configured embedder's spec, for a first manifest
         self._guard = threading.Lock()
         self._stamp = self.files.stamp()
@@ -326,6 +337,8 @@ class GenerationalSearchIndex:
 
     def _load(self, stamp: int | None, manifest: dict[str, Any]) -> None:
         name = str(manifest["generation"])
+        began = manifest.get("migration_started_at")
+        started = datetime.fromisoformat(str(began)) if began else datetime.now(UTC)
         try:
             loaded = EmbeddedSearchIndex(self.files.data_dir / name, self.ann_threshold)
             loaded.rebuild_from(self.records)
@@ -341,7 +354,8 @@ class GenerationalSearchIndex:
             self._loading = None
         logger.info("serving index generation generation=%s previous=%s", name, old_name)
         for hook in self.on_switch:
-            hook()
+            hook(started)
+        time.sleep(self.retire_after)  # requests that took the old generation finish first
         old.close()
         self._remove(old_name)
 
@@ -445,10 +459,12 @@ def repair_on_switch(
     chunk_sizes: ChunkSizes,
 ) -> None:
     """When the server switches generation: embed with the new model what was written with
-    the old one meanwhile (``core/usecases/reembed.py``)."""
+    the old one meanwhile, and index again what changed while the new one was loading
+    (``core/usecases/reembed.py``)."""
 
-    def repair() -> None:
-        repaired = repair_after_switch(records, index, embedder.refresh(), clock, chunk_sizes)
+    def repair(since: datetime) -> None:
+        served = embedder.refresh()
+        repaired = repair_after_switch(records, index, served, clock, chunk_sizes, since)
         logger.info("switch repaired memories=%d generation=%s", repaired, index.generation)
 
     index.on_switch.append(repair)

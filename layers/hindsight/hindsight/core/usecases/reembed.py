@@ -289,9 +289,12 @@ def repair_after_switch(
     embedder: Embedder,
     clock: Clock,
     chunk_sizes: ChunkSizes = DEFAULT_CHUNK_SIZES,
+    since: datetime | None = None,
 ) -> int:
     """Embed again, with the served model, every memory whose stored vector is of another
-    model, and index it; returns how many. The server runs it when it switches."""
+    model, index again those changed ``since`` (None: none), and drop what is gone;
+    returns how many were written. The server runs it when it switches."""
     served = ServedIndex(index, lambda: embedder.model_name)
     use_case = ReEmbedMemories(records, embedder, served, clock, chunk_sizes=chunk_sizes)
-    return use_case.catch_up(datetime.max.replace(tzinfo=clock.now().tzinfo), rounds=1)
+    never = datetime.max.replace(tzinfo=clock.now().tzinfo)
+    return use_case.catch_up(since or never, rounds=1)
