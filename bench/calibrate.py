@@ -212,6 +212,12 @@ def report(queries: list[Query], calibration: Calibration) -> dict[str, Any]:
     }
 
 
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    """A markdown table with numbers to four decimals (a 0.01 recall cost must show)."""
+    shown = [[f"{v:.4f}" if isinstance(v, float) else v for v in row] for row in rows]
+    return markdown_table(headers, shown)
+
+
 def markdown(results: dict[str, Any]) -> str:
     default = results["default_min_score"]
     lines = [
@@ -229,12 +235,12 @@ def markdown(results: dict[str, Any]) -> str:
         "",
     ]
     rows = [[n, r["ece"], r["log_loss"]] for n, r in results["reliability"].items()]
-    lines += [markdown_table(["rows", "ECE", "log loss"], rows), ""]
+    lines += [_table(["rows", "ECE", "log loss"], rows), ""]
     for name, r in results["reliability"].items():
         if "own only" in name:
             continue
         lines += [f"### {name}", ""]
-        lines += [markdown_table(["p bin", "results", "mean p", "observed"], r["table"]), ""]
+        lines += [_table(["p bin", "results", "mean p", "observed"], r["table"]), ""]
     for order, per_set in results["sweep"].items():
         lines += [f"## min_score sweep, {order} order", ""]
         rows = []
@@ -242,7 +248,7 @@ def markdown(results: dict[str, Any]) -> str:
             for t, m in per_t.items():
                 rows.append([name, t, m["recall@5"], m["recall@10"], m["rightly_empty"]])
         headers = ["set", "min_score", "R@5", "R@10", "negatives rightly empty"]
-        lines += [markdown_table(headers, rows), ""]
+        lines += [_table(headers, rows), ""]
     for order, per_set in results["categories"].items():
         lines += [f"## Per category, {order} order (min_score 0 -> {default})", ""]
         rows = []
@@ -252,7 +258,7 @@ def markdown(results: dict[str, Any]) -> str:
                 rows.append(
                     [name, category, before[category]["recall@10"], after[category]["recall@10"]]
                 )
-        lines += [markdown_table(["set", "category", "R@10 off", "R@10 default"], rows), ""]
+        lines += [_table(["set", "category", "R@10 off", "R@10 default"], rows), ""]
     return "\n".join(lines) + "\n"
 
 

@@ -175,4 +175,8 @@ def load_rows(path: Path = ROWS) -> list[Query]:
             features = result["features"]
             features.setdefault("log_fused", math.log(max(result["fused"], MIN_FUSED)))
             features.pop("similarity_z", None)
+            dense_only = 1.0 if features["keyword_relative"] <= 0.0 else 0.0
+            features.setdefault("dense_only", dense_only)
+            features.setdefault("dense_only_margin", dense_only * features["similarity_margin"])
+            features.setdefault("dense_only_relative", dense_only * features["similarity_relative"])
     return list(queries)

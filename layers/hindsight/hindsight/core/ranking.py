@@ -62,7 +62,7 @@ from hindsight.core.models import (
     MemoryKind,
     TimeRange,
 )
-from hindsight.core.policy import CALIBRATION, Calibration, Policy
+from hindsight.core.policy import CALIBRATION, Calibration, Policy, sigmoid
 from hindsight.core.text import tokenize
 
 SECONDS_PER_DAY = 86_400.0
@@ -217,10 +217,12 @@ def _read_order(
         fact = c.kind == MemoryKind.SEMANTIC
         tier = 0 if fact and part.relevance >= policy.semantic_first_min_relevance else 1
         high, low = (fact_bound, fact_least) if fact else (episode_bound, episode_least)
-        probable = _probability_bound(scoring.calibration, part, fact, (low, high))
-        if probable < scoring.min_score - 10.0**-SCORE_DIGITS:
-            continue  # cannot reach min_score: never read
-        bound = probable if policy.rank_by_probability else part.relevance * high
+        bound = part.relevance * high
+        if policy.rank_by_probability or scoring.min_score > 0.0:
+            probable = _probability_bound(scoring.calibration, part, fact, (low, high))
+            if probable < scoring.min_score - 10.0**-SCORE_DIGITS:
+                continue  # cannot reach min_score: never read
+            bound = probable if policy.rank_by_probability else bound
         ordered.append((tier, -bound, c.memory_id))
     ordered.sort()
     return ordered
@@ -298,7 +300,7 @@ def _score(
     if parts.keyword_bm25 > 0.0:  # a memory the keyword search missed holds none
         parts.coverage = coverage(scoring.query_terms, memory.content)
     parts.logit = scoring.calibration.logit(parts.features())
-    parts.probability = scoring.calibration.probability(parts.features())
+    parts.probability = sigmoid(parts.logit)
     parts.score = parts.probability if policy.rank_by_probability else parts.fused
     first = memory.kind == MemoryKind.SEMANTIC and relevance >= policy.semantic_first_min_relevance
     return (0 if first else 1, parts.score, memory, parts)
@@ -349,6 +351,7 @@ class Parts:
 
     def features(self) -> dict[str, float]:
         """The calibration's inputs (``policy.Calibration``), by name."""
+        dense_only = 1.0 if self.keyword_bm25 <= 0.0 else 0.0
         return {
             # a memory without a similarity (the budget ran out) counts as an empty text
             "similarity": self.similarity if self.similarity is not None else self.floor,
@@ -360,6 +363,9 @@ class Parts:
             "log_factor": self.log_factor,
             "log_fused": math.log(max(self.fused, MIN_FUSED)),
             "fact": 1.0 if self.fact else 0.0,
+            "dense_only": dense_only,
+            "dense_only_margin": dense_only * self.margin,
+            "dense_only_relative": dense_only * self.similarity_scaled,
         }
 
     def why(self) -> dict[str, Any]:
