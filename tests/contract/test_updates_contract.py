@@ -109,7 +109,7 @@ def test_current_only_false_keeps_the_relevance_order(service: MemoryService) ->
     plain = ask(
         service, "Where does the user live?", as_of=JULY, kinds=["episodic"], current_only=False
     )
-    by_score = sorted(plain, key=lambda r: -r.score)
+    by_score = sorted(plain, key=lambda r: -r.why["fused_score"])  # the ranking order
     assert ids_of(plain) == ids_of(by_score)
     assert ids_of(plain)[:2] == [old, new] and ids_of(current)[:2] == [new, old]
     assert set(ids_of(plain)) == set(ids_of(current))
