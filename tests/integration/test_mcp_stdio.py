@@ -144,8 +144,8 @@ async def test_store_skip_retrieve_reflect_list_and_forget(tmp_path: Path) -> No
             "memory_id": memory_id,
         }
 
-        found, failed = await call(
-            session, "memory_retrieve", user_id="test_user", query="饮食禁忌", top_k=2
+        found, failed = await call(  # min_score 0: every match, so that a next page exists
+            session, "memory_retrieve", user_id="test_user", query="饮食禁忌", top_k=2, min_score=0
         )
         assert not failed and found["status"] == "success"
         assert found["results"][0]["memory_id"] == memory_id
