@@ -20,8 +20,9 @@ from hindsight.bootstrap import assemble, local_ports, rewire
 from hindsight.core.commands import ContextCommand, RetrieveCommand, StoreMemoryCommand
 from hindsight.core.models import Principal
 from hindsight.core.policy import CALIBRATION, FEATURES, Calibration, Policy
-from hindsight.core.ranking import Parts
+from hindsight.core.ranking import Parts, coverage
 from hindsight.core.service import MemoryService
+from hindsight.core.text import tokenize
 from tests.fakes import FixedClock, HashingEmbedder, ScriptedReflector, SequentialIds
 from tests.unit.test_retrieve_reads_few_records import WORDS, page
 from tests.unit.test_retrieve_reads_few_records import services as services
@@ -168,3 +169,16 @@ def test_lazy_reading_with_min_score_equals_reading_everything(seed, request) ->
             assert scores == sorted(scores, reverse=True)
         if not lazy_more:
             break
+
+
+def test_coverage_counts_the_query_terms_a_memory_holds_short_or_long() -> None:
+    terms = frozenset(tokenize("hiking in the cities 花生过敏"))
+    short = "We went hiking around many cities. 用户对花生过敏"
+    assert coverage(terms, short) == 1.0
+    assert coverage(terms, "We went hiking.") == pytest.approx(1 / len(terms))
+    # a long memory is searched as text, with the same answer
+    padding = "Nothing to see in this line of the log. " * 100
+    assert len(padding) > 2_000
+    assert coverage(terms, padding + short) == 1.0
+    assert coverage(terms, padding + "We went hiking.") == pytest.approx(1 / len(terms))
+    assert coverage(frozenset(), short) == 0.0

@@ -63,7 +63,7 @@ from hindsight.core.models import (
     TimeRange,
 )
 from hindsight.core.policy import CALIBRATION, Calibration, Policy, sigmoid
-from hindsight.core.text import tokenize
+from hindsight.core.text import normalize, tokenize
 
 SECONDS_PER_DAY = 86_400.0
 SCORE_DIGITS = 6  # scores are shown rounded to this; min_score compares the shown score
@@ -307,15 +307,37 @@ def _score(
 
 
 def coverage(query_terms: frozenset[str], content: str) -> float:
-    """The share of the query's terms the content holds (0 for a query without terms)."""
+    """The share of the query's terms the content holds (0 for a query without terms).
+
+    A short content is tokenized as the index does; a long one (a pasted document) is
+    searched as text for each term (a latin stem less its last letter, so that "hike"
+    meets "hiking"): segmenting 100,000 characters would cost tens of milliseconds.
+    """
     if not query_terms:
         return 0.0
-    return len(query_terms & _content_terms(content)) / len(query_terms)
+    if len(content) <= TOKENIZED_CHARS:
+        held = len(query_terms & _content_terms(content))
+    else:
+        text = _folded(content)
+        held = sum(1 for term in query_terms if _stem_prefix(term) in text)
+    return held / len(query_terms)
 
 
-@lru_cache(maxsize=512)
+TOKENIZED_CHARS = 2_000
+
+
+@lru_cache(maxsize=1_024)
 def _content_terms(content: str) -> frozenset[str]:
     return frozenset(tokenize(content))
+
+
+@lru_cache(maxsize=64)
+def _folded(content: str) -> str:
+    return normalize(content)
+
+
+def _stem_prefix(term: str) -> str:
+    return term[:-1] if term.isascii() and term.isalpha() and len(term) > 3 else term
 
 
 @dataclass(slots=True)
