@@ -200,6 +200,7 @@ class Hindsight:
         since: When | None = None,
         until: When | None = None,
         min_similarity: float | None = None,
+        min_score: float | None = None,
         time_decay: float | None = None,
         as_of: When | None = None,
         **options: Any,
@@ -207,6 +208,8 @@ class Hindsight:
         """One page of the memories that matter for ``query`` (``POST /v1/retrieve``).
 
         ``top_k`` is the page size (at most 20); ``has_more``/``next_cursor`` lead on.
+        ``min_score`` leaves out results less probable than it (``0``: every match; unset:
+        the server's default).
         """
         given = _calls.options(locals(), "user_id", "query")
         return self._send(_calls.retrieve(user_id, query, given))

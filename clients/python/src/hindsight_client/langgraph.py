@@ -342,8 +342,10 @@ class HindsightStore(BaseStore):
     def _candidates(self, target: Target, query: str | None) -> Iterator[SearchItem]:
         scopes = [target.scope] if target.scope else None
         if query and query.strip():
+            # a store's search ranks every match up to its limit (as LangGraph's own
+            # stores do): no relevance floor
             for hit in self.client.iter_retrieve(
-                target.user_id, query, scopes=scopes, top_k=RETRIEVE_PAGE
+                target.user_id, query, scopes=scopes, top_k=RETRIEVE_PAGE, min_score=0
             ):
                 yield self._search_item(hit, target.user_id, hit.score)
             return

@@ -67,7 +67,10 @@ from hindsight.core.text import normalize, tokenize
 
 SECONDS_PER_DAY = 86_400.0
 SCORE_DIGITS = 6  # scores are shown rounded to this; min_score compares the shown score
-MIN_FUSED = 1e-4  # the calibration's log of the fused score stops here
+# the calibration's log of the fused score stops here: its coefficient is negative (it
+# corrects log_factor), and a candidate whose fused score is ~0 (the worst of a few, scaled
+# to 0) scored a probability near 0.9 with the old floor of 1e-4
+MIN_FUSED = 0.05
 
 
 @dataclass(frozen=True, slots=True)
