@@ -184,11 +184,11 @@ def test_approve_from_the_review_queue(
     browser.wait_text("#pending-badge", str(len(pending) - 1))
     assert api.get(f"/v1/memories/{chosen}").json()["memory"]["status"] == "approved"
     assert chosen not in {m["memory_id"] for m in _listed(api, USER, status="pending")}
-    mood = next(m["memory_id"] for m in pending if "felt anxious" in m["content"])
-    browser.click(f"#review-table tr[data-memory-id='{mood}'] button[data-action=reject]")
-    browser.wait_text(f"#review-table tr[data-memory-id='{mood}'] .result", "rejected")
+    other = next(m["memory_id"] for m in pending if m["memory_id"] != chosen)
+    browser.click(f"#review-table tr[data-memory-id='{other}'] button[data-action=reject]")
+    browser.wait_text(f"#review-table tr[data-memory-id='{other}'] .result", "rejected")
     browser.wait_text("#pending-badge", str(len(pending) - 2))
-    assert api.get(f"/v1/memories/{mood}").json()["memory"]["status"] == "rejected"
+    assert api.get(f"/v1/memories/{other}").json()["memory"]["status"] == "rejected"
 
 
 def test_reflection_dry_run_writes_nothing(

@@ -132,7 +132,12 @@ def test_errors_are_exceptions_with_status_and_message(gateway: LocalGateway) ->
         with pytest.raises(AuthenticationError) as refused:
             stranger.retrieve("sdk-errors", "anything")
         assert refused.value.status == 401
-        assert stranger.health().embedding_dimension > 0  # health needs no key
+        with pytest.raises(AuthenticationError):  # a wrong key is refused on health too
+            stranger.health()
+    with Hindsight(gateway.url, E2E_KEY) as memory:
+        assert memory.health().embedding_dimension > 0  # the caller's view, with a key
+    keyless = httpx.get(f"{gateway.url}/v1/health", timeout=30)
+    assert keyless.status_code == 200 and keyless.json() == {"status": "success"}
 
 
 def test_tenants_are_apart_through_the_client(gateway: LocalGateway) -> None:
