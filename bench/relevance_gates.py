@@ -44,10 +44,12 @@ from hindsight.core.policy import Policy
 DEFAULT = Policy()
 SETTINGS: dict[str, dict[str, Any]] = {
     f"fused order, min_score {DEFAULT.min_score} (default)": {},
-    "fused order, min_score 0 (off)": {"min_score": 0.0},
-    f"calibrated order, min_score {DEFAULT.min_score}": {"rank_by_probability": True},
+    "fused order, min_score 0.005": {"min_score": 0.005},
+    "fused order, min_score 0.008": {"min_score": 0.008},
     "calibrated order, min_score 0": {"rank_by_probability": True, "min_score": 0.0},
+    "calibrated order, min_score 0.005": {"rank_by_probability": True, "min_score": 0.005},
 }
+NEGATIVE_MIN_SCORES = (0.005, 0.008, 0.01, 0.02, 0.05)
 
 
 def run(overrides: dict[str, Any], embedder: CachedEmbedder) -> dict[str, Any]:
@@ -116,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             for g in ("overall", "en", "zh")
         )
         print(f"{name}: {per}", flush=True)
-    negatives = locomo_negatives((DEFAULT.min_score, 0.01, 0.02, 0.05))
+    negatives = locomo_negatives(NEGATIVE_MIN_SCORES)
     print(f"LoCoMo negative queries rightly empty: {negatives['rightly_empty']}", flush=True)
     write_json(
         args.out,

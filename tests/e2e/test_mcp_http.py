@@ -122,15 +122,20 @@ async def test_an_agent_stores_retrieves_reflects_and_forgets(mcp_gateway: Serve
             session, "memory_retrieve", user_id="test_user", query="饮食禁忌", top_k=3
         )
         assert not failed
-        # the default min_score leaves out the memories that do not answer the question
-        assert [r["memory_id"] for r in found["results"]] == [stored["memory_id"]], found
-        assert found["has_more"] is False
-        every, failed = await call(
-            session, "memory_retrieve", user_id="test_user", query="饮食禁忌", top_k=3, min_score=0
+        assert found["results"][0]["memory_id"] == stored["memory_id"], found
+        assert len(found["results"]) == 3 and found["has_more"] is True
+        # a min_score leaves out the memories that do not answer the question
+        strict, failed = await call(
+            session,
+            "memory_retrieve",
+            user_id="test_user",
+            query="饮食禁忌",
+            top_k=3,
+            min_score=0.005,
         )
         assert not failed
-        assert every["results"][0]["memory_id"] == stored["memory_id"], every
-        assert len(every["results"]) == 3 and every["has_more"] is True
+        assert [r["memory_id"] for r in strict["results"]] == [stored["memory_id"]], strict
+        assert strict["has_more"] is False
 
         reflected, failed = await call(session, "memory_reflect", user_id="test_user")
         assert not failed and reflected["episodes_considered"] == 4
