@@ -70,6 +70,7 @@ class ScriptedServer:
     def __init__(self) -> None:
         self.script: list[Answer] = []
         self.requests: list[tuple[str, str, Any]] = []
+        self.idempotency_keys: list[str | None] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -82,6 +83,7 @@ class ScriptedServer:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 outer.requests.append((self.command, self.path, json.loads(raw) if raw else None))
+                outer.idempotency_keys.append(self.headers.get("Idempotency-Key"))
                 answer = (
                     outer.script.pop(0)
                     if outer.script
@@ -163,34 +165,52 @@ def test_retries_give_up_with_the_last_error(server: ScriptedServer) -> None:
     assert len(server.requests) == 3
 
 
-def test_a_lost_answer_is_retried_only_when_repeating_is_safe(server: ScriptedServer) -> None:
+def test_a_lost_answer_is_retried_with_the_same_idempotency_key(server: ScriptedServer) -> None:
     server.script = [Answer(drop=True), Answer(200, PAGE)]
     with client(server) as memory:
         assert memory.retrieve("u1", "anything").results == []
     assert len(server.requests) == 2
 
     server.requests.clear()
+    server.idempotency_keys.clear()
     server.script = [Answer(drop=True), Answer(201, STORED)]
-    with client(server) as memory, pytest.raises(HindsightConnectionError) as failed:
-        memory.store("u1", "may have been stored")
-    assert failed.value.status is None
-    assert len(server.requests) == 1  # a store whose answer was lost is not sent twice
+    with client(server) as memory:
+        assert memory.store("u1", "may have been stored").memory_id == "mem_1"
+    # the retry carries the first attempt's key: the server answers it with the first
+    # answer instead of storing the memory twice
+    assert len(server.requests) == 2
+    first, again = server.idempotency_keys
+    assert first and first == again
+    assert server.requests[0] == server.requests[1]
 
 
-def test_a_gateway_error_is_retried_only_when_repeating_is_safe(server: ScriptedServer) -> None:
+def test_each_write_has_its_own_idempotency_key(server: ScriptedServer) -> None:
+    batch = {"status": "success", "results": [STORED]}
+    server.script = [Answer(201, STORED), Answer(201, STORED), Answer(200, batch)]
+    with client(server) as memory:
+        memory.store("u1", "one")
+        memory.store("u1", "two")
+        memory.store_many("u1", ["three"])
+    keys = server.idempotency_keys
+    assert len(keys) == 3 and all(keys) and len(set(keys)) == 3
+
+
+def test_a_gateway_error_is_retried_for_reads_and_keyed_writes(server: ScriptedServer) -> None:
     bad_gateway = Answer(502, {"status": "error", "message": "bad gateway"})
     server.script = [bad_gateway, Answer(200, PAGE)]
     with client(server) as memory:
         memory.retrieve("u1", "anything")
     server.script = [bad_gateway, Answer(201, STORED)]
-    with client(server) as memory, pytest.raises(ServerError) as failed:
-        memory.store("u1", "x")
-    assert failed.value.status == 502 and len(server.requests) == 3
+    with client(server) as memory:
+        assert memory.store("u1", "x").memory_id == "mem_1"
+    assert len(server.requests) == 4
+    assert server.idempotency_keys[2] == server.idempotency_keys[3] is not None
 
 
 def test_a_slow_answer_is_a_timeout(server: ScriptedServer) -> None:
     server.script = [Answer(201, STORED, delay=1.0)]
-    with client(server, timeout=0.3) as memory, pytest.raises(HindsightTimeoutError) as failed:
+    options = {"timeout": 0.3, "max_retries": 0}  # a keyed store would be tried again
+    with client(server, **options) as memory, pytest.raises(HindsightTimeoutError) as failed:
         memory.store("u1", "slow")
     assert failed.value.status is None and "timeout" in failed.value.message
     assert len(server.requests) == 1

@@ -12,6 +12,7 @@ import email.utils
 import json
 import os
 import random
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -46,6 +47,7 @@ DEFAULT_URL = "http://127.0.0.1:8080"
 URL_ENV = "HINDSIGHT_URL"
 API_KEY_ENV = "HINDSIGHT_API_KEY"
 MAX_BATCH_ITEMS = 100  # the server's limit for POST /v1/memories/batch
+IDEMPOTENCY_HEADER = "Idempotency-Key"
 DEFAULT_TIMEOUT = 30.0
 USER_AGENT = "hindsight-client-python/0.1.0"
 
@@ -193,6 +195,7 @@ class Call(Generic[T]):
     body: dict[str, Any] | None = None
     params: dict[str, str] | None = None
     idempotent: bool = False
+    headers: dict[str, str] | None = None
 
     def with_cursor(self, cursor: str) -> Call[T]:
         """The same call for the page after ``cursor`` (body or query, as the call has it)."""
@@ -257,9 +260,16 @@ def _store_results(body: dict[str, Any]) -> list[StoreResult]:
     return [from_json(StoreResult, item) for item in body.get("results", [])]
 
 
+def once(key: str | None = None) -> dict[str, str]:
+    """The ``Idempotency-Key`` of one write: the server answers a retry of it with the
+    first answer and stores nothing new, so a write is retried like a read (a timeout, a
+    502/504 after it may have run)."""
+    return {IDEMPOTENCY_HEADER: key or f"hindsight-py-{uuid.uuid4().hex}"}
+
+
 def store(user_id: str, content: str, fields: Mapping[str, Any]) -> Call[StoreResult]:
     body = {"user_id": user_id, "content": content, **_fields(**fields)}
-    return Call("POST", "/v1/memories", _parser(StoreResult), body)
+    return Call("POST", "/v1/memories", _parser(StoreResult), body, idempotent=True, headers=once())
 
 
 def batch_item(item: str | Mapping[str, Any]) -> dict[str, Any]:
@@ -285,6 +295,8 @@ def store_batches(
             "/v1/memories/batch",
             _store_results,
             {"user_id": user_id, "items": wired[start : start + batch_size]},
+            idempotent=True,
+            headers=once(),
         )
         for start in range(0, len(wired), batch_size)
     ]

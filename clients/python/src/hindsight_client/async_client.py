@@ -119,7 +119,7 @@ class AsyncHindsight:
         attempt = 0
         while True:
             request = self._http.build_request(
-                call.method, call.path, json=call.body, params=call.params
+                call.method, call.path, json=call.body, params=call.params, headers=call.headers
             )
             try:
                 response = await self._http.send(request)

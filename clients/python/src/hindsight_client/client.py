@@ -106,7 +106,7 @@ class Hindsight:
         attempt = 0
         while True:
             request = self._http.build_request(
-                call.method, call.path, json=call.body, params=call.params
+                call.method, call.path, json=call.body, params=call.params, headers=call.headers
             )
             try:
                 response = self._http.send(request)
