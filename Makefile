@@ -148,6 +148,7 @@ bench: install-test
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/explorer_first_page.py
 	$(BIN)/python bench/lifecycle.py --episodes 100000 --export
+	$(BIN)/python bench/reembed.py --memories 1000
 
 # Local engines for the AWS-backend tests (OpenSearch with k-NN on 127.0.0.1:9200, moto on
 # 127.0.0.1:5055); pid files and logs under .services/
