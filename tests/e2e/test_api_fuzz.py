@@ -1,0 +1,133 @@
+"""Schemathesis against both local servers, with the OpenAPI document they serve.
+
+For each server kind (``hindsight serve``, the ASGI application; ``hindsight serve
+--gateway``, the template-driven gateway running the real Lambda handlers), on a fresh
+embedded store with a full-scope key:
+
+- stateless: every operation of ``GET /v1/openapi.json`` gets schema-valid cases
+  (positive) and schema-violating ones (negative); no answer is a 5xx, every status is
+  documented, every body and Content-Type matches the document;
+- stateful: the document's links (a store's ``memory_id`` into read, patch, forget and
+  restore; its ``user_id`` into listing and export) drive sequences of calls with the
+  same checks.
+
+Bounded and reproducible: hypothesis is derandomized (the same cases every run), the
+example counts are fixed and each call has a timeout; ``POST /mcp`` is left to
+``test_mcp_fuzz`` (it speaks JSON-RPC, which the document does not describe).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.stateful import run_state_machine_as_test
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from hindsight import bootstrap
+from hindsight.api.openapi import build_document
+from hindsight.bootstrap import configure
+from tests.e2e.conftest import E2E_KEY, SERVERS, Server, start_server
+
+AUTH = {"Authorization": f"Bearer {E2E_KEY}"}
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
+CALL_TIMEOUT = 30  # seconds per request: a hung route fails the case instead of the run
+EXAMPLES = {"positive": 15, "negative": 10}
+STATEFUL_STEPS = 8
+STATEFUL_EXAMPLES = 10
+NOT_FUZZED = {"/mcp"}  # JSON-RPC inside, fuzzed through a real MCP client instead
+
+
+def _cases() -> list[tuple[str, str, str]]:
+    """(method, path, mode) of every fuzzed operation: negative cases only where there is
+    an input to break (parameters or a body)."""
+    cases = []
+    for path, methods in build_document()["paths"].items():
+        for method, spec in methods.items():
+            if path in NOT_FUZZED:
+                continue
+            cases.append((method.upper(), path, "positive"))
+            if spec.get("parameters") or spec.get("requestBody"):
+                cases.append((method.upper(), path, "negative"))
+    return sorted(cases)
+
+
+def _settings(examples: int, **extra: Any) -> settings:
+    return settings(
+        max_examples=examples,
+        derandomize=True,
+        database=None,
+        deadline=None,  # a case's time is bounded by CALL_TIMEOUT, not by hypothesis
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        **extra,
+    )
+
+
+@pytest.fixture(scope="module", params=SERVERS)
+def running(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
+    saved = (bootstrap._settings, bootstrap._service)
+    kind = str(request.param)
+    server = start_server(kind, tmp_path_factory.mktemp(f"hindsight-fuzz-{kind}"))
+    try:
+        yield server
+    finally:
+        server.stop()
+        configure(*saved)
+
+
+@pytest.fixture(scope="module")
+def schema(running: Server) -> Any:
+    """The document the server serves, as schemathesis sees it."""
+    served = httpx.get(f"{running.url}/v1/openapi.json", timeout=CALL_TIMEOUT)
+    assert served.status_code == 200, served.text
+    loaded = schemathesis.openapi.from_dict(served.json())
+    return loaded.exclude(path=sorted(NOT_FUZZED))
+
+
+@pytest.mark.parametrize(("method", "path", "mode"), _cases())
+def test_an_operation_answers_as_documented(
+    running: Server, schema: Any, method: str, path: str, mode: str
+) -> None:
+    operation = schema[path][method]
+    strategy = operation.as_strategy(generation_mode=schemathesis.GenerationMode(mode))
+
+    @given(case=strategy)
+    @_settings(EXAMPLES[mode])
+    def fuzz(case: schemathesis.Case) -> None:
+        case.call_and_validate(
+            base_url=running.url, headers=AUTH, checks=CHECKS, timeout=CALL_TIMEOUT
+        )
+
+    fuzz()
+
+
+def test_linked_calls_answer_as_documented(running: Server, schema: Any) -> None:
+    machine = schema.as_state_machine()
+
+    class Fuzz(machine):  # type: ignore[misc, valid-type]
+        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
+            return {"base_url": running.url, "headers": AUTH, "timeout": CALL_TIMEOUT}
+
+        def validate_response(self, response: Any, case: schemathesis.Case, **kwargs: Any) -> None:
+            case.validate_response(response, checks=CHECKS)
+
+    run_state_machine_as_test(
+        Fuzz, settings=_settings(STATEFUL_EXAMPLES, stateful_step_count=STATEFUL_STEPS)
+    )
