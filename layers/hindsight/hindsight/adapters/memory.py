@@ -30,6 +30,7 @@ from hindsight.adapters.paging import page_of
 from hindsight.core.errors import (
     DuplicateMemoryError,
     EmbeddingModelMismatchError,
+    InvalidRequestError,
     NotFoundError,
 )
 from hindsight.core.models import (
@@ -377,6 +378,18 @@ class InMemorySearchIndex:
             if tenant_id is None:
                 return len(self._entries)
             return sum(1 for key in self._entries if key[0] == tenant_id)
+
+    def indexed_ids(
+        self, tenant_id: str | None = None, user_id: str | None = None
+    ) -> set[tuple[str, str]]:
+        if user_id is not None and tenant_id is None:
+            raise InvalidRequestError("indexed_ids: give the tenant of the user too")
+        with self._lock:
+            return {
+                key
+                for key, entry in self._entries.items()
+                if tenant_id in (None, key[0]) and user_id in (None, entry.document.user_id)
+            }
 
 
 def _bm25(piece: _Piece, weights: dict[str, float], average: float) -> float:

@@ -18,12 +18,14 @@ import typer
 from hindsight.cli import (
     admin,
     backup,
+    check_index,
     documents,
     export,
     maintain,
     memories,
     pin,
     recall,
+    replay_dlq,
     review,
     schedule,
     serve,
@@ -81,6 +83,8 @@ app.command("forget")(memories.forget)
 app.command("erase-user")(memories.erase_user)
 app.command("health")(admin.health)
 app.command("reindex")(admin.reindex)
+app.command("replay-dlq")(replay_dlq.replay_dlq)
+app.command("check-index")(check_index.check_index_command)
 app.command("backup")(backup.backup)
 app.command("schedule")(schedule.schedule)
 app.command("maintain")(maintain.maintain)

@@ -158,6 +158,13 @@ class SearchIndex(Protocol):
     def count(self, tenant_id: str | None = None) -> int:
         """How many documents (of one tenant, or all)."""
 
+    def indexed_ids(
+        self, tenant_id: str | None = None, user_id: str | None = None
+    ) -> set[tuple[str, str]]:
+        """(tenant_id, memory_id) of every memory indexed, once per memory however many
+        pieces it has: all of them, one tenant's, or one user's of that tenant (``user_id``
+        needs ``tenant_id``). Consistency checks compare them with the record store."""
+
 
 @runtime_checkable
 class Embedder(Protocol):

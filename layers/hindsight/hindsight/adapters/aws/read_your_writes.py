@@ -173,6 +173,11 @@ class ReadYourWritesIndex:
     def count(self, tenant_id: str | None = None) -> int:
         return self.inner.count(tenant_id)
 
+    def indexed_ids(
+        self, tenant_id: str | None = None, user_id: str | None = None
+    ) -> set[tuple[str, str]]:
+        return self.inner.indexed_ids(tenant_id, user_id)
+
     def close(self) -> None:
         close = getattr(self.inner, "close", None)
         if close is not None:

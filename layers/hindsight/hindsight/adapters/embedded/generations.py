@@ -405,6 +405,11 @@ class GenerationalSearchIndex:
     def keys(self) -> set[Key]:
         return self._current().keys()
 
+    def indexed_ids(
+        self, tenant_id: str | None = None, user_id: str | None = None
+    ) -> set[tuple[str, str]]:
+        return self._current().indexed_ids(tenant_id, user_id)
+
     def close(self) -> None:
         """Close the served generation; a first generation that got its first vectors
         meanwhile gets its manifest now (see ``follow_served_model``)."""

@@ -48,7 +48,11 @@ from hindsight.adapters.embedded.vector_index import ANN_THRESHOLD, VectorIndex
 from hindsight.adapters.embedded.writer_lock import WriterLock
 from hindsight.adapters.index_rules import model_mismatch
 from hindsight.adapters.paging import EPOCH, epoch_us, from_epoch_us
-from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
+from hindsight.core.errors import (
+    EmbeddingModelMismatchError,
+    InvalidRequestError,
+    UnavailableError,
+)
 from hindsight.core.indexing import index_document
 from hindsight.core.models import (
     FactStatus,
@@ -381,9 +385,24 @@ class EmbeddedSearchIndex:
 
     def keys(self) -> set[tuple[str, str]]:
         """(tenant_id, memory_id) of every memory indexed (migrations compare them)."""
+        return self.indexed_ids()
+
+    def indexed_ids(
+        self, tenant_id: str | None = None, user_id: str | None = None
+    ) -> set[tuple[str, str]]:
+        """From ``keyword.db``, the durable copy the in-process index is loaded from and
+        changed together with."""
+        if user_id is not None and tenant_id is None:
+            raise InvalidRequestError("indexed_ids: give the tenant of the user too")
+        sql = "SELECT tenant_id, memory_id FROM docs WHERE chunk = 0"
+        arguments: tuple[str, ...] = ()
+        if tenant_id is not None:
+            sql, arguments = sql + " AND tenant_id = ?", (tenant_id,)
+        if user_id is not None:
+            sql, arguments = sql + " AND user_id = ?", (*arguments, user_id)
         with self._lock, self._translate():
             self._check_open()
-            return set(self._conn.execute("SELECT tenant_id, memory_id FROM docs WHERE chunk = 0"))
+            return set(self._conn.execute(sql, arguments))
 
     def _write(
         self,

@@ -26,7 +26,11 @@ from hindsight.adapters.aws.opensearch_index.queries import (
     to_sources,
 )
 from hindsight.adapters.index_rules import model_mismatch
-from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
+from hindsight.core.errors import (
+    EmbeddingModelMismatchError,
+    InvalidRequestError,
+    UnavailableError,
+)
 from hindsight.core.models import IndexDocument, SearchFilter, SearchHit, StoredVector
 from hindsight.core.text import tokenize
 
@@ -36,6 +40,7 @@ Refresh = Literal["wait_for", "true", "false"] | bool
 
 _BULK_CHUNK = 500
 _BULK_BYTES = 8 * 1024 * 1024  # under the 10 MB request limit of small Amazon domains
+_ID_PAGE = 1000  # ids per page of indexed_ids
 
 
 @dataclass
@@ -419,3 +424,31 @@ class OpenSearchSearchIndex:
         with self._translate("count"):
             response = self.client.count(index=self.index_name, body=body)
         return int(response["count"])
+
+    def indexed_ids(
+        self, tenant_id: str | None = None, user_id: str | None = None
+    ) -> set[tuple[str, str]]:
+        """Every memory's first piece, paged in (tenant, memory) order with
+        ``search_after``; refreshed first, so a write acknowledged a moment ago is counted."""
+        if user_id is not None and tenant_id is None:
+            raise InvalidRequestError("indexed_ids: give the tenant of the user too")
+        clauses = [] if tenant_id is None else [term("tenant_id", tenant_id)]
+        if user_id is not None:
+            clauses.append(term("user_id", user_id))
+        body: dict[str, Any] = {
+            "size": _ID_PAGE,
+            "_source": ["tenant_id", "memory_id"],
+            "sort": [{"tenant_id": "asc"}, {"memory_id": "asc"}],
+            "query": {"bool": {"filter": clauses, "must_not": [{"range": {"chunk": {"gt": 0}}}]}},
+        }
+        routing = None if user_id is None else f"{tenant_id}:{user_id}"
+        found: set[tuple[str, str]] = set()
+        with self._translate("id listing"):
+            self.client.indices.refresh(index=self.index_name)
+            while True:
+                response = self.client.search(index=self.index_name, body=body, routing=routing)
+                hits = response["hits"]["hits"]
+                found.update((h["_source"]["tenant_id"], h["_source"]["memory_id"]) for h in hits)
+                if len(hits) < _ID_PAGE:
+                    return found
+                body["search_after"] = hits[-1]["sort"]
