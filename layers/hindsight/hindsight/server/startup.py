@@ -26,6 +26,7 @@ logger = logging.getLogger(__name__)
 
 KEYLESS_WARNING = "no API keys configured: serving keyless on {host} — do not expose this port"
 LOCK_FILE = "serve.lock"
+IDEMPOTENCY_FILE = "idempotency.db"  # hindsight.api.idempotency's SQLite records
 
 
 class ServerStartError(ConfigurationError):
@@ -127,10 +128,45 @@ class DataDirLock:
 
 def lock_data_dir(settings: Settings) -> DataDirLock | None:
     """The data directory's lock for an embedded backend (None for the others: the
-    memory backend keeps nothing, the AWS backend's state is in DynamoDB/OpenSearch)."""
+    memory backend keeps nothing, the AWS backend's state is in DynamoDB/OpenSearch).
+
+    Once it holds the lock, the server is the data directory's only writer, so a store
+    still marked in progress there was cut short by a server that was killed; its mark is
+    released (``release_interrupted_writes``) so that the client's retry with the same
+    ``Idempotency-Key`` runs now instead of being answered 409 until the mark lapses."""
     if settings.backend.strip().lower() != "embedded":
         return None
-    return DataDirLock(settings.data_dir).acquire()
+    lock = DataDirLock(settings.data_dir).acquire()
+    try:
+        release_interrupted_writes(settings.data_dir)
+    except BaseException:
+        lock.release()
+        raise
+    return lock
+
+
+def release_interrupted_writes(data_dir: str | Path) -> int:
+    """Release the in-progress idempotency marks in ``data_dir`` (how many there were).
+
+    Call it only while holding the data directory's lock, before serving. A retried store
+    then runs again: if the killed server had committed it, the dedup window answers the
+    retry with the memory it stored (``skipped``, same id), so nothing is stored twice."""
+    path = Path(data_dir) / IDEMPOTENCY_FILE
+    if not path.exists():
+        return 0
+    from hindsight.adapters.embedded.sqlite_idempotency import SqliteIdempotencyStore
+
+    store = SqliteIdempotencyStore(path)
+    try:
+        released = store.release_in_progress()
+    finally:
+        store.close()
+    if released:
+        logger.warning(
+            "released %d idempotency marks of requests a previous server did not finish",
+            released,
+        )
+    return released
 
 
 def banner(

@@ -9,7 +9,9 @@ the in-memory backend):
   in-progress expiry (a server killed mid-request), else ``IdempotencyItemAlreadyExistsError``
   carries the record found (Powertools then replays its answer, reports it in progress, or
   refuses another payload for the key);
-- expired records are never answered and are purged on the next put.
+- expired records are never answered and are purged on the next put;
+- a server that takes the data directory's lock first releases the in-progress marks a
+  killed predecessor left (``release_in_progress``).
 
 One connection serves every thread (the server runs requests in worker threads); a lock
 makes each put a single check-and-write.
@@ -62,6 +64,18 @@ class SqliteIdempotencyStore(BasePersistenceLayer):
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def release_in_progress(self) -> int:
+        """Forget every in-progress mark (how many there were). Only for a process that
+        alone writes this file and has not started a request yet, such as a server that
+        just took its data directory's lock: the marks are then those of a server that
+        was killed mid-request, and its clients' retries should run again now rather than
+        be answered 409 until the marks lapse."""
+        with self._lock:
+            cursor = self._db.execute(
+                "DELETE FROM idempotency WHERE status = ?", (STATUS_CONSTANTS["INPROGRESS"],)
+            )
+            return max(cursor.rowcount, 0)
 
     @staticmethod
     def _record(row: tuple[str, str, int, int | None, str, str]) -> DataRecord:
