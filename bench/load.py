@@ -150,29 +150,51 @@ def _ids(reply: httpx.Response) -> list[str]:
     return [r["memory_id"] for r in results if r.get("memory_id")]
 
 
-def _request(client: Client, operation: str, user: str) -> tuple[httpx.Response, bool]:
-    """Send one operation for ``user``; (the reply, whether it stores)."""
-    http = client.http
+@dataclass
+class PlannedRequest:
+    """One operation's HTTP request, built before it is sent (so that it can be resent)."""
+
+    method: str
+    path: str
+    body: dict[str, Any] | None = None
+    params: dict[str, Any] | None = None
+    stores: bool = False
+
+    def send(self, http: httpx.Client, headers: dict[str, str] | None = None) -> httpx.Response:
+        return http.request(
+            self.method, self.path, json=self.body, params=self.params, headers=headers
+        )
+
+
+def plan_request(client: Client, operation: str, user: str) -> PlannedRequest:
+    """The request of one operation for ``user`` (whether it stores: ``stores``)."""
     session = f"session-{client.rng.randrange(4)}"
     if operation == "store_short":
         body = {"user_id": user, "session_id": session, **client.short_item()}
-        return http.post("/v1/memories", json=body), True
+        return PlannedRequest("POST", "/v1/memories", body, stores=True)
     if operation == "store_long":
         body = {"user_id": user, "session_id": session, **client.long_item()}
-        return http.post("/v1/memories", json=body), True
+        return PlannedRequest("POST", "/v1/memories", body, stores=True)
     if operation == "store_batch":
         items = [client.short_item() for _ in range(BATCH_ITEMS)]
-        return http.post("/v1/memories/batch", json={"user_id": user, "items": items}), True
+        body = {"user_id": user, "items": items}
+        return PlannedRequest("POST", "/v1/memories/batch", body, stores=True)
     if operation == "retrieve":
-        return http.post("/v1/retrieve", json=client.retrieve_body(user)), False
+        return PlannedRequest("POST", "/v1/retrieve", client.retrieve_body(user))
     if operation == "context":
         body = {"user_id": user, "session_id": session, "query": client.rng.choice(client.queries)}
-        return http.post("/v1/context", json=body), False
+        return PlannedRequest("POST", "/v1/context", body)
     if operation == "list":
-        return http.get(f"/v1/users/{user}/memories", params={"limit": 20}), False
+        return PlannedRequest("GET", f"/v1/users/{user}/memories", params={"limit": 20})
     if operation == "get" and client.known_ids:
-        return http.get(f"/v1/memories/{client.rng.choice(client.known_ids)}"), False
-    return http.post("/v1/reflect", json={"user_id": user}), False
+        return PlannedRequest("GET", f"/v1/memories/{client.rng.choice(client.known_ids)}")
+    return PlannedRequest("POST", "/v1/reflect", {"user_id": user})
+
+
+def _request(client: Client, operation: str, user: str) -> tuple[httpx.Response, bool]:
+    """Send one operation for ``user``; (the reply, whether it stores)."""
+    planned = plan_request(client, operation, user)
+    return planned.send(client.http), planned.stores
 
 
 def run_operation(client: Client, operation: str) -> Outcome:
@@ -212,8 +234,12 @@ class Server:
             return self.process.wait()
 
 
-def start_server(kind: str, data_dir: Path, threads: int, write_threads: int | None) -> Server:
-    port = free_port()
+def start_server(
+    kind: str, data_dir: Path, threads: int, write_threads: int | None, port: int | None = None
+) -> Server:
+    """``hindsight serve`` on ``port`` (default: a free one); its output is appended to
+    ``<data dir>.log``."""
+    port = port or free_port()
     script = Path(sys.executable).with_name("hindsight")
     base = [str(script)] if script.exists() else [sys.executable, "-m", "hindsight.cli"]
     command = [*base, "serve", "--data-dir", str(data_dir), "--port", str(port)]
@@ -223,7 +249,7 @@ def start_server(kind: str, data_dir: Path, threads: int, write_threads: int | N
         command += ["--threads", str(threads)]
         command += ["--write-threads", str(write_threads)] if write_threads else []
     log = data_dir.parent / f"{data_dir.name}.log"
-    with log.open("wb") as out:
+    with log.open("ab") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 600

@@ -1,0 +1,591 @@
+"""Soak with faults: the mixed load of ``load.py`` while the server is killed and restarted
+(and, on the AWS backend, OpenSearch is stopped and started), then every acknowledged
+write is read back and the search index is checked against the record store.
+
+    .venv/bin/python bench/soak.py                        # embedded, 3 minutes
+    .venv/bin/python bench/soak.py --minutes 1 --kills 2
+    .venv/bin/python bench/soak.py --backend aws          # DynamoDB on moto + its own OpenSearch
+
+Bounded and loopback only: ``hindsight serve`` on a free 127.0.0.1 port over a fresh data
+directory, seeded like load.py; C clients (threads, one HTTP connection each) run load.py's
+operations in its mix until the time is up. Every few seconds (``--kill-every``) the server
+is killed (SIGKILL, the second time SIGTERM, which must exit 0) and restarted on the same
+port and data directory. With ``--backend aws`` the server serves DynamoDB on the shared
+moto (:5055; a table, bucket and index of the soak's own) and an OpenSearch node the soak
+starts itself on free ports with its own data directory (the shared :9200 node is never
+touched), which is stopped and started between the server's restarts; a DynamoDB stream
+pump in this process hands the table's stream to ``functions/indexer`` as Lambda would.
+
+Clients retry what a fault causes (a refused or dropped connection, 502/503/504, a 409
+"still running / retry in a moment") with backoff, for at most ``--patience`` seconds per
+operation; a store carries an ``Idempotency-Key`` kept across its retries, and counts as
+acknowledged only when it was answered 2xx. At the end: every acknowledged id is read back
+by GET (not 200: a lost write), and the index is checked against the record store:
+``hindsight check-index`` when the installed CLI has it, else a retrieve of each
+acknowledged memory by its own text (time window and session narrowed to it) that must
+return it. Printed and written to bench/results/soak.json: duration, operations by type,
+errors by status, retries by cause, kills and restarts, OpenSearch stops, acknowledged and
+lost writes, index disagreements. Exit 1 on any lost write or disagreement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+from harness import REPO, RESULTS_DIR, free_port, load_average, machine_header, machine_info
+from harness import write_json as write_result
+from load import (
+    SEED_PER_USER,
+    Client,
+    Outcome,
+    Server,
+    _ids,
+    plan,
+    plan_request,
+    read_back,
+    seed,
+    start_server,
+    summarise,
+)
+from synthetic import generate_memories, generate_queries
+
+sys.path.insert(0, str(REPO))  # tests.services (the OpenSearch launcher), the stream reader
+
+RETRIED_STATUSES = frozenset({409, 502, 503, 504})
+INDEX_CHECK_THREADS = 4
+
+
+# --- the clients -----------------------------------------------------------------------------
+@dataclass
+class Tally:
+    """What the clients saw, shared by their threads."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    retries: Counter[str] = field(default_factory=Counter)  # by cause: status or error name
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, outcome: Outcome, causes: list[str]) -> None:
+        with self.lock:
+            self.outcomes.append(outcome)
+            self.retries.update(causes)
+
+
+def _attempt(client: Client, planned: Any, headers: dict[str, str] | None) -> tuple[Any, Any]:
+    """(the reply or None, its status or the transport error's name)."""
+    try:
+        reply = planned.send(client.http, headers)
+    except httpx.TransportError as error:
+        return None, type(error).__name__
+    return reply, reply.status_code
+
+
+def run_with_retries(client: Client, operation: str, patience: float) -> tuple[Outcome, list[str]]:
+    """One operation, resent (same body, same Idempotency-Key) while a fault answers it."""
+    planned = plan_request(client, operation, client.user())
+    headers = {"Idempotency-Key": uuid.uuid4().hex} if planned.stores else None
+    started = time.perf_counter()
+    causes: list[str] = []
+    while True:
+        reply, status = _attempt(client, planned, headers)
+        retry = isinstance(status, str) or status in RETRIED_STATUSES
+        if not retry or time.perf_counter() - started > patience:
+            break
+        causes.append(str(status))
+        time.sleep(min(0.2 * 2 ** min(len(causes), 4), 3.0))
+    elapsed = time.perf_counter() - started
+    acknowledged = _ids(reply) if planned.stores and isinstance(status, int) else []
+    if not (isinstance(status, int) and 200 <= status < 300):
+        acknowledged = []
+    client.known_ids.extend(acknowledged)
+    return Outcome(operation, status, elapsed, acknowledged, len(causes)), causes
+
+
+def client_loop(client: Client, until: float, patience: float, tally: Tally) -> None:
+    """Operations in load.py's mix, in rounds of 100, until the time is up."""
+    while time.monotonic() < until:
+        for operation in plan(client.rng, 100):
+            if time.monotonic() >= until:
+                return
+            tally.add(*run_with_retries(client, operation, patience))
+
+
+# --- the OpenSearch node of the soak's own (--backend aws) -----------------------------------
+class SoakOpenSearch:
+    """One OpenSearch node on free ports with its own home, built like the shared one
+    (``tests/services/launcher.py``), stopped and started by the soak alone."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.http_port = free_port()
+        self.transport_port = free_port()
+        self.url = f"http://127.0.0.1:{self.http_port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def command(self) -> list[str]:
+        from tests.services import launcher
+
+        (self.home / "tmp").mkdir(parents=True, exist_ok=True)
+        return [
+            launcher._java(),
+            "-Xms256m",
+            f"-Xmx{os.environ.get('HINDSIGHT_SOAK_OPENSEARCH_HEAP', '512m')}",
+            "-XX:+UseG1GC",
+            "-Djava.awt.headless=true",
+            f"-Djava.io.tmpdir={self.home / 'tmp'}",
+            "-cp",
+            launcher.opensearch_classpath(),
+            "hindsight.services.Launcher",
+            str(self.home),
+            str(self.http_port),
+            str(self.transport_port),
+        ]
+
+    def start(self, timeout: float = 240.0) -> float:
+        """Start the node; the seconds until it answers yellow."""
+        began = time.monotonic()
+        with (self.home.parent / "opensearch.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                self.command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        probe = f"{self.url}/_cluster/health?wait_for_status=yellow&timeout=1s"
+        while time.monotonic() - began < timeout:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"OpenSearch exited; see {self.home.parent / 'opensearch.log'}")
+            try:
+                if httpx.get(probe, timeout=5).status_code == 200:
+                    return time.monotonic() - began
+            except httpx.TransportError:
+                pass
+            time.sleep(0.5)
+        self.stop(signal.SIGKILL)
+        raise RuntimeError(f"OpenSearch did not answer on {self.url} within {timeout:.0f} s")
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        os.killpg(process.pid, sig)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def aws_environment(opensearch_url: str) -> dict[str, str]:
+    """The server's settings for the AWS backend on moto and the soak's node: a table,
+    bucket and index of this run's own, so nobody else's data is touched."""
+    name = f"hindsight-soak-{uuid.uuid4().hex[:10]}"
+    return {
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:5055",
+        "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:5055",
+        "HINDSIGHT_BACKEND": "aws",
+        "HINDSIGHT_OPENSEARCH_URL": opensearch_url,
+        "HINDSIGHT_TABLE": name,
+        "HINDSIGHT_BLOB_BUCKET": name,
+        "HINDSIGHT_OPENSEARCH_INDEX": name,
+        "HINDSIGHT_REGION": "us-east-1",
+    }
+
+
+class StreamPump(threading.Thread):
+    """The table's DynamoDB stream handed to ``functions/indexer`` every second, as
+    Lambda's event source mapping would: a batch item failure is retried from that record
+    (and those after it) until it succeeds."""
+
+    def __init__(self, table: str) -> None:
+        super().__init__(name="stream-pump", daemon=True)
+        from tests.integration.aws_stream import StreamReader, load_indexer
+
+        self.reader = StreamReader(table)
+        self.indexer = load_indexer()
+        self.pending: list[dict[str, Any]] = []
+        self.applied = 0
+        self.failed_batches = 0
+        self.halt = threading.Event()
+
+    def pump_once(self) -> bool:
+        """Read and apply; True when nothing is left pending."""
+        import contextlib
+        import io
+
+        from tests.integration.aws_stream import LambdaContextStub
+
+        self.pending += self.reader.read()
+        if not self.pending:
+            return True
+        with contextlib.redirect_stdout(io.StringIO()):
+            answer = self.indexer.lambda_handler(
+                self.reader.lambda_event(self.pending), LambdaContextStub()
+            )
+        failures = [f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])]
+        if not failures:
+            self.applied += len(self.pending)
+            self.pending = []
+            return True
+        self.failed_batches += 1
+        sequence = [r["dynamodb"]["SequenceNumber"] for r in self.pending]
+        first = sequence.index(failures[0]) if failures[0] in sequence else 0
+        self.applied += first
+        self.pending = self.pending[first:]
+        return False
+
+    def run(self) -> None:
+        while not self.halt.wait(1.0):
+            try:
+                self.pump_once()
+            except Exception as error:  # moto or the indexer hiccuped: Lambda would retry
+                print(f"  stream pump: {type(error).__name__}: {error}", flush=True)
+
+    def drain(self, timeout: float = 120.0) -> bool:
+        """Stop the background pump and apply everything left; True when all was applied."""
+        self.halt.set()
+        self.join(timeout=30)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.pump_once() and not self.reader.read():
+                return True
+            time.sleep(1.0)
+        return False
+
+
+# --- the faults --------------------------------------------------------------------------------
+@dataclass
+class Faults:
+    """The server (and node) under test and what was done to them."""
+
+    args: argparse.Namespace
+    data_dir: Path
+    port: int
+    server: Server
+    opensearch: SoakOpenSearch | None = None
+    kills: Counter[str] = field(default_factory=Counter)
+    restarts: int = 0
+    restart_seconds: list[float] = field(default_factory=list)
+    sigterm_exit_codes: list[int] = field(default_factory=list)
+    opensearch_stops: int = 0
+    opensearch_start_seconds: list[float] = field(default_factory=list)
+
+    def restart_server(self) -> None:
+        sig = signal.SIGTERM if sum(self.kills.values()) == 1 else signal.SIGKILL
+        name = signal.Signals(sig).name
+        began = time.monotonic()
+        self.server.process.send_signal(sig)
+        code = self.server.process.wait(timeout=300)
+        if sig == signal.SIGTERM:
+            self.sigterm_exit_codes.append(code)
+        self.kills[name] += 1
+        a = self.args
+        self.server = start_server("serve", self.data_dir, a.threads, None, port=self.port)
+        self.restarts += 1
+        self.restart_seconds.append(round(time.monotonic() - began, 1))
+        print(f"  {name} → back in {self.restart_seconds[-1]} s (exit {code})", flush=True)
+
+    def bounce_opensearch(self, rng: random.Random) -> None:
+        assert self.opensearch is not None
+        sig = signal.SIGKILL if self.opensearch_stops % 2 else signal.SIGTERM
+        self.opensearch.stop(sig)
+        self.opensearch_stops += 1
+        down = rng.uniform(*self.args.opensearch_down)
+        print(f"  OpenSearch stopped ({signal.Signals(sig).name}) for {down:.0f} s", flush=True)
+        time.sleep(down)
+        seconds = self.opensearch.start()
+        self.opensearch_start_seconds.append(round(seconds, 1))
+        print(f"  OpenSearch back in {seconds:.0f} s", flush=True)
+
+    def run(self, until: float, rng: random.Random) -> None:
+        """Faults at random intervals until ``until`` (and at most ``--kills`` kills);
+        with a node of its own, every other fault stops OpenSearch instead."""
+        turn = 0
+        while True:
+            pause = rng.uniform(*self.args.kill_every)
+            if time.monotonic() + pause >= until:
+                return
+            time.sleep(pause)
+            bounce_node = self.opensearch is not None and turn % 2 == 1
+            if bounce_node:
+                self.bounce_opensearch(rng)
+            elif self.args.kills is None or sum(self.kills.values()) < self.args.kills:
+                self.restart_server()
+            turn += 1
+
+
+# --- the checks at the end --------------------------------------------------------------------
+def check_index_cli_available() -> bool:
+    script = Path(sys.executable).with_name("hindsight")
+    found = subprocess.run(
+        [str(script), "check-index", "--help"], capture_output=True, check=False, timeout=120
+    )
+    return found.returncode == 0
+
+
+def check_index_cli(data_dir: Path) -> dict[str, Any]:
+    """``hindsight check-index`` over the stopped server's store: its JSON and exit code."""
+    script = Path(sys.executable).with_name("hindsight")
+    done = subprocess.run(
+        [str(script), "--data-dir", str(data_dir), "check-index"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+    try:
+        report = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        report = {"stdout": done.stdout[-2000:], "stderr": done.stderr[-2000:]}
+    return {"method": "hindsight check-index", "exit_code": done.returncode, "report": report}
+
+
+def _found_by_own_text(http: httpx.Client, memory_id: str) -> str | None:
+    """None when a retrieve of the memory's own text returns it; else why not."""
+    got = http.get(f"/v1/memories/{memory_id}")
+    if got.status_code != 200:
+        return f"GET {got.status_code}"
+    memory = got.json().get("memory", got.json())
+    occurred = datetime.fromisoformat(memory["occurred_at"].replace("Z", "+00:00"))
+    body: dict[str, Any] = {
+        "user_id": memory["user_id"],
+        "query": memory["content"][:1500],
+        "top_k": 20,
+        "min_score": 0,
+        "since": (occurred - timedelta(seconds=1)).isoformat(),
+        "until": (occurred + timedelta(seconds=1)).isoformat(),
+    }
+    if memory.get("session_id"):
+        body["session_id"] = memory["session_id"]
+    reply = http.post("/v1/retrieve", json=body)
+    if reply.status_code != 200:
+        return f"retrieve {reply.status_code}"
+    found = {r["memory_id"] for r in reply.json()["results"]}
+    return None if memory_id in found else "not returned by a retrieve of its own text"
+
+
+def check_index_by_retrieve(url: str, ids: list[str]) -> dict[str, Any]:
+    """Each acknowledged memory found by a retrieve of its own text."""
+    with (
+        httpx.Client(base_url=url, timeout=120) as http,
+        ThreadPoolExecutor(INDEX_CHECK_THREADS) as pool,
+    ):
+        verdicts = list(pool.map(lambda i: (i, _found_by_own_text(http, i)), sorted(set(ids))))
+    wrong = {memory_id: why for memory_id, why in verdicts if why is not None}
+    return {
+        "method": "retrieve of each acknowledged memory's own text",
+        "checked": len(verdicts),
+        "disagreements": len(wrong),
+        "examples": dict(list(wrong.items())[:20]),
+    }
+
+
+# --- one soak -----------------------------------------------------------------------------------
+def start_clients(url: str, args: argparse.Namespace, users: list[str], known: list[str]) -> Any:
+    texts = generate_memories(2000, seed=args.seed + 1)
+    queries = generate_queries(200, seed=args.seed + 2)
+    tally = Tally()
+    until = time.monotonic() + args.minutes * 60
+
+    def agent(number: int) -> None:
+        rng = random.Random(args.seed * 1000 + number)
+        with httpx.Client(base_url=url, timeout=args.patience) as http:
+            client = Client(http, rng, users, texts, queries, list(known))
+            client_loop(client, until, args.patience, tally)
+
+    pool = ThreadPoolExecutor(args.clients)
+    futures = [pool.submit(agent, n) for n in range(args.clients)]
+    return pool, futures, tally, until
+
+
+def soak(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
+    data_dir = workdir / "data"
+    opensearch = pump = None
+    if args.backend == "aws":
+        opensearch = SoakOpenSearch(workdir / "opensearch")
+        print(f"starting an OpenSearch node of the soak's own on {opensearch.url} ...", flush=True)
+        opensearch.start()
+        os.environ.update(aws_environment(opensearch.url))
+    port = free_port()
+    server = start_server("serve", data_dir, args.threads, None, port=port)
+    faults = Faults(args, data_dir, port, server, opensearch)
+    try:
+        if args.backend == "aws":
+            pump = StreamPump(os.environ["HINDSIGHT_TABLE"])
+            pump.start()
+        return run_soak(args, faults, pump)
+    finally:
+        if faults.server.process.poll() is None:
+            faults.server.stop()
+        if opensearch is not None:
+            opensearch.stop()
+
+
+def run_soak(args: argparse.Namespace, faults: Faults, pump: StreamPump | None) -> dict[str, Any]:
+    users = [f"soak-user-{i}" for i in range(args.users)]
+    url = faults.server.url
+    seeded = seed(url, users, generate_memories(SEED_PER_USER * len(users), seed=7))
+    began = time.monotonic()
+    pool, futures, tally, until = start_clients(url, args, users, seeded)
+    print(f"{args.clients} clients for {args.minutes} min against {url} ...", flush=True)
+    faults.run(until, random.Random(args.seed))
+    for future in futures:
+        future.result()
+    pool.shutdown()
+    duration = time.monotonic() - began
+    acknowledged = sorted({i for o in tally.outcomes for i in o.acknowledged} | set(seeded))
+    drained = pump.drain() if pump is not None else None
+    lost = read_back(faults.server.url, acknowledged)
+    method = args.index_check
+    if method == "auto":
+        method = "cli" if check_index_cli_available() else "retrieve"
+    index = check_index_by_retrieve(faults.server.url, acknowledged) if method == "retrieve" else {}
+    exit_code = faults.server.stop()
+    if method == "cli":
+        index = check_index_cli(faults.data_dir)
+    return result_of(args, faults, tally, duration, acknowledged, lost, index, exit_code, drained)
+
+
+def disagreements(index: dict[str, Any]) -> int:
+    """Memories stored but not indexed plus documents indexed but not stored."""
+    if "disagreements" in index:
+        return int(index["disagreements"])
+    report = index.get("report", {})
+    if "missing_count" in report:
+        return int(report["missing_count"]) + int(report["extra_count"])
+    return 0 if index.get("exit_code") == 0 else 1  # no report: count the failure
+
+
+def result_of(
+    args: argparse.Namespace,
+    faults: Faults,
+    tally: Tally,
+    duration: float,
+    acknowledged: list[str],
+    lost: list[str],
+    index: dict[str, Any],
+    exit_code: int,
+    drained: bool | None,
+) -> dict[str, Any]:
+    summary = summarise(tally.outcomes, duration)
+    operations = Counter(o.operation for o in tally.outcomes)
+    errors = Counter(
+        str(o.status) for o in tally.outcomes if not isinstance(o.status, int) or o.status >= 400
+    )
+    return {
+        "backend": args.backend,
+        "minutes_asked": args.minutes,
+        "duration_s": round(duration, 1),
+        "clients": args.clients,
+        "users": args.users,
+        "operations": summary["operations"],
+        "operations_by_type": dict(sorted(operations.items())),
+        "throughput_per_s": summary["throughput_per_s"],
+        "errors_by_status": dict(errors),
+        "errors_by_operation": summary["errors"],
+        "retries_by_cause": dict(tally.retries),
+        "kills": dict(faults.kills),
+        "restarts": faults.restarts,
+        "restart_seconds": faults.restart_seconds,
+        "sigterm_exit_codes": faults.sigterm_exit_codes,
+        "opensearch_stops": faults.opensearch_stops,
+        "opensearch_start_seconds": faults.opensearch_start_seconds,
+        "stream_drained": drained,
+        "acknowledged_writes": len(acknowledged),
+        "lost_writes": len(lost),
+        "lost_ids": lost[:20],
+        "index_check": index,
+        "index_disagreements": disagreements(index),
+        "final_server_exit_code": exit_code,
+        "load_average_after": load_average(),
+    }
+
+
+def report(result: dict[str, Any]) -> str:
+    r = result
+    return "\n".join(
+        [
+            f"soak ({r['backend']}): {r['duration_s']} s, {r['clients']} clients, "
+            f"{r['operations']} operations ({r['throughput_per_s']}/s)",
+            f"  operations by type: {r['operations_by_type']}",
+            f"  errors by status (after retries): {r['errors_by_status'] or 0}",
+            f"  retries by cause: {r['retries_by_cause'] or 0}",
+            f"  kills: {r['kills'] or 0}, restarts: {r['restarts']} "
+            f"(back in {r['restart_seconds']} s), SIGTERM exit codes {r['sigterm_exit_codes']}",
+            f"  OpenSearch stops: {r['opensearch_stops']} (back in "
+            f"{r['opensearch_start_seconds']} s), stream drained: {r['stream_drained']}",
+            f"  acknowledged writes: {r['acknowledged_writes']}, lost writes: {r['lost_writes']}",
+            f"  index disagreements: {r['index_disagreements']} ({r['index_check'].get('method')})",
+            f"  final server exit code: {r['final_server_exit_code']}",
+        ]
+    )
+
+
+def failed(result: dict[str, Any]) -> bool:
+    graceful = all(code == 0 for code in result["sigterm_exit_codes"])
+    return bool(
+        result["lost_writes"]
+        or result["index_disagreements"]
+        or not graceful
+        or result["final_server_exit_code"] != 0
+        or result["stream_drained"] is False
+    )
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=3.0, help="how long the load runs")
+    parser.add_argument("--backend", choices=["embedded", "aws"], default="embedded")
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--users", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=8, help="hindsight serve --threads")
+    parser.add_argument(
+        "--kill-every", type=float, nargs=2, default=[15.0, 35.0], metavar=("MIN", "MAX"),
+        help="seconds between faults, drawn uniformly",
+    )  # fmt: skip
+    parser.add_argument("--kills", type=int, default=None, help="at most this many kills")
+    parser.add_argument(
+        "--opensearch-down", type=float, nargs=2, default=[5.0, 15.0], metavar=("MIN", "MAX"),
+        help="--backend aws: seconds OpenSearch stays stopped",
+    )  # fmt: skip
+    parser.add_argument("--patience", type=float, default=120.0, help="retrying, per operation")
+    parser.add_argument("--index-check", choices=["auto", "cli", "retrieve"], default="auto")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "soak.json")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    info = machine_info()
+    print(machine_header(info), flush=True)
+    with tempfile.TemporaryDirectory(prefix="hindsight-soak-") as tmp:
+        result = soak(args, Path(tmp))
+    print(report(result), flush=True)
+    write_result(args.out, {"machine": info, **result})
+    print(f"wrote {args.out}", flush=True)
+    return 1 if failed(result) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
