@@ -107,7 +107,14 @@ class _WriterBase(ABC):
         self, records: Sequence[NewRecord], dedup_window_seconds: float
     ) -> tuple[list[str], list[NewRecord]]:
         """Put each record; (one id per record, the records written). A failing put undoes
-        the puts before it, so the batch is written whole or not at all."""
+        the puts before it, so the batch is written whole or not at all. A store that can
+        put a batch in one transaction (``put_many``: the embedded SQLite store) does, so
+        that a process killed in the middle leaves no part of it behind either."""
+        put_many = getattr(self.records, "put_many", None)
+        if put_many is not None:
+            named: list[str] = put_many(records, dedup_window_seconds)
+            fresh = [r for r, i in zip(records, named, strict=True) if i == r.memory.memory_id]
+            return named, fresh
         ids: list[str] = []
         written: list[NewRecord] = []
         for record in records:

@@ -39,6 +39,7 @@ from pydantic import TypeAdapter
 
 from hindsight.adapters.embedded import compaction
 from hindsight.adapters.embedded.sqlite_files import open_connection, unavailable_on_failure
+from hindsight.adapters.embedded.sqlite_record_schema import create_or_migrate
 from hindsight.adapters.index_rules import already_exists
 from hindsight.adapters.paging import (
     decode_page_cursor,
@@ -61,68 +62,13 @@ from hindsight.core.models import (
     StoredVector,
     listed_status,
 )
+from hindsight.core.ports import NewRecord
 
 logger = logging.getLogger(__name__)
 
 _MEMORY: TypeAdapter[Memory] = TypeAdapter(Memory)
 _CHUNK = 500  # ids per IN (...) list, well under SQLite's parameter limit
 _IDLE_CONNECTIONS = 8
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS memories (
-    tenant_id TEXT NOT NULL,
-    memory_id TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    scope TEXT NOT NULL,
-    status TEXT,
-    category TEXT,
-    session_id TEXT,
-    occurred_at INTEGER NOT NULL,
-    created_at INTEGER NOT NULL,
-    expires_at INTEGER,
-    body TEXT NOT NULL,
-    PRIMARY KEY (tenant_id, memory_id)
-);
-CREATE INDEX IF NOT EXISTS memories_by_occurred
-    ON memories (tenant_id, user_id, occurred_at, memory_id);
-CREATE INDEX IF NOT EXISTS memories_by_created ON memories (tenant_id, user_id, created_at);
-CREATE INDEX IF NOT EXISTS memories_by_kind_created ON memories (kind, created_at);
-CREATE TABLE IF NOT EXISTS vectors (
-    tenant_id TEXT NOT NULL,
-    memory_id TEXT NOT NULL,
-    model TEXT NOT NULL,
-    dim INTEGER NOT NULL,
-    data BLOB NOT NULL,
-    spans TEXT,
-    PRIMARY KEY (tenant_id, memory_id)
-);
-CREATE TABLE IF NOT EXISTS dedup_markers (
-    tenant_id TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    memory_id TEXT NOT NULL,
-    occurred_at INTEGER NOT NULL,
-    PRIMARY KEY (tenant_id, user_id, key)
-);
-CREATE INDEX IF NOT EXISTS dedup_markers_by_memory ON dedup_markers (tenant_id, memory_id);
-CREATE TABLE IF NOT EXISTS cursors (
-    tenant_id TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    value INTEGER NOT NULL,
-    PRIMARY KEY (tenant_id, user_id, name)
-);
-CREATE TABLE IF NOT EXISTS leases (
-    tenant_id TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    holder TEXT NOT NULL,
-    until INTEGER NOT NULL,
-    PRIMARY KEY (tenant_id, user_id, name)
-);
-PRAGMA user_version = 1;
-"""
 
 
 def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
@@ -132,24 +78,6 @@ def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
 
 def _marks(count: int) -> str:
     return ",".join("?" * count)
-
-
-def _add_spans_column(conn: sqlite3.Connection) -> None:
-    """Files written before memories were chunked lack ``vectors.spans``: add it (NULL:
-    every stored vector is a whole memory's)."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(vectors)")}
-    if "spans" not in columns:
-        conn.execute("ALTER TABLE vectors ADD COLUMN spans TEXT")
-
-
-def _add_hit_columns(conn: sqlite3.Connection) -> None:
-    """Access tracking (``record_hits``): ``hit_count`` and ``last_hit_at`` on each memory,
-    added to files written before it (0 and NULL: never hit)."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(memories)")}
-    if "hit_count" not in columns:
-        conn.execute("ALTER TABLE memories ADD COLUMN hit_count INTEGER NOT NULL DEFAULT 0")
-    if "last_hit_at" not in columns:
-        conn.execute("ALTER TABLE memories ADD COLUMN last_hit_at INTEGER")
 
 
 # what a read selects to build a memory: the body, and the counts kept beside it
@@ -192,10 +120,7 @@ class SqliteRecordStore:
         with self._translate():
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._connection() as conn:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.executescript(_SCHEMA)
-                _add_spans_column(conn)
-                _add_hit_columns(conn)
+                create_or_migrate(conn)
 
     # --- plumbing ------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
@@ -260,24 +185,59 @@ class SqliteRecordStore:
         dedup_key: str | None = None,
         dedup_window_seconds: float = 0.0,
     ) -> None:
+        with self._write() as conn:
+            self._insert(conn, memory, vector, dedup_key, dedup_window_seconds)
+
+    def put_many(
+        self, records: Sequence[NewRecord], dedup_window_seconds: float = 0.0
+    ) -> builtins.list[str]:
+        """Put every record in one transaction: a batch is stored whole or not at all, even
+        when the process dies in the middle of it (the write policy uses this where a store
+        offers it). One id per record, in order: its own if written, the existing memory's
+        if its dedup key claimed a recent duplicate (as ``put`` would raise); any other
+        error writes none of them."""
+        ids: builtins.list[str] = []
+        with self._write() as conn:
+            for record in records:
+                try:
+                    self._insert(
+                        conn,
+                        record.memory,
+                        record.vector,
+                        record.dedup_key,
+                        dedup_window_seconds,
+                    )
+                except DuplicateMemoryError as duplicate:
+                    ids.append(duplicate.existing_memory_id)
+                    continue
+                ids.append(record.memory.memory_id)
+        return ids
+
+    def _insert(
+        self,
+        conn: sqlite3.Connection,
+        memory: Memory,
+        vector: StoredVector | None,
+        dedup_key: str | None,
+        dedup_window_seconds: float,
+    ) -> None:
         row = _columns(memory)
         row["hit_count"] = memory.hit_count  # an import keeps its counts; else 0
         row["last_hit_at"] = None if memory.last_hit_at is None else epoch_us(memory.last_hit_at)
-        with self._write() as conn:
-            exists = conn.execute(
-                "SELECT 1 FROM memories WHERE tenant_id = ? AND memory_id = ?",
-                (memory.tenant_id, memory.memory_id),
-            ).fetchone()
-            if exists:
-                raise already_exists(memory)
-            if dedup_key is not None:
-                self._claim_marker(conn, memory, row, dedup_key, dedup_window_seconds)
-            conn.execute(
-                f"INSERT INTO memories ({', '.join(row)}) VALUES ({_marks(len(row))})",
-                tuple(row.values()),
-            )
-            if vector is not None:
-                _write_vector(conn, memory, vector)
+        exists = conn.execute(
+            "SELECT 1 FROM memories WHERE tenant_id = ? AND memory_id = ?",
+            (memory.tenant_id, memory.memory_id),
+        ).fetchone()
+        if exists:
+            raise already_exists(memory)
+        if dedup_key is not None:
+            self._claim_marker(conn, memory, row, dedup_key, dedup_window_seconds)
+        conn.execute(
+            f"INSERT INTO memories ({', '.join(row)}) VALUES ({_marks(len(row))})",
+            tuple(row.values()),
+        )
+        if vector is not None:
+            _write_vector(conn, memory, vector)
 
     def _claim_marker(
         self,
