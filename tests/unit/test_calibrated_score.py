@@ -38,19 +38,20 @@ def calibration(**weights: float) -> Calibration:
 
 
 def test_the_probability_is_the_logistic_of_the_weighted_sum() -> None:
-    c = calibration(intercept=-1.0, similarity=2.0, keyword_coverage=0.5)
-    features = {"similarity": 0.8, "keyword_coverage": 1.0}
+    c = calibration(intercept=-1.0, similarity_margin=2.0, keyword_coverage=0.5)
+    features = {"similarity_margin": 0.8, "keyword_coverage": 1.0}
     assert c.logit(features) == pytest.approx(-1.0 + 1.6 + 0.5)
     assert c.probability(features) == pytest.approx(1 / (1 + math.exp(-1.1)))
     assert c.probability({}) == pytest.approx(1 / (1 + math.e))
 
 
 def test_the_probability_stays_in_0_1_and_grows_with_a_positive_weight() -> None:
-    c = calibration(similarity=1e6)
-    assert c.probability({"similarity": 1.0}) == pytest.approx(1.0)
-    assert c.probability({"similarity": -1.0}) == pytest.approx(0.0, abs=1e-20)
-    lower = CALIBRATION.probability({"similarity": 0.80})
-    assert 0.0 < lower < CALIBRATION.probability({"similarity": 0.85}) < 1.0
+    c = calibration(similarity_margin=1e6)
+    assert c.probability({"similarity_margin": 1.0}) == pytest.approx(1.0)
+    assert c.probability({"similarity_margin": -1.0}) == pytest.approx(0.0, abs=1e-20)
+    floor = {"similarity_floor": 0.8}
+    lower = CALIBRATION.probability({**floor, "similarity_margin": 0.0})
+    assert 0.0 < lower < CALIBRATION.probability({**floor, "similarity_margin": 0.05}) < 1.0
 
 
 def test_every_feature_of_parts_has_a_weight_and_the_reverse() -> None:
@@ -119,7 +120,7 @@ def test_min_score_leaves_out_the_less_probable(service) -> None:  # type: ignor
 
 
 def test_the_default_applies_only_to_the_model_it_was_fitted_for() -> None:
-    def built(model_name: str) -> MemoryService:
+    def built(model_name: str, min_score: float) -> MemoryService:
         ports = local_ports(
             InMemoryRecordStore(),
             InMemorySearchIndex(),
@@ -128,12 +129,15 @@ def test_the_default_applies_only_to_the_model_it_was_fitted_for() -> None:
             clock=FixedClock(),
             ids=SequentialIds(),
         )
-        return assemble(ports, Policy(min_score=0.5))
+        service = assemble(ports, Policy(min_score=min_score))
+        store(service, "piano lessons on Tuesday")
+        return service
 
     for model, expected in (("test-hashing-64", 1), (CALIBRATION.model, 0)):
-        service = built(model)
-        store(service, "piano lessons on Tuesday")
-        # the hashing model's scores are far under 0.5: cut only where the default applies
+        score = ask(built(model, 0.0), "piano lessons").results[0].score
+        assert score < 0.999
+        service = built(model, score + 0.001)  # a default just above the memory's score
+        # cut only where the default applies
         assert len(ask(service, "piano lessons").results) == expected
         assert len(ask(service, "piano lessons", min_score=0).results) == 1
 

