@@ -9,7 +9,8 @@ Dedup markers, cursors and activity items are ignored, and so is a MODIFY that c
 only a memory's access counts; the record of an archived memory deletes its documents.
 A record that fails is reported as a batch item failure, so Lambda retries from it (and
 the records after it, in order); after the retries the event source mapping sends it to
-the dead-letter queue.
+the dead-letter queue (``hindsight replay-dlq`` applies what it names once the index is
+back). What a memory item does to the index is ``hindsight.adapters.aws.stream_indexing``.
 """
 
 from __future__ import annotations
@@ -29,20 +30,15 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 )
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hindsight.adapters.aws.dynamodb_record_store import (
-    LargeItems,
-    PayloadMissingError,
-    from_attribute_values,
-    is_memory_item,
-    memory_from_item,
-    references_of,
-    vector_from_item,
-)
+from hindsight.adapters.aws.dynamodb_record_store import from_attribute_values, is_memory_item
 from hindsight.adapters.aws.dynamodb_record_store.hits import only_hits_changed
+from hindsight.adapters.aws.stream_indexing import (
+    IndexOutcome,
+    index_memory_item,
+    remove_memory_item,
+)
 from hindsight.api.observability import MetricUnit, logger, metrics, tracer
 from hindsight.bootstrap import get_stream_index, get_stream_payloads
-from hindsight.core.errors import EmbeddingModelMismatchError
-from hindsight.core.indexing import index_document
 
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
@@ -63,17 +59,13 @@ def _is_ttl_expiry(record: DynamoDBRecord) -> bool:
     )
 
 
-def _hydrated(item: dict[str, Any]) -> bool:
-    """Read back what the item keeps in S3; False if it is gone (replaced since)."""
-    if not references_of(item):
-        return True
-    try:
-        LargeItems(get_stream_payloads()).hydrate([item])
-    except PayloadMissingError:
-        logger.info("memory changed since this record; skipped", memory_id=item["memory_id"])
-        metrics.add_metric(name="IndexStaleSkips", unit=MetricUnit.Count, value=1)
-        return False
-    return True
+# the metric each outcome of ``index_memory_item`` counts
+_OUTCOME_METRICS = {
+    IndexOutcome.UPSERTED: "IndexUpserts",
+    IndexOutcome.ARCHIVED: "IndexArchives",
+    IndexOutcome.STALE: "IndexStaleSkips",
+    IndexOutcome.OTHER_MODEL: "IndexModelSkips",
+}
 
 
 @tracer.capture_method
@@ -85,33 +77,16 @@ def record_handler(record: DynamoDBRecord) -> None:
             return
         if only_hits_changed(_image(record, "OldImage"), item):
             return  # access tracking (hit_count, last_hit_us): nothing to index
-        if not _hydrated(item):
-            return
-        memory = memory_from_item(item)
-        if memory.archived_at is not None:  # archived: out of the hot index, kept in DynamoDB
-            index.delete(memory.tenant_id, [memory.memory_id])
-            metrics.add_metric(name="IndexArchives", unit=MetricUnit.Count, value=1)
-            return
-        vector = vector_from_item(item)
-        if vector is None:
-            logger.warning("memory has no vector; not indexed", memory_id=memory.memory_id)
-            return
-        try:
-            index.upsert([index_document(memory, vector)])
-        except EmbeddingModelMismatchError:
-            # written with the model served before a re-embedding migration's switch: the
-            # migration's catch-up writes the item again with the served model's vector
-            # (that change comes through here too); retrying this image cannot succeed
-            logger.warning("vector of another model; skipped", memory_id=memory.memory_id)
-            metrics.add_metric(name="IndexModelSkips", unit=MetricUnit.Count, value=1)
-            return
-        metrics.add_metric(name="IndexUpserts", unit=MetricUnit.Count, value=1)
+        outcome = index_memory_item(index, item, get_stream_payloads())
+        metric = _OUTCOME_METRICS.get(outcome)
+        if metric is not None:
+            metrics.add_metric(name=metric, unit=MetricUnit.Count, value=1)
         return
     if record.event_name == DynamoDBRecordEventName.REMOVE:
         item = _image(record, "OldImage")
         if not is_memory_item(item):
             return
-        index.delete(str(item["tenant_id"]), [str(item["memory_id"])])
+        remove_memory_item(index, item)
         expired = _is_ttl_expiry(record)
         metrics.add_metric(
             name="IndexTtlDeletes" if expired else "IndexDeletes", unit=MetricUnit.Count, value=1

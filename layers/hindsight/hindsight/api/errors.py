@@ -10,6 +10,10 @@ adapter or a handler only needs to derive from the right domain error.
 ``ConfigurationError`` is 500, not 503: the process is misconfigured and stays so until
 an operator changes a setting, so a client's retry cannot succeed (503 invites one),
 and the client did nothing wrong (so not 4xx). The message names the setting to fix.
+
+Every 503 carries ``Retry-After`` (``headers_for``): the seconds an error names itself
+(``retry_after_seconds``, e.g. a throttled table) or ``DEFAULT_RETRY_AFTER_SECONDS``, so a
+client waits instead of hammering a service that is down or throttling.
 """
 
 from __future__ import annotations
@@ -64,6 +68,25 @@ def status_for(error: BaseException) -> int:
         if status is not None:
             return int(status)
     return int(HTTPStatus.INTERNAL_SERVER_ERROR)
+
+
+DEFAULT_RETRY_AFTER_SECONDS = 5
+
+
+def retry_after_seconds(error: BaseException) -> int | None:
+    """How long a client should wait before retrying (503 only), else None."""
+    if status_for(error) != HTTPStatus.SERVICE_UNAVAILABLE:
+        return None
+    named = getattr(error, "retry_after_seconds", None)
+    if isinstance(named, int) and not isinstance(named, bool) and named >= 0:
+        return named
+    return DEFAULT_RETRY_AFTER_SECONDS
+
+
+def headers_for(error: BaseException) -> dict[str, str]:
+    """The headers an error answer carries besides its body (``Retry-After`` on a 503)."""
+    seconds = retry_after_seconds(error)
+    return {} if seconds is None else {"Retry-After": str(seconds)}
 
 
 def is_server_error(error: BaseException) -> bool:

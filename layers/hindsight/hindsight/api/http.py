@@ -27,7 +27,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from hindsight.api.auth import authenticate
-from hindsight.api.errors import status_for
+from hindsight.api.errors import headers_for, status_for
 from hindsight.api.observability import MetricUnit, logger, metrics
 from hindsight.bootstrap import get_settings
 from hindsight.core.commands import Identifier, body_too_large, max_body_bytes
@@ -67,11 +67,14 @@ def to_json(body: Any) -> str:
     return json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=_json_default)
 
 
-def error_response(status: int, message: str) -> Response[dict[str, Any]]:
+def error_response(
+    status: int, message: str, headers: Mapping[str, str] | None = None
+) -> Response[dict[str, Any]]:
     return Response(
         status_code=int(status),
         content_type=content_types.APPLICATION_JSON,
         body={"status": "error", "message": message},
+        headers=dict(headers) if headers else None,
     )
 
 
@@ -265,7 +268,7 @@ def build_resolver() -> APIGatewayRestResolver:
         else:
             logger.info("request refused", status=status, error=type(error).__name__)
         _count_error(status)
-        return error_response(status, error.message)
+        return error_response(status, error.message, headers_for(error))
 
     @app.exception_handler(ValidationError)
     def _pydantic_error(error: ValidationError) -> Response[dict[str, Any]]:

@@ -41,6 +41,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hindsight.api.auth import authenticate
+from hindsight.api.errors import headers_for
 from hindsight.api.http import body_limit, to_json
 from hindsight.api.operations import OPERATIONS, Operation
 from hindsight.api.routes import (
@@ -105,7 +106,7 @@ def error_answer(error: BaseException) -> Answer:
     else:
         fields = {"status": status, "error": type(error).__name__}
         logger.info("request refused", extra={"fields": fields})
-    headers = {"Connection": "close"} if status == 413 else {}
+    headers = {"Connection": "close"} if status == 413 else headers_for(error)
     return Answer(status, error_body(status, message), headers=headers)
 
 

@@ -1,6 +1,10 @@
 """botocore's errors translated into the domain's, with what to do about them.
 
 Conditional-check failures pass through untranslated: the store's operations read them.
+Throttling (``ProvisionedThroughputExceededException``, ``ThrottlingException``,
+``RequestLimitExceeded``) reaches here only after botocore's own retries with backoff
+(``default_client``: standard mode, 4 attempts) ran out; it becomes ``TableThrottledError``,
+an ``UnavailableError`` (HTTP 503) whose ``Retry-After`` is ``THROTTLED_RETRY_AFTER_SECONDS``.
 """
 
 from __future__ import annotations
@@ -11,6 +15,17 @@ from contextlib import contextmanager
 from botocore.exceptions import BotoCoreError, ClientError
 
 from hindsight.core.errors import UnavailableError
+
+THROTTLING_CODES = frozenset(
+    {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+)
+THROTTLED_RETRY_AFTER_SECONDS = 2
+
+
+class TableThrottledError(UnavailableError):
+    """DynamoDB kept throttling the table after the client's retries: retry shortly."""
+
+    retry_after_seconds = THROTTLED_RETRY_AFTER_SECONDS
 
 
 @contextmanager
@@ -23,6 +38,13 @@ def translated_errors(table_name: str, operation: str) -> Iterator[None]:
         code = error.get("Code", "")
         if code in {"ConditionalCheckFailedException", "TransactionCanceledException"}:
             raise
+        if code in THROTTLING_CODES:
+            raise TableThrottledError(
+                f"DynamoDB is throttling requests to table {table_name} ({code}) and kept "
+                f"doing so through the client's retries; nothing was written by this "
+                f"{operation}: retry in {THROTTLED_RETRY_AFTER_SECONDS} s or more (if it "
+                "persists, the operator should raise the table's capacity or use on-demand)"
+            ) from exc
         raise UnavailableError(
             _advice(table_name, operation, code, error.get("Message", ""))
         ) from exc
@@ -40,12 +62,6 @@ def _advice(table_name: str, operation: str, code: str, message: str) -> str:
             "`HINDSIGHT_BACKEND=aws hindsight serve` (creates missing resources), deploy "
             "template.yaml, or set HINDSIGHT_TABLE to an existing table"
         )
-    if code in {
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-    }:
-        return f"DynamoDB is throttling requests to {table_name}; retry in a moment"
     if code in {
         "AccessDeniedException",
         "UnrecognizedClientException",
