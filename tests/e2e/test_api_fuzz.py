@@ -18,6 +18,7 @@ example counts are fixed and each call has a timeout; ``POST /mcp`` is left to
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -101,33 +102,67 @@ def schema(running: Server) -> Any:
     return loaded.exclude(path=sorted(NOT_FUZZED))
 
 
+@pytest.fixture(scope="module")
+def statuses(running: Server) -> Iterator[Counter[tuple[str, int]]]:
+    """Every answer's ("METHOD /path", status), for this module's run on one server."""
+    seen: Counter[tuple[str, int]] = Counter()
+    yield seen
+    print(f"\n{running.url}: {seen.total()} fuzzed calls, by status", _by_status(seen))
+
+
+def _by_status(seen: Counter[tuple[str, int]]) -> dict[int, int]:
+    totals: Counter[int] = Counter()
+    for (_, status), count in seen.items():
+        totals[status] += count
+    return dict(sorted(totals.items()))
+
+
 @pytest.mark.parametrize(("method", "path", "mode"), _cases())
 def test_an_operation_answers_as_documented(
-    running: Server, schema: Any, method: str, path: str, mode: str
+    running: Server,
+    schema: Any,
+    statuses: Counter[tuple[str, int]],
+    method: str,
+    path: str,
+    mode: str,
 ) -> None:
     operation = schema[path][method]
     strategy = operation.as_strategy(generation_mode=schemathesis.GenerationMode(mode))
+    here: Counter[int] = Counter()
 
     @given(case=strategy)
     @_settings(EXAMPLES[mode])
     def fuzz(case: schemathesis.Case) -> None:
-        case.call_and_validate(
+        response = case.call_and_validate(
             base_url=running.url, headers=AUTH, checks=CHECKS, timeout=CALL_TIMEOUT
         )
+        here[response.status_code] += 1
+        statuses[(f"{method} {path}", response.status_code)] += 1
 
     fuzz()
+    assert here.total() > 0
+    assert not here.keys() & {401, 403}, f"the fuzz key was refused: {dict(here)}"
+    if mode == "positive" and path == "/v1/memories":  # valid cases do reach the store
+        assert here[201] > 0, dict(here)
 
 
-def test_linked_calls_answer_as_documented(running: Server, schema: Any) -> None:
+def test_linked_calls_answer_as_documented(
+    running: Server, schema: Any, statuses: Counter[tuple[str, int]]
+) -> None:
     machine = schema.as_state_machine()
+    here: Counter[tuple[str, int]] = Counter()
 
     class Fuzz(machine):  # type: ignore[misc, valid-type]
         def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
             return {"base_url": running.url, "headers": AUTH, "timeout": CALL_TIMEOUT}
 
         def validate_response(self, response: Any, case: schemathesis.Case, **kwargs: Any) -> None:
+            here[(f"{case.method} {case.path}", response.status_code)] += 1
             case.validate_response(response, checks=CHECKS)
 
     run_state_machine_as_test(
         Fuzz, settings=_settings(STATEFUL_EXAMPLES, stateful_step_count=STATEFUL_STEPS)
     )
+    statuses.update(here)
+    # a memory id is found only by following a link from a store or a listing
+    assert here[("GET /v1/memories/{memory_id}", 200)] > 0, dict(here)

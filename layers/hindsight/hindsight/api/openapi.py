@@ -32,6 +32,7 @@ from hindsight.api import wire
 from hindsight.api.errors import STATUS_BY_ERROR
 from hindsight.api.idempotency import IDEMPOTENCY_HEADER, IDEMPOTENT_OPERATIONS, MAX_KEY_CHARS
 from hindsight.api.operations import OPERATIONS, Operation
+from hindsight.core.commands import ID_SCHEMA_PATTERN
 from hindsight.core.errors import HindsightError
 
 OPENAPI_VERSION = "3.1.0"
@@ -119,7 +120,12 @@ def _parameters(op: Operation, schemas: dict[str, Any]) -> list[dict[str, Any]]:
             "in": "path",
             "required": True,
             "description": "an id: 1-128 letters, digits and _ . : @ - (URL-encoded)",
-            "schema": {"type": "string", "minLength": 1, "maxLength": 128},
+            "schema": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 128,
+                "pattern": ID_SCHEMA_PATTERN,
+            },
         }
         for name in op.path_parameters
     ]
@@ -161,6 +167,41 @@ def _query_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
+# OpenAPI links: which later calls take a value from a response (or its request) here,
+# by (operation, status): what clients and fuzzers (schemathesis' stateful mode) follow.
+_NEW_MEMORY = "$response.body#/memory_id"
+_FIRST_LISTED = "$response.body#/results/0/memory_id"
+_ITS_USER = "$request.body#/user_id"
+LINKS: dict[tuple[str, int], dict[str, tuple[str, str, str]]] = {
+    ("store_memory", 201): {
+        "GetMemory": ("get_memory", "memory_id", _NEW_MEMORY),
+        "PatchMemory": ("patch_memory", "memory_id", _NEW_MEMORY),
+        "DeleteMemory": ("delete_memory", "memory_id", _NEW_MEMORY),
+        "RestoreMemory": ("restore_memory", "memory_id", _NEW_MEMORY),
+        "ListMemories": ("list_memories", "user_id", _ITS_USER),
+        "ExportUser": ("export_user", "user_id", _ITS_USER),
+        "ReflectionStatus": ("reflection_status", "user_id", _ITS_USER),
+        "EraseUser": ("erase_user", "user_id", _ITS_USER),
+    },
+    ("store_memory", 200): {"GetMemory": ("get_memory", "memory_id", _NEW_MEMORY)},
+    ("store_batch", 200): {
+        "GetMemory": ("get_memory", "memory_id", _FIRST_LISTED),
+        "ListMemories": ("list_memories", "user_id", _ITS_USER),
+    },
+    ("list_memories", 200): {
+        "GetMemory": ("get_memory", "memory_id", _FIRST_LISTED),
+        "DeleteMemory": ("delete_memory", "memory_id", _FIRST_LISTED),
+    },
+}
+
+
+def _links(operation_id: str, status: int) -> dict[str, Any]:
+    return {
+        name: {"operationId": target, "parameters": {parameter: value}}
+        for name, (target, parameter, value) in LINKS.get((operation_id, status), {}).items()
+    }
+
+
 def _content(media_type: str, ref: Any) -> dict[str, Any]:
     return {media_type: {"schema": ref if ref is not None else {"type": "string"}}}
 
@@ -173,6 +214,9 @@ def _responses(op: Operation, refs: dict[Any, Any]) -> dict[str, Any]:
             "description": success.description,
             "content": _content(success.media_type, ref),
         }
+        links = _links(op.operation_id, success.status)
+        if links:
+            responses[str(success.status)]["links"] = links
     for status in op.error_statuses():
         model = op.error_model_for(status)
         if status in op.notes or model is not wire.ErrorResponse:

@@ -16,9 +16,12 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    GetJsonSchemaHandler,
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from hindsight.core.models import (
     Confidence,
@@ -60,12 +63,32 @@ def body_too_large(size: int, limit: int) -> str:
     )
 
 
-_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}$")
-_LABEL_PATTERN = re.compile(r"^[\w.\-:/ ]{1,64}$")
+_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}")
+_LABEL_PATTERN = re.compile(r"[\w.\-:/ ]{1,64}")
+# What the OpenAPI document and the MCP tools' schemas say of these fields (JSON Schema
+# patterns, ECMA-262): what a client can check before sending. A label may also carry
+# spaces around it (they are stripped); the document asks it to start with a non-space.
+ID_SCHEMA_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.:@\\-]{0,127}$"
+LABEL_SCHEMA_PATTERN = "^[\\w.\\-:/][\\w.\\-:/ ]{0,63}$"
+TEXT_SCHEMA_PATTERN = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
+
+
+class _Documented:
+    """Adds JSON Schema keywords to a type's schema (what its validator checks)."""
+
+    def __init__(self, **keywords: Any) -> None:
+        self.keywords = keywords
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        found = handler(schema)
+        found.update(self.keywords)
+        return found
 
 
 def _check_id(value: str) -> str:
-    if not _ID_PATTERN.match(value):
+    if not _ID_PATTERN.fullmatch(value):
         raise ValueError(
             "must be 1-128 characters of letters, digits and _ . : @ - "
             "(starting with a letter or digit)"
@@ -75,7 +98,7 @@ def _check_id(value: str) -> str:
 
 def _check_label(value: str) -> str:
     value = value.strip()
-    if not _LABEL_PATTERN.match(value):
+    if not _LABEL_PATTERN.fullmatch(value):
         raise ValueError(
             "must be 1-64 characters of letters (any language), digits, spaces and _ . - : /"
         )
@@ -94,10 +117,17 @@ def _aware(value: datetime | None) -> datetime | None:
     return None if value is None else utc(value)
 
 
-Identifier = Annotated[str, AfterValidator(_check_id)]
-Label = Annotated[str, AfterValidator(_check_label)]
+Identifier = Annotated[
+    str, AfterValidator(_check_id), _Documented(pattern=ID_SCHEMA_PATTERN, maxLength=128)
+]
+Label = Annotated[str, AfterValidator(_check_label), _Documented(pattern=LABEL_SCHEMA_PATTERN)]
 AwareDatetime = Annotated[datetime, AfterValidator(utc)]
-ShortText = Annotated[str, Field(max_length=MAX_FIELD_CHARS), AfterValidator(_check_text)]
+ShortText = Annotated[
+    str,
+    Field(max_length=MAX_FIELD_CHARS),
+    AfterValidator(_check_text),
+    _Documented(pattern=TEXT_SCHEMA_PATTERN),
+]
 
 
 class _Command(BaseModel):
@@ -108,9 +138,12 @@ class StoreMemoryCommand(_Command):
     """POST /v1/memories: one episodic memory."""
 
     user_id: Identifier = Field(description="whose memory this is")
-    content: Annotated[str, Field(max_length=MAX_CONTENT_CHARS), AfterValidator(_check_text)] = (
-        Field(description="what was said or happened")
-    )
+    content: Annotated[
+        str,
+        Field(max_length=MAX_CONTENT_CHARS),
+        AfterValidator(_check_text),
+        _Documented(pattern=TEXT_SCHEMA_PATTERN),
+    ] = Field(description="what was said or happened")
     session_id: Identifier | None = None
     scope: Identifier | None = Field(
         default=None, description="defaults to the API key's default scope ('global')"
@@ -192,7 +225,12 @@ class RetrieveCommand(_Command):
     """POST /v1/retrieve."""
 
     user_id: Identifier
-    query: Annotated[str, Field(max_length=MAX_QUERY_CHARS), AfterValidator(_check_text)]
+    query: Annotated[
+        str,
+        Field(max_length=MAX_QUERY_CHARS),
+        AfterValidator(_check_text),
+        _Documented(pattern=TEXT_SCHEMA_PATTERN),
+    ]
     top_k: int = Field(default=10, ge=1, le=MAX_PAGE_SIZE)
     cursor: str | None = Field(default=None, max_length=2_000)
     scopes: list[Identifier] | None = Field(default=None, max_length=50)

@@ -1,0 +1,125 @@
+"""Regressions for what the API fuzz (tests/e2e/test_api_fuzz.py) found.
+
+1. The document said an id was any 1-128 characters, a label and a text any string, so
+   nearly every schema-valid request was a 422 (the fuzz never got past validation):
+   the schemas now carry the patterns the validators apply.
+2. An id with a trailing newline ("u1\\n") was accepted and stored (``re.match`` with
+   ``$`` matches before a final newline): it is now a 422 like any other bad id.
+3. The document had no links, so a stateful client could not follow a store to its
+   memory: links now lead from a store (and a listing) to the calls on what it made.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from hindsight.api.openapi import build_document
+from hindsight.core.commands import (
+    ID_SCHEMA_PATTERN,
+    LABEL_SCHEMA_PATTERN,
+    TEXT_SCHEMA_PATTERN,
+    RetrieveCommand,
+    StoreMemoryCommand,
+)
+from hindsight.core.service import MemoryService
+from tests.functional.conftest import ADMIN_KEY, call
+
+DOCUMENT = build_document()
+SCHEMAS = DOCUMENT["components"]["schemas"]
+
+
+def _accepted(**fields: Any) -> bool:
+    try:
+        StoreMemoryCommand.model_validate({"user_id": "u1", "content": "x", **fields})
+    except ValidationError:
+        return False
+    return True
+
+
+def _documented(pattern: str, value: str) -> bool:
+    # JSON Schema patterns search (unanchored); ours anchor with ^ and $, which Python's
+    # re reads as ECMA does when $ is turned into \Z (no match before a final newline)
+    return re.search(pattern.removesuffix("$") + r"\Z", value) is not None
+
+
+IDS = ["u1", "user_42", "a@b.c", "x:y-z", "9", "a" * 128, "a" * 129, "-u", "u 1", "", "u1\n"]
+LABELS = ["fact", "constraint", "a/b", "with space", " x ", "", " ", "x" * 65, "a!", "a\n"]
+TEXTS = ["hello", "用户对花生过敏", " x ", "", "   ", "\n\t", "a\x00b"]
+
+
+@pytest.mark.parametrize("value", IDS)
+def test_an_id_is_accepted_exactly_when_the_document_says_so(value: str) -> None:
+    assert _accepted(session_id=value) == _documented(ID_SCHEMA_PATTERN, value)
+
+
+@pytest.mark.parametrize("value", LABELS)
+def test_a_documented_label_is_accepted(value: str) -> None:
+    if _documented(LABEL_SCHEMA_PATTERN, value):
+        assert _accepted(category=value)
+
+
+@pytest.mark.parametrize("value", TEXTS)
+def test_a_text_is_accepted_exactly_when_the_document_says_so(value: str) -> None:
+    try:
+        RetrieveCommand.model_validate({"user_id": "u1", "query": value})
+        accepted = True
+    except ValidationError:
+        accepted = False
+    assert accepted == _documented(TEXT_SCHEMA_PATTERN, value)
+
+
+def test_the_document_states_the_patterns_of_ids_labels_and_texts() -> None:
+    store = SCHEMAS["StoreMemoryCommand"]["properties"]
+    assert store["user_id"]["pattern"] == ID_SCHEMA_PATTERN
+    assert store["content"]["pattern"] == TEXT_SCHEMA_PATTERN
+    assert {"type": "string", "pattern": ID_SCHEMA_PATTERN, "maxLength": 128} in store[
+        "session_id"
+    ]["anyOf"]
+    assert any(o.get("pattern") == LABEL_SCHEMA_PATTERN for o in store["category"]["anyOf"])
+    memory = DOCUMENT["paths"]["/v1/memories/{memory_id}"]["get"]["parameters"][0]
+    assert memory["schema"]["pattern"] == ID_SCHEMA_PATTERN
+
+
+def test_an_id_with_a_trailing_newline_is_refused(service: MemoryService) -> None:
+    reply = call("POST", "/v1/memories", body={"user_id": "u1\n", "content": "x"}, key=ADMIN_KEY)
+    assert reply.status == 422
+    assert "user_id" in reply.body["message"]
+
+
+def _operations() -> dict[str, dict[str, Any]]:
+    return {
+        spec["operationId"]: spec
+        for methods in DOCUMENT["paths"].values()
+        for spec in methods.values()
+    }
+
+
+def test_every_link_leads_to_an_operation_and_its_parameter() -> None:
+    operations = _operations()
+    links = [
+        (source, status, link)
+        for source, spec in operations.items()
+        for status, response in spec["responses"].items()
+        for link in response.get("links", {}).values()
+    ]
+    assert len(links) >= 10
+    for source, status, link in links:
+        target = operations[link["operationId"]]
+        names = {p["name"] for p in target.get("parameters", [])}
+        assert set(link["parameters"]) <= names, (source, status, link)
+        for expression in link["parameters"].values():
+            assert expression.startswith(("$response.body#/", "$request.body#/"))
+
+
+def test_a_store_links_to_reading_and_forgetting_what_it_stored() -> None:
+    created = _operations()["store_memory"]["responses"]["201"]["links"]
+    assert created["GetMemory"] == {
+        "operationId": "get_memory",
+        "parameters": {"memory_id": "$response.body#/memory_id"},
+    }
+    assert created["DeleteMemory"]["operationId"] == "delete_memory"
+    assert created["ListMemories"]["parameters"] == {"user_id": "$request.body#/user_id"}
