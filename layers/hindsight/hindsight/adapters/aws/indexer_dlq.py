@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
 
 from hindsight.adapters.aws.dynamodb_record_store import from_attribute_values, is_memory_item
 from hindsight.adapters.aws.dynamodb_record_store.requests import TableRequests
@@ -72,6 +72,9 @@ def failed_batch(body: str) -> FailedBatch:
     """The batch a dead-letter message names; InvalidRequestError if it names none."""
     try:
         info = json.loads(body)["DDBStreamBatchInfo"]
+        named = ("streamArn", "shardId", "startSequenceNumber", "endSequenceNumber")
+        if not all(isinstance(info[name], str) and info[name] for name in named):
+            raise ValueError("a field is empty or not a string")
         return FailedBatch(
             stream_arn=str(info["streamArn"]),
             shard_id=str(info["shardId"]),
@@ -129,6 +132,10 @@ class StreamRange:
                     "index from the table with `hindsight reindex`, then delete the message"
                 ) from exc
             raise UnavailableError(f"cannot read the table's stream ({code}); retry") from exc
+        except ParamValidationError as exc:
+            raise InvalidRequestError(
+                f"the message names no readable shard range ({exc}); delete the message"
+            ) from exc
         except BotoCoreError as exc:
             raise UnavailableError(f"cannot reach DynamoDB Streams ({exc}); retry") from exc
 
