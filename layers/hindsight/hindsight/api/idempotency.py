@@ -58,12 +58,13 @@ class _InProgressWindow:
         return IN_PROGRESS_SECONDS * 1000
 
 
-def check_key(key: str) -> str:
-    """The header's value, or ``MalformedRequestError`` (400) saying what a key may be."""
+def check_key(key: str, key_name: str = f"{IDEMPOTENCY_HEADER} header") -> str:
+    """The key (``key_name``: what the caller calls it), or ``MalformedRequestError``
+    (400) saying what a key may be."""
     key = key.strip()
     if not key or len(key) > MAX_KEY_CHARS or not all(" " < c < "\x7f" for c in key):
         raise MalformedRequestError(
-            f"the {IDEMPOTENCY_HEADER} header must be 1 to {MAX_KEY_CHARS} visible ASCII "
+            f"the {key_name} must be 1 to {MAX_KEY_CHARS} visible ASCII "
             "characters without spaces (e.g. a UUID); send a new one for each new request"
         )
     return key
@@ -94,10 +95,12 @@ class IdempotentWrites:
         principal: Principal,
         body: bytes,
         run: Callable[[], dict[str, Any]],
+        key_name: str = IDEMPOTENCY_HEADER,
     ) -> tuple[dict[str, Any], bool]:
         """``run()``'s JSON answer and False the first time; the stored answer and True
-        for a retry. ``run`` raising stores nothing (the retry runs again)."""
-        key = check_key(key)
+        for a retry. ``run`` raising stores nothing (the retry runs again). ``key_name``
+        is what the caller calls the key (the header, or an MCP tool's argument)."""
+        key = check_key(key, f"{key_name} header" if key_name == IDEMPOTENCY_HEADER else key_name)
         data = {
             "operation": operation_id,
             "tenant": principal.tenant_id,
@@ -121,13 +124,13 @@ class IdempotentWrites:
             answer = once(request=data)
         except IdempotencyValidationError as exc:
             raise InvalidRequestError(
-                f"{IDEMPOTENCY_HEADER} {key!r} was already used for another request (a "
+                f"{key_name} {key!r} was already used for another request (a "
                 "different body); send a new key for a new request, or the same body to get "
                 "the first answer again"
             ) from exc
         except IdempotencyAlreadyInProgressError as exc:
             raise ConflictError(
-                f"the request with {IDEMPOTENCY_HEADER} {key!r} is still being processed; "
+                f"the request with {key_name} {key!r} is still being processed; "
                 "retry in a few seconds to get its answer"
             ) from exc
         except IdempotencyPersistenceLayerError as exc:

@@ -15,6 +15,7 @@ from typing import Any
 import mcp.types as types
 from pydantic import BaseModel, ConfigDict, Field
 
+from hindsight.api.idempotency import MAX_KEY_CHARS
 from hindsight.core.commands import MAX_PAGE_SIZE
 from hindsight.core.models import FactStatus, MemoryKind
 
@@ -72,6 +73,14 @@ class StoreArguments(_Arguments):
     outcome: str | None = Field(default=None, description="How it turned out, if known.")
     metadata: dict[str, Any] | None = Field(
         default=None, description="Any extra JSON object to keep with the memory as is."
+    )
+    idempotency_key: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_KEY_CHARS,
+        description="A key of your choice (e.g. a UUID) for this store, to retry it safely: "
+        "a call repeated with the same key answers the first call's result and stores "
+        "nothing new (keys are kept 24 h; the same key with other arguments is an error).",
     )
 
 

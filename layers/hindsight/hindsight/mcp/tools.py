@@ -8,6 +8,7 @@ is cut down to what an agent needs. Failures become error results (``results``).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +37,9 @@ from hindsight.mcp.tool_schemas import (
 )
 
 DUPLICATE_MESSAGE = "this memory already exists; nothing to store"
+# the idempotency records' operation for memory_store: its own, apart from the HTTP
+# store's (an MCP call and a REST request never replay each other's answers)
+IDEMPOTENT_STORE = "mcp_memory_store"
 
 PrincipalProvider = Callable[[], Principal]
 ServiceProvider = Callable[[], MemoryService]
@@ -78,8 +82,8 @@ def _scored(result: ScoredMemory) -> dict[str, Any]:
     return compact
 
 
-def _given(arguments: BaseModel) -> dict[str, Any]:
-    return arguments.model_dump(exclude_none=True)
+def _given(arguments: BaseModel, exclude: set[str] | None = None) -> dict[str, Any]:
+    return arguments.model_dump(exclude_none=True, exclude=exclude)
 
 
 def _command(model: type[BaseModel], values: dict[str, Any]) -> Any:
@@ -91,7 +95,29 @@ def _command(model: type[BaseModel], values: dict[str, Any]) -> Any:
 
 # --- the tools ---------------------------------------------------------------------------
 def _store(service: MemoryService, principal: Principal, args: StoreArguments) -> dict[str, Any]:
-    command = _command(StoreMemoryCommand, _given(args))
+    if args.idempotency_key is None:
+        return _store_once(service, principal, args)
+    from hindsight.api.idempotency import idempotent_writes
+    from hindsight.bootstrap import get_settings
+
+    given = args.model_dump(mode="json", exclude={"idempotency_key"}, exclude_none=True)
+    request = json.dumps(given, sort_keys=True, ensure_ascii=False).encode()
+    writes = idempotent_writes(get_settings())
+    answer, _ = writes.run_once(
+        IDEMPOTENT_STORE,
+        args.idempotency_key,
+        principal,
+        request,
+        lambda: _store_once(service, principal, args),
+        key_name="memory_store's idempotency_key",
+    )
+    return answer
+
+
+def _store_once(
+    service: MemoryService, principal: Principal, args: StoreArguments
+) -> dict[str, Any]:
+    command = _command(StoreMemoryCommand, _given(args, exclude={"idempotency_key"}))
     outcome = service.store(principal, command)
     redacted = [r.model_dump() for r in outcome.redacted or ()]
     if outcome.status == "skipped":
