@@ -65,3 +65,12 @@ def test_follows_deletes_rewrites_and_erasure(filled: SearchIndex) -> None:
 def test_a_user_without_a_tenant_is_refused(filled: SearchIndex) -> None:
     with pytest.raises(InvalidRequestError, match="tenant"):
         filled.indexed_ids(user_id="u1")
+
+
+def test_lists_past_a_page_of_ids(filled: SearchIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenSearch pages the ids (``search_after``); a page of 2 makes three pages of five."""
+    from hindsight.adapters.aws.opensearch_index import index as opensearch_index
+
+    monkeypatch.setattr(opensearch_index, "_ID_PAGE", 2)
+    assert len(filled.indexed_ids()) == 5
+    assert filled.indexed_ids("t1", "u2") == {("t1", "b1"), ("t1", "long")}
