@@ -7,6 +7,7 @@ min_score does.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -59,3 +60,34 @@ def test_the_mcp_tool_takes_min_score(service: MemoryService) -> None:
     assert not failed and none["results"] == []
     refused, failed = tool("memory_retrieve", user_id="u1", query="x", min_score=2)
     assert failed and "min_score" in refused["message"]
+
+
+def test_min_score_keeps_the_newer_state_with_the_older_one(service: MemoryService) -> None:
+    # the knowledge-update failure: the cut dropped the newest state and kept the older one
+    now = datetime.now(UTC)
+    for content, days in (
+        ("I live in Beijing, my home is a flat near the old park", 200),
+        ("I moved, I live in Shanghai now, my home is a flat near the new park", 5),
+        ("tennis with Mark on Sunday", 50),
+        ("the dentist said to floss more", 50),
+    ):
+        reply = call(
+            "POST",
+            "/v1/memories",
+            body={
+                "user_id": "u1",
+                "content": content,
+                "occurred_at": (now - timedelta(days=days)).isoformat(),
+            },
+            key=ADMIN_KEY,
+        )
+        assert reply.status == 201, reply.body
+    query = "my home flat in Beijing"
+    everything = retrieve(query=query, min_score=0).body["results"]
+    scores = {r["content"].split(",")[0]: r["score"] for r in everything}
+    older, newer = scores["I live in Beijing"], scores["I moved"]
+    assert older > newer  # the older state is the likelier answer to this query
+    kept = retrieve(query=query, min_score=older).body["results"]
+    assert [r["content"].split(",")[0] for r in kept] == ["I moved", "I live in Beijing"]
+    assert kept[1]["updated_later"] is True
+    assert kept[0]["score"] < older  # under the cut, back with the state it updates

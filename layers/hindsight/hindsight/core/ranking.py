@@ -67,6 +67,10 @@ from hindsight.core.text import normalize, tokenize
 
 SECONDS_PER_DAY = 86_400.0
 SCORE_DIGITS = 6  # scores are shown rounded to this; min_score compares the shown score
+# with a min_score, this many of the candidates it never reads (their most favourable
+# probability is under it) are read and held all the same, best fused bound first: a state
+# of the same attribute as a result may come back with it (core/score_cut.py)
+HELD = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +125,9 @@ def rank(
     equals scoring every candidate. Candidates less probable than ``scoring.min_score``
     are dropped (never read when even their probability's bound is under it); those never
     read are counted as ranking (the index already filtered them), unless fewer than
-    ``wanted + 1`` reached it, when the count is exact. Rows read but less probable are
-    added to ``held`` (if given): a state of the same attribute as a result may follow it
-    (``core/score_cut.py``).
+    ``wanted + 1`` reached it, when the count is exact. Rows read but less probable, and
+    the ``HELD`` best of those never read, are added to ``held`` (if given): a state of
+    the same attribute as a result may follow it (``core/score_cut.py``).
 
     The probability is computed here only for what needs it (a ``min_score``, or the
     calibrated order); otherwise ``calibrate`` computes it for the results shown.
@@ -131,7 +135,7 @@ def rank(
     if not candidates or wanted <= 0:
         return [], len(candidates)
     parts = _relevance(policy, candidates, scoring)
-    ordered = _read_order(policy, candidates, parts, scoring)
+    ordered, pruned = _read_order(policy, candidates, parts, scoring)
     cutting = scoring.min_score > 0.0
     scored: list[tuple[int, float, Memory, Parts]] = []
     position = 0  # ordered[:position] have been scored (or found gone)
@@ -155,9 +159,27 @@ def rank(
         position += len(batch)
         scored.sort(key=order_key)
         batch = _next_batch(ordered[position:], scored, target)
+    if held is not None and pruned:  # the best of those the cut never read, held too
+        held += _scored_anyway(policy, pruned[:HELD], parts, scoring, fetched, fetch)
     if len(scored) < target:  # every candidate that could reach min_score was read
         return scored, len(scored)
     return scored[:wanted], len(scored) + len(ordered) - position
+
+
+def _scored_anyway(
+    policy: Policy,
+    ids: list[tuple[int, float, str]],
+    parts: dict[str, Parts],
+    scoring: Scoring,
+    fetched: dict[str, Memory | None],
+    fetch: Callable[[list[str]], None],
+) -> list[tuple[int, float, Memory, Parts]]:
+    """Candidates read and scored though they cannot reach the cut."""
+    unread = [memory_id for _, _, memory_id in ids if memory_id not in fetched]
+    if unread:
+        fetch(unread)
+    read = [(fetched.get(memory_id), memory_id) for _, _, memory_id in ids]
+    return [_score(policy, m, parts[i], scoring) for m, i in read if m is not None]
 
 
 def _relevance(policy: Policy, candidates: list[Candidate], scoring: Scoring) -> dict[str, Parts]:
@@ -208,9 +230,9 @@ def _relevance(policy: Policy, candidates: list[Candidate], scoring: Scoring) ->
 
 def _read_order(
     policy: Policy, candidates: list[Candidate], parts: dict[str, Parts], scoring: Scoring
-) -> list[tuple[int, float, str]]:
+) -> tuple[list[tuple[int, float, str]], list[tuple[int, float, str]]]:
     """(tier, -bound, id) of every candidate that can reach ``scoring.min_score``, best
-    bound first: the order records are read.
+    bound first: the order records are read; and those that cannot, best fused bound first.
 
     Relevant facts come before every episode (tier 0); the bound is the largest score the
     record-dependent parts (recency, confidence, time cue, the words held) can give.
@@ -223,7 +245,7 @@ def _read_order(
     weights = [1.0, *policy.confidence_weights.values()]
     fact_bound = policy.semantic_boost * max(weights) * time_bound
     fact_least = policy.semantic_boost * min(weights) * time_least
-    ordered = []
+    ordered, pruned = [], []
     for c in candidates:
         part = parts[c.memory_id]
         fact = c.kind == MemoryKind.SEMANTIC
@@ -233,11 +255,13 @@ def _read_order(
         if policy.rank_by_probability or scoring.min_score > 0.0:
             probable = _probability_bound(scoring.calibration, part, fact, (low, high))
             if probable < scoring.min_score - 10.0**-SCORE_DIGITS:
-                continue  # cannot reach min_score: never read
+                pruned.append((tier, -bound, c.memory_id))
+                continue  # cannot reach min_score: not read to rank
             bound = probable if policy.rank_by_probability else bound
         ordered.append((tier, -bound, c.memory_id))
     ordered.sort()
-    return ordered
+    pruned.sort()
+    return ordered, pruned
 
 
 def _probability_bound(
