@@ -17,15 +17,19 @@ touched), which is stopped and started between the server's restarts; a DynamoDB
 pump in this process hands the table's stream to ``functions/indexer`` as Lambda would.
 
 Clients retry what a fault causes (a refused or dropped connection, 502/503/504, a 409
-"still running / retry in a moment") with backoff, for at most ``--patience`` seconds per
-operation; a store carries an ``Idempotency-Key`` kept across its retries, and counts as
-acknowledged only when it was answered 2xx. At the end: every acknowledged id is read back
-by GET (not 200: a lost write), and the index is checked against the record store:
-``hindsight check-index`` when the installed CLI has it, else a retrieve of each
-acknowledged memory by its own text (time window and session narrowed to it) that must
-return it. Printed and written to bench/results/soak.json: duration, operations by type,
-errors by status, retries by cause, kills and restarts, OpenSearch stops, acknowledged and
-lost writes, index disagreements. Exit 1 on any lost write or disagreement.
+"still running / retry in a moment" for at most 30 s) with backoff, for at most
+``--patience`` seconds per operation; a store carries an ``Idempotency-Key`` kept across
+its retries, and counts as acknowledged only when it was answered 2xx. At the end: every
+acknowledged id is read back by GET (not 200: a lost write), and the index is checked
+against the record store: ``hindsight check-index`` (embedded: on the stopped server's data
+directory, without the repair a start runs; aws: DynamoDB against OpenSearch once the
+stream is drained) when the installed CLI has it, else a retrieve of each acknowledged
+memory by its own text (time window and session narrowed to it) that must return it.
+
+Printed and written to bench/results/soak.json (which keeps the last run of each backend):
+duration, operations by type, errors by status, retries by cause, kills and restarts,
+OpenSearch stops, acknowledged and lost writes, index disagreements. Exit 1 on
+any lost write or disagreement, or a SIGTERM that did not exit 0.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from harness import REPO, RESULTS_DIR, free_port, load_average, machine_header, machine_info
+from harness import RESULTS_DIR, free_port, load_average, machine_header, machine_info
 from harness import write_json as write_result
 from load import (
     SEED_PER_USER,
@@ -64,11 +68,11 @@ from load import (
     start_server,
     summarise,
 )
+from soak_aws import SoakOpenSearch, StreamPump, aws_environment, drop_aws_resources
 from synthetic import generate_memories, generate_queries
 
-sys.path.insert(0, str(REPO))  # tests.services (the OpenSearch launcher), the stream reader
-
 RETRIED_STATUSES = frozenset({409, 502, 503, 504})
+CONFLICT_PATIENCE_S = 30.0  # a 409 ("still running, retry in a moment") is retried this long
 INDEX_CHECK_THREADS = 4
 
 
@@ -105,7 +109,8 @@ def run_with_retries(client: Client, operation: str, patience: float) -> tuple[O
     while True:
         reply, status = _attempt(client, planned, headers)
         retry = isinstance(status, str) or status in RETRIED_STATUSES
-        if not retry or time.perf_counter() - started > patience:
+        waited = time.perf_counter() - started
+        if not retry or waited > (CONFLICT_PATIENCE_S if status == 409 else patience):
             break
         causes.append(str(status))
         time.sleep(min(0.2 * 2 ** min(len(causes), 4), 3.0))
@@ -124,153 +129,6 @@ def client_loop(client: Client, until: float, patience: float, tally: Tally) -> 
             if time.monotonic() >= until:
                 return
             tally.add(*run_with_retries(client, operation, patience))
-
-
-# --- the OpenSearch node of the soak's own (--backend aws) -----------------------------------
-class SoakOpenSearch:
-    """One OpenSearch node on free ports with its own home, built like the shared one
-    (``tests/services/launcher.py``), stopped and started by the soak alone."""
-
-    def __init__(self, home: Path) -> None:
-        self.home = home
-        self.http_port = free_port()
-        self.transport_port = free_port()
-        self.url = f"http://127.0.0.1:{self.http_port}"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def command(self) -> list[str]:
-        from tests.services import launcher
-
-        (self.home / "tmp").mkdir(parents=True, exist_ok=True)
-        return [
-            launcher._java(),
-            "-Xms256m",
-            f"-Xmx{os.environ.get('HINDSIGHT_SOAK_OPENSEARCH_HEAP', '512m')}",
-            "-XX:+UseG1GC",
-            "-Djava.awt.headless=true",
-            f"-Djava.io.tmpdir={self.home / 'tmp'}",
-            "-cp",
-            launcher.opensearch_classpath(),
-            "hindsight.services.Launcher",
-            str(self.home),
-            str(self.http_port),
-            str(self.transport_port),
-        ]
-
-    def start(self, timeout: float = 240.0) -> float:
-        """Start the node; the seconds until it answers yellow."""
-        began = time.monotonic()
-        with (self.home.parent / "opensearch.log").open("ab") as log:
-            self.process = subprocess.Popen(
-                self.command(),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        probe = f"{self.url}/_cluster/health?wait_for_status=yellow&timeout=1s"
-        while time.monotonic() - began < timeout:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"OpenSearch exited; see {self.home.parent / 'opensearch.log'}")
-            try:
-                if httpx.get(probe, timeout=5).status_code == 200:
-                    return time.monotonic() - began
-            except httpx.TransportError:
-                pass
-            time.sleep(0.5)
-        self.stop(signal.SIGKILL)
-        raise RuntimeError(f"OpenSearch did not answer on {self.url} within {timeout:.0f} s")
-
-    def stop(self, sig: int = signal.SIGTERM) -> None:
-        process, self.process = self.process, None
-        if process is None or process.poll() is not None:
-            return
-        os.killpg(process.pid, sig)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
-
-def aws_environment(opensearch_url: str) -> dict[str, str]:
-    """The server's settings for the AWS backend on moto and the soak's node: a table,
-    bucket and index of this run's own, so nobody else's data is touched."""
-    name = f"hindsight-soak-{uuid.uuid4().hex[:10]}"
-    return {
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:5055",
-        "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:5055",
-        "HINDSIGHT_BACKEND": "aws",
-        "HINDSIGHT_OPENSEARCH_URL": opensearch_url,
-        "HINDSIGHT_TABLE": name,
-        "HINDSIGHT_BLOB_BUCKET": name,
-        "HINDSIGHT_OPENSEARCH_INDEX": name,
-        "HINDSIGHT_REGION": "us-east-1",
-    }
-
-
-class StreamPump(threading.Thread):
-    """The table's DynamoDB stream handed to ``functions/indexer`` every second, as
-    Lambda's event source mapping would: a batch item failure is retried from that record
-    (and those after it) until it succeeds."""
-
-    def __init__(self, table: str) -> None:
-        super().__init__(name="stream-pump", daemon=True)
-        from tests.integration.aws_stream import StreamReader, load_indexer
-
-        self.reader = StreamReader(table)
-        self.indexer = load_indexer()
-        self.pending: list[dict[str, Any]] = []
-        self.applied = 0
-        self.failed_batches = 0
-        self.halt = threading.Event()
-
-    def pump_once(self) -> bool:
-        """Read and apply; True when nothing is left pending."""
-        import contextlib
-        import io
-
-        from tests.integration.aws_stream import LambdaContextStub
-
-        self.pending += self.reader.read()
-        if not self.pending:
-            return True
-        with contextlib.redirect_stdout(io.StringIO()):
-            answer = self.indexer.lambda_handler(
-                self.reader.lambda_event(self.pending), LambdaContextStub()
-            )
-        failures = [f["itemIdentifier"] for f in (answer or {}).get("batchItemFailures", [])]
-        if not failures:
-            self.applied += len(self.pending)
-            self.pending = []
-            return True
-        self.failed_batches += 1
-        sequence = [r["dynamodb"]["SequenceNumber"] for r in self.pending]
-        first = sequence.index(failures[0]) if failures[0] in sequence else 0
-        self.applied += first
-        self.pending = self.pending[first:]
-        return False
-
-    def run(self) -> None:
-        while not self.halt.wait(1.0):
-            try:
-                self.pump_once()
-            except Exception as error:  # moto or the indexer hiccuped: Lambda would retry
-                print(f"  stream pump: {type(error).__name__}: {error}", flush=True)
-
-    def drain(self, timeout: float = 120.0) -> bool:
-        """Stop the background pump and apply everything left; True when all was applied."""
-        self.halt.set()
-        self.join(timeout=30)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.pump_once() and not self.reader.read():
-                return True
-            time.sleep(1.0)
-        return False
 
 
 # --- the faults --------------------------------------------------------------------------------
@@ -439,6 +297,7 @@ def soak(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             faults.server.stop()
         if opensearch is not None:
             opensearch.stop()
+            drop_aws_resources(os.environ["HINDSIGHT_TABLE"])
 
 
 def run_soak(args: argparse.Namespace, faults: Faults, pump: StreamPump | None) -> dict[str, Any]:
@@ -582,7 +441,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="hindsight-soak-") as tmp:
         result = soak(args, Path(tmp))
     print(report(result), flush=True)
-    write_result(args.out, {"machine": info, **result})
+    # one entry per backend: a run replaces its own backend's last result only
+    runs = json.loads(args.out.read_text(encoding="utf-8")) if args.out.exists() else {}
+    runs = {k: v for k, v in runs.items() if k in ("embedded", "aws")}
+    write_result(args.out, {**runs, args.backend: {"machine": info, **result}})
     print(f"wrote {args.out}", flush=True)
     return 1 if failed(result) else 0
 

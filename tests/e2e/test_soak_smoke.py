@@ -38,7 +38,7 @@ def test_a_short_soak_with_one_kill_loses_nothing(tmp_path: Path) -> None:
         command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=400, check=False
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    result = json.loads(out.read_text(encoding="utf-8"))
+    result = json.loads(out.read_text(encoding="utf-8"))["embedded"]
     assert result["backend"] == "embedded"
     assert result["kills"] == {"SIGKILL": 1} and result["restarts"] == 1
     assert result["operations"] > 0 and result["errors_by_status"] == {}
