@@ -47,6 +47,41 @@ writer.add([NewRecord(episode(f"m{n}", f"note {n}"), text_vector(f"note {n}")) f
 """
 
 
+# the index refuses the batch, so the write policy undoes its records; SIGKILL mid-undo
+KILLED_MID_UNDO = """
+import os, signal, sys
+from hindsight.adapters.embedded import sqlite_record_store
+from hindsight.adapters.writers import CompensatingWriter
+from hindsight.core.errors import UnavailableError
+from hindsight.core.ports import NewRecord
+from tests.contract.builders import episode, text_vector
+
+deletes = []
+opened = sqlite_record_store.open_connection
+
+def traced(path):
+    conn = opened(path)
+    def trace(statement):
+        if statement.startswith("DELETE FROM memories"):
+            deletes.append(statement)
+            if len(deletes) == 3:
+                os.kill(os.getpid(), signal.SIGKILL)
+    conn.set_trace_callback(trace)
+    return conn
+
+class RefusingIndex:
+    def upsert(self, documents):
+        raise UnavailableError("the index is full")
+    def delete(self, tenant_id, memory_ids):
+        pass
+
+sqlite_record_store.open_connection = traced
+records = sqlite_record_store.SqliteRecordStore(sys.argv[1])
+writer = CompensatingWriter(records, RefusingIndex())
+writer.add([NewRecord(episode(f"m{n}", f"note {n}"), text_vector(f"note {n}")) for n in range(6)])
+"""
+
+
 def record(memory_id: str, content: str, key: str | None = None) -> NewRecord:
     return NewRecord(episode(memory_id, content), text_vector(content), dedup_key=key)
 
@@ -115,3 +150,27 @@ def test_a_process_killed_mid_batch_leaves_none_of_it(tmp_path: Path) -> None:
     )
     assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
     assert stored_ids(SqliteRecordStore(db)) == {"before"}  # not m0..m3
+
+
+def test_a_batch_is_deleted_in_one_transaction(store: SqliteRecordStore) -> None:
+    store.put_many([record("a", "tea", key="k"), record("b", "kites"), record("c", "bees")])
+    assert store.delete_many("t1", ["a", "b", "unknown"]) == 2
+    assert stored_ids(store) == {"c"}
+    assert store.get_vectors("t1", ["a", "b"]) == {}
+    assert store.put_many([record("d", "tea", key="k")], dedup_window_seconds=3600) == ["d"]
+
+
+def test_a_process_killed_mid_undo_leaves_the_batch_whole(tmp_path: Path) -> None:
+    """The undo of a batch the index refused is one transaction too: killed in the middle,
+    the batch stays whole (the next start indexes it), never partly deleted."""
+    db = tmp_path / "hindsight.db"
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}:{ROOT / 'layers' / 'hindsight'}"}
+    child = subprocess.run(
+        [sys.executable, "-c", KILLED_MID_UNDO, str(db)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()[-2000:]
+    assert stored_ids(SqliteRecordStore(db)) == {f"m{n}" for n in range(6)}

@@ -136,6 +136,16 @@ class _WriterBase(ABC):
         return ids, written
 
     def _delete_records(self, memories: Sequence[Memory]) -> None:
+        delete_many = getattr(self.records, "delete_many", None)  # one transaction (SQLite)
+        if delete_many is not None:
+            for tenant_id in {m.tenant_id for m in memories}:
+                try:
+                    delete_many(
+                        tenant_id, [m.memory_id for m in memories if m.tenant_id == tenant_id]
+                    )
+                except HindsightError:
+                    logger.exception("undo failed tenant_id=%s", tenant_id)
+            return
         for memory in memories:
             try:
                 self.records.delete(memory.tenant_id, memory.memory_id)

@@ -304,19 +304,28 @@ class SqliteRecordStore:
         return True
 
     def delete(self, tenant_id: str, memory_id: str) -> bool:
+        return self.delete_many(tenant_id, [memory_id]) == 1
+
+    def delete_many(self, tenant_id: str, memory_ids: Sequence[str]) -> int:
+        """Delete memories (with their vectors and dedup markers) in one transaction, so a
+        batch's undo is whole even when the process dies in the middle of it; returns how
+        many of them existed."""
+        deleted = 0
         with self._write() as conn:
-            cursor = conn.execute(
-                "DELETE FROM memories WHERE tenant_id = ? AND memory_id = ?",
-                (tenant_id, memory_id),
-            )
-            if cursor.rowcount == 0:
-                return False
-            for table in ("vectors", "dedup_markers"):
-                conn.execute(
-                    f"DELETE FROM {table} WHERE tenant_id = ? AND memory_id = ?",
+            for memory_id in memory_ids:
+                cursor = conn.execute(
+                    "DELETE FROM memories WHERE tenant_id = ? AND memory_id = ?",
                     (tenant_id, memory_id),
                 )
-            return True
+                if cursor.rowcount == 0:
+                    continue
+                deleted += 1
+                for table in ("vectors", "dedup_markers"):
+                    conn.execute(
+                        f"DELETE FROM {table} WHERE tenant_id = ? AND memory_id = ?",
+                        (tenant_id, memory_id),
+                    )
+        return deleted
 
     def erase_user(self, tenant_id: str, user_id: str) -> int:
         owner = (tenant_id, user_id)
