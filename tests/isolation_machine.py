@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from hindsight.api.auth import authenticate
 from hindsight.api.http import to_json
@@ -284,6 +284,29 @@ class IsolationMachine(RuleBasedStateMachine):
         return tags[index % len(tags)]
 
     # --- rules: writes ------------------------------------------------------------------
+    @initialize(
+        scopes=st.lists(st.sampled_from(SCOPES), min_size=3, max_size=3),
+        template=st.integers(0, 50),
+    )
+    def seed(self, scopes: list[str], template: int) -> None:
+        """Every user of both tenants starts with memories, so that every rule (an erase
+        above all) meets data."""
+        for tenant, user in OWNERS:
+            items = [
+                {
+                    "content": self.new_content(template + n),
+                    "scope": scope,
+                    "session_id": SESSIONS[0],
+                }
+                for n, scope in enumerate(scopes)
+            ]
+            status, answer = self.call(
+                "store_batch", ADMINS[tenant], body={"user_id": user, "items": items}
+            )
+            assert status == 200, answer
+            for item, outcome in zip(items, answer["results"], strict=True):
+                self._stored(ADMINS[tenant], user, item["scope"], item["content"], outcome)
+
     @rule(
         spec=st.sampled_from(KEYS),
         user=st.sampled_from(USERS),

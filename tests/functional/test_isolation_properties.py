@@ -33,9 +33,9 @@ from hindsight.settings import Settings
 from tests.fakes import HashingEmbedder
 from tests.isolation_machine import IsolationMachine, key_config
 
-EXAMPLES = 40
+EXAMPLES = 50
 STEPS = 50
-ANN_THRESHOLD = 3  # so a user's searches go through an HNSW graph, saved to disk
+ANN_THRESHOLD = 1  # every search goes through an HNSW graph, saved to disk
 
 
 class EmbeddedIsolation(IsolationMachine):

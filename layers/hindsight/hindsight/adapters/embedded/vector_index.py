@@ -39,7 +39,7 @@ from hindsight.adapters.embedded.hnsw_graph import Graph
 from hindsight.adapters.embedded.vector_partition import Partition, memory_of
 from hindsight.adapters.index_rules import model_mismatch
 from hindsight.adapters.paging import epoch_us
-from hindsight.core.errors import EmbeddingModelMismatchError
+from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
 from hindsight.core.models import (
     HitFacts,
     IndexDocument,
@@ -197,6 +197,8 @@ class VectorIndex:
                 with self._lock:
                     del self._partitions[owner]
                     partition.retired = True
+        if partition.retired:
+            self._unpersist(owner)
 
     def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
         with self._write_lock:
@@ -220,6 +222,9 @@ class VectorIndex:
                 with self._lock:
                     for memory_id in partition.counts:
                         self._owners.pop((tenant_id, memory_id), None)
+            # its saved graph too (whether or not this process held the partition): the
+            # graph file holds the user's vectors and memory ids
+            self._unpersist((tenant_id, user_id))
             self._forget_model_if_empty()
 
     def clear(self) -> None:
@@ -461,6 +466,21 @@ class VectorIndex:
             self._save_partition(self.persist_dir, owner, partition)
         except (OSError, RuntimeError) as exc:
             logger.warning("ann graph not saved dir=%s error=%s", self.persist_dir, exc)
+
+    def _unpersist(self, owner: tuple[str, str]) -> None:
+        """Delete the owner's saved graph, if any (a retired partition is never saved
+        again); UnavailableError when a file cannot be removed, so an erase is retried."""
+        if self.persist_dir is None:
+            return
+        name = _partition_file(*owner)
+        for suffix in (".hnsw", ".json", ".hnsw.tmp", ".json.tmp"):
+            try:
+                (self.persist_dir / f"{name}{suffix}").unlink(missing_ok=True)
+            except OSError as exc:
+                raise UnavailableError(
+                    f"the saved search graph {name}{suffix} in {self.persist_dir} cannot be "
+                    f"removed ({exc.strerror}); check the directory's permissions and retry"
+                ) from exc
 
     def _save_partition(self, directory: Path, owner: tuple[str, str], part: Partition) -> None:
         assert part.graph is not None
