@@ -1,8 +1,8 @@
 """Kill -9 ``hindsight serve`` in the middle of batch and single stores, again and again
 (issue #15): after each restart on the same data directory every acknowledged write is
 there and found by its text, no batch is half-applied, and the search index holds as many
-memories as the record store; one more kill lands during a start (loading the model and
-the index, repairing the index); at the end ``hindsight check-index`` finds the two in
+memories as the record store; after the last one the server is killed once more while it
+starts again (loading the model and the index, repairing the index); at the end ``hindsight check-index`` finds the two in
 agreement id for id. ``crash_loop.py`` is the machinery; ``bench/crash.py`` runs it longer.
 
 Bounded by count and time: ``KILLS`` kills, none started after ``TIME_CAP`` seconds.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ def explain(findings: Findings, server: CrashableServer) -> str:
 
 
 @pytest.fixture
-def server(tmp_path: Path):  # type: ignore[no-untyped-def]
+def server(tmp_path: Path) -> Iterator[CrashableServer]:
     served = CrashableServer(tmp_path / "data", tmp_path / "server.log")
     yield served
     served.kill()
