@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -243,6 +244,46 @@ def sweep(sets: dict[str, list[Query]]) -> dict[str, Any]:
     }
 
 
+def lone_memories(queries: Sequence[Query]) -> dict[str, dict[str, float]]:
+    """Our statement pairs, each store holding one memory: the probability of the one that
+    answers and of the unrelated one, per language."""
+    out = {}
+    for language in ("en", "zh"):
+        alone = [q for q in queries if q["category"] == "pair 1" and q["language"] == language]
+        answering = [q["results"][0]["p"] for q in alone if q["kind"] == "own"]
+        unrelated = [q["results"][0]["p"] for q in alone if q["kind"] == "cross"]
+        if answering and unrelated:
+            out[language] = {
+                "answering median": round(float(np.median(answering)), 4),
+                "answering min": round(min(answering), 4),
+                "unrelated median": round(float(np.median(unrelated)), 4),
+                "unrelated max": round(max(unrelated), 4),
+            }
+    return out
+
+
+def monotonicity(queries: Sequence[Query]) -> dict[str, Any]:
+    """Within each query, the pairs of results whose fused order the probability inverts,
+    and the queries whose least fused result is the most probable (the old pathology)."""
+    inverted = pairs = least_first = 0
+    for query in queries:
+        results = query["results"]
+        fused = np.asarray([r["fused"] for r in results])
+        p = np.asarray([r["p"] for r in results])
+        above = fused[:, None] > fused[None, :] + 1e-9
+        pairs += int(above.sum())
+        inverted += int((above & (p[:, None] < p[None, :] - 1e-9)).sum())
+        if len(results) > 1 and int(np.argmin(fused)) == int(np.argmax(p)):
+            least_first += 1
+    return {
+        "inverted pairs": inverted,
+        "ordered pairs": pairs,
+        "share inverted": round(inverted / max(1, pairs), 4),
+        "least fused is the most probable": least_first,
+        "queries": len(queries),
+    }
+
+
 def report(queries: list[Query], calibration: Calibration) -> dict[str, Any]:
     sets = split(queries)
     probabilities(queries, calibration)
@@ -261,6 +302,8 @@ def report(queries: list[Query], calibration: Calibration) -> dict[str, Any]:
             },
         },
         "sweep": sweep(sets),
+        "lone_memories": lone_memories(queries),
+        "monotonicity": {n: monotonicity(qs) for n, qs in sets.items()},
         "categories": {
             order: {
                 name: {
@@ -286,7 +329,10 @@ def markdown(results: dict[str, Any]) -> str:
         "# Calibrated relevance: reliability and negative queries",
         "",
         f"Command: `{results['command']}`. Fitted on LoCoMo conversations 0-4 and the first "
-        f"long-memory user of each language (weight {LONGMEM_WEIGHT}); the rest is held out. "
+        f"long-memory user of each language (weight {LONGMEM_WEIGHT}), small stores of 1-20 "
+        f"memories of LoCoMo conversations 0-4 (weight {SMALL_WEIGHT}) and of our even "
+        f"statement pairs (weight {PAIRS_WEIGHT}, bench/calibration_small.py); the rest is "
+        "held out. Weights of more evidence are kept at 0 or above. "
         "Negative queries: a question asked of another user (the next "
         "LoCoMo conversation; another long-memory user of the same language holding no "
         "needle of that kind).",
@@ -311,6 +357,7 @@ def markdown(results: dict[str, Any]) -> str:
                 rows.append([name, t, m["recall@5"], m["recall@10"], m["rightly_empty"]])
         headers = ["set", "min_score", "R@5", "R@10", "negatives rightly empty"]
         lines += [_table(headers, rows), ""]
+    lines += _before_after(results)
     for order, per_set in results["categories"].items():
         lines += [f"## Per category, {order} order (min_score 0 -> {default})", ""]
         rows = []
@@ -322,6 +369,65 @@ def markdown(results: dict[str, Any]) -> str:
                 )
         lines += [_table(["set", "category", "R@10 off", "R@10 default"], rows), ""]
     return "\n".join(lines) + "\n"
+
+
+def _before_after(results: dict[str, Any]) -> list[str]:
+    """This calibration against the one before the refit (bench/calibration_before.py)."""
+    path = RESULTS_DIR / "calibration.before.json"
+    if not path.exists():
+        return []
+    before = json.loads(path.read_text())
+    lines = ["## Before and after the refit", "", before["calibration"], ""]
+    rows = [
+        [
+            name,
+            before["reliability"][name]["ece"],
+            r["ece"],
+            before["reliability"][name]["log_loss"],
+            r["log_loss"],
+        ]
+        for name, r in results["reliability"].items()
+        if name in before["reliability"]
+    ]
+    lines += [_table(["rows", "ECE before", "after", "log loss before", "after"], rows), ""]
+    rows = []
+    for name, per_t in results["sweep"]["fused"].items():
+        for t, m in per_t.items():
+            b = before["sweep"][name][t]
+            rows.append(
+                [name, t, b["recall@10"], m["recall@10"], b["rightly_empty"], m["rightly_empty"]]
+            )
+    headers = ["set", "min_score", "R@10 before", "after", "rightly empty before", "after"]
+    lines += ["Fused order:", "", _table(headers, rows), ""]
+    rows = [
+        [lang, k, b[k], results["lone_memories"][lang][k]]
+        for lang, b in before["lone_memories"].items()
+        for k in b
+    ]
+    lines += ["One memory in the store (our pairs, all of them):", ""]
+    lines += [_table(["language", "probability", "before", "after"], rows), ""]
+    rows = [
+        [
+            n,
+            before["monotonicity"][n]["share inverted"],
+            m["share inverted"],
+            before["monotonicity"][n]["least fused is the most probable"],
+            m["least fused is the most probable"],
+            m["queries"],
+        ]
+        for n, m in results["monotonicity"].items()
+    ]
+    headers = [
+        "rows",
+        "pairs inverted before",
+        "after",
+        "least fused most probable before",
+        "after",
+        "queries",
+    ]
+    lines += ["Within a query (pairs of results whose fused order the probability inverts):", ""]
+    lines += [_table(headers, rows), ""]
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
