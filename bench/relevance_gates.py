@@ -45,11 +45,11 @@ DEFAULT = Policy()
 SETTINGS: dict[str, dict[str, Any]] = {
     f"fused order, min_score {DEFAULT.min_score} (default)": {},
     "fused order, min_score 0.005": {"min_score": 0.005},
-    "fused order, min_score 0.008": {"min_score": 0.008},
+    "fused order, min_score 0.02": {"min_score": 0.02},
+    "fused order, min_score 0.05": {"min_score": 0.05},
     "calibrated order, min_score 0": {"rank_by_probability": True, "min_score": 0.0},
-    "calibrated order, min_score 0.005": {"rank_by_probability": True, "min_score": 0.005},
 }
-NEGATIVE_MIN_SCORES = (0.005, 0.008, 0.01, 0.02, 0.05)
+NEGATIVE_MIN_SCORES = (0.005, 0.01, 0.02, 0.05, 0.1)
 
 
 def run(overrides: dict[str, Any], embedder: CachedEmbedder) -> dict[str, Any]:
