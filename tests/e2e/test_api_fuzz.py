@@ -6,7 +6,8 @@ embedded store with a full-scope key:
 
 - stateless: every operation of ``GET /v1/openapi.json`` gets schema-valid cases
   (positive) and schema-violating ones (negative); no answer is a 5xx, every status is
-  documented, every body and Content-Type matches the document;
+  documented, every body, header and Content-Type matches the document, and no request
+  the document calls invalid is accepted;
 - stateful: the document's links (a store's ``memory_id`` into read, patch, forget and
   restore; its ``user_id`` into listing and export) drive sequences of calls with the
   same checks.
@@ -30,6 +31,8 @@ from hypothesis.stateful import run_state_machine_as_test
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
+    negative_data_rejection,
+    response_headers_conformance,
     response_schema_conformance,
     status_code_conformance,
 )
@@ -45,11 +48,13 @@ CHECKS = [
     status_code_conformance,
     content_type_conformance,
     response_schema_conformance,
+    response_headers_conformance,
+    negative_data_rejection,  # a request the document calls invalid must get a 4xx
 ]
 CALL_TIMEOUT = 30  # seconds per request: a hung route fails the case instead of the run
-EXAMPLES = {"positive": 15, "negative": 10}
+EXAMPLES = {"positive": 12, "negative": 8}
 STATEFUL_STEPS = 8
-STATEFUL_EXAMPLES = 10
+STATEFUL_EXAMPLES = 8
 NOT_FUZZED = {"/mcp"}  # JSON-RPC inside, fuzzed through a real MCP client instead
 
 

@@ -7,6 +7,8 @@
    ``$`` matches before a final newline): it is now a 422 like any other bad id.
 3. The document had no links, so a stateful client could not follow a store to its
    memory: links now lead from a store (and a listing) to the calls on what it made.
+4. An empty ``Idempotency-Key`` header (the document: 1-255 characters) was taken for
+   no key, and the store ran unprotected: it is now a 400 saying what a key may be.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from hindsight.core.commands import (
     StoreMemoryCommand,
 )
 from hindsight.core.service import MemoryService
-from tests.functional.conftest import ADMIN_KEY, call
+from tests.functional.conftest import ADMIN_KEY, call, invoke, listed, proxy_event
 
 DOCUMENT = build_document()
 SCHEMAS = DOCUMENT["components"]["schemas"]
@@ -123,3 +125,16 @@ def test_a_store_links_to_reading_and_forgetting_what_it_stored() -> None:
     }
     assert created["DeleteMemory"]["operationId"] == "delete_memory"
     assert created["ListMemories"]["parameters"] == {"user_id": "$request.body#/user_id"}
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+def test_an_empty_idempotency_key_is_refused_not_ignored(
+    service: MemoryService, value: str
+) -> None:
+    event = proxy_event("POST", "/v1/memories", body={"user_id": "u1", "content": "tea"})
+    event["headers"]["Idempotency-Key"] = value
+    event["multiValueHeaders"]["Idempotency-Key"] = [value]
+    reply = invoke(event)
+    assert reply.status == 400, reply.body
+    assert "Idempotency-Key header must be 1 to 255 visible ASCII" in reply.body["message"]
+    assert listed("u1") == []

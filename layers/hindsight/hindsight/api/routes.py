@@ -100,6 +100,11 @@ class RouteRequest:
                 return value
         return ""
 
+    def has_header(self, name: str) -> bool:
+        """Whether the request carries ``name`` at all (even empty)."""
+        wanted = name.lower()
+        return any(key.lower() == wanted for key in self.headers)
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -474,7 +479,8 @@ def call_route(
     parsed = spec.parse(operation, request)
     call = RouteCall(parsed, principal, services)
     key = request.header(IDEMPOTENCY_HEADER)
-    if key and operation_id in IDEMPOTENT_OPERATIONS:
+    # an empty key is refused (400), not taken for no key: the client meant to retry safely
+    if operation_id in IDEMPOTENT_OPERATIONS and request.has_header(IDEMPOTENCY_HEADER):
         return idempotent_answer(spec, call, operation_id, key, request.body)
     return spec.function(call)
 
