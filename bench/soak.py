@@ -72,7 +72,7 @@ from soak_aws import SoakOpenSearch, StreamPump, aws_environment, drop_aws_resou
 from synthetic import generate_memories, generate_queries
 
 RETRIED_STATUSES = frozenset({409, 502, 503, 504})
-CONFLICT_PATIENCE_S = 30.0  # a 409 ("still running, retry in a moment") is retried this long
+CONFLICT_PATIENCE_S = 30.0  # a 409 ("still running, retry in a moment"): retried this long
 INDEX_CHECK_THREADS = 4
 
 
@@ -106,11 +106,16 @@ def run_with_retries(client: Client, operation: str, patience: float) -> tuple[O
     headers = {"Idempotency-Key": uuid.uuid4().hex} if planned.stores else None
     started = time.perf_counter()
     causes: list[str] = []
+    first_conflict: float | None = None  # 409s are given 30 s from the first one
     while True:
         reply, status = _attempt(client, planned, headers)
+        now = time.perf_counter()
+        if status == 409 and first_conflict is None:
+            first_conflict = now
         retry = isinstance(status, str) or status in RETRIED_STATUSES
-        waited = time.perf_counter() - started
-        if not retry or waited > (CONFLICT_PATIENCE_S if status == 409 else patience):
+        conflict_s = 0.0 if first_conflict is None else now - first_conflict
+        conflicted_too_long = conflict_s > CONFLICT_PATIENCE_S
+        if not retry or now - started > patience or conflicted_too_long:
             break
         causes.append(str(status))
         time.sleep(min(0.2 * 2 ** min(len(causes), 4), 3.0))
