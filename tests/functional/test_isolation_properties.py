@@ -4,7 +4,8 @@ embedded adapters (SQLite record store, embedded search index with its HNSW grap
 temporary directory, the hashing embedder and the offline reflector.
 
 After every erase-user every SQLite file of the data directory (record store, search
-index, idempotency records) is read row by row, the saved HNSW graphs are listed and the
+index, idempotency records) is read row by row, every file's bytes are searched for the
+user's content (free pages, write-ahead logs), the saved HNSW graphs are listed and the
 in-process index is searched: nothing of that user may remain.
 
 Bounded and reproducible: derandomized (the same cases every run), a fixed number of
@@ -67,6 +68,7 @@ class EmbeddedIsolation(IsolationMachine):
             ids = set() if path.name == "idempotency.db" else erased_ids
             found += rows_of(path, tenant, user, ids, tags)
         found += saved_graphs(self.data_dir, tenant, user, erased_ids)
+        found += raw_traces(self.data_dir, tags)
         index = self.service.ports.index
         held = {(tenant, memory_id) for memory_id in erased_ids} & index.keys()  # type: ignore[attr-defined]
         found += [f"in-process index: {key}" for key in sorted(held)]
@@ -107,6 +109,18 @@ def _holds(row: tuple[Any, ...], tenant: str, user: str, ids: set[str], tags: se
     if any(tag in text for tag in tags):
         return "an erased user's content"
     return ""
+
+
+def raw_traces(data_dir: Path, tags: set[str]) -> list[str]:
+    """The user's content in the bytes of any file (a deleted row's free page, an old
+    frame of a write-ahead log), not only in its live rows."""
+    found: list[str] = []
+    for path in sorted(p for p in data_dir.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        found += [
+            f"{path.name}: the bytes of {tag}" for tag in sorted(tags) if tag.encode() in data
+        ]
+    return found
 
 
 def saved_graphs(data_dir: Path, tenant: str, user: str, erased_ids: set[str]) -> list[str]:

@@ -43,7 +43,11 @@ from typing import Any
 import numpy as np
 
 from hindsight.adapters.embedded import compaction
-from hindsight.adapters.embedded.sqlite_files import open_connection, unavailable_on_failure
+from hindsight.adapters.embedded.sqlite_files import (
+    drop_old_log,
+    open_connection,
+    unavailable_on_failure,
+)
 from hindsight.adapters.embedded.vector_index import ANN_THRESHOLD, VectorIndex
 from hindsight.adapters.embedded.writer_lock import WriterLock
 from hindsight.adapters.index_rules import model_mismatch
@@ -453,6 +457,9 @@ class EmbeddedSearchIndex:
                 "DELETE FROM docs WHERE tenant_id = ? AND user_id = ?", (tenant_id, user_id)
             )
             self._vectors.delete_user(tenant_id, user_id)
+        with self._lock, self._translate():
+            self._check_open()
+            drop_old_log(self._conn)  # the log's older frames still hold the user's rows
 
     def rebuild_from(self, records: RecordStore, force: bool = False) -> int:
         """Bring the index in line with the store; returns how many documents were written.

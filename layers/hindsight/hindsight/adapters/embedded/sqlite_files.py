@@ -23,7 +23,17 @@ def open_connection(path: Path) -> sqlite3.Connection:
     )
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA synchronous=NORMAL")
+    # deleted rows are overwritten with zeros, not left in free pages: an erased user's
+    # content must not stay readable in the file (see ``drop_old_log``)
+    conn.execute("PRAGMA secure_delete=ON")
     return conn
+
+
+def drop_old_log(conn: sqlite3.Connection) -> None:
+    """Checkpoint and truncate the write-ahead log, whose older frames still hold rows
+    deleted since (an erase-user's). Best effort: while a reader holds an older snapshot it
+    waits up to the busy timeout, then the frames go with the next checkpoint."""
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
 
 def sqlite_advice(path: Path, exc: sqlite3.Error) -> str:

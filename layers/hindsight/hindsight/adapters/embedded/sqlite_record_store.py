@@ -38,7 +38,11 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from hindsight.adapters.embedded import compaction
-from hindsight.adapters.embedded.sqlite_files import open_connection, unavailable_on_failure
+from hindsight.adapters.embedded.sqlite_files import (
+    drop_old_log,
+    open_connection,
+    unavailable_on_failure,
+)
 from hindsight.adapters.embedded.sqlite_record_schema import create_or_migrate
 from hindsight.adapters.index_rules import already_exists
 from hindsight.adapters.paging import (
@@ -340,7 +344,9 @@ class SqliteRecordStore:
             ).rowcount
             for table in ("dedup_markers", "cursors", "leases"):
                 conn.execute(f"DELETE FROM {table} WHERE tenant_id = ? AND user_id = ?", owner)
-            return int(deleted)
+        with self._translate(), self._write_lock, self._connection() as conn:
+            drop_old_log(conn)  # the log's older frames still hold the user's rows
+        return int(deleted)
 
     def set_cursor(self, tenant_id: str, user_id: str, name: str, value: datetime) -> None:
         with self._write() as conn:
