@@ -1,0 +1,143 @@
+"""A longer schemathesis run than the test suite's, with fresh random cases each time.
+
+Starts each local server (``hindsight serve`` and the template-driven gateway) on a fresh
+embedded store in a temp dir, loads the OpenAPI document it serves and runs every
+operation with ``--examples`` positive and negative cases (not derandomized: new cases
+every run, unlike tests/e2e/test_api_fuzz.py), plus the stateful run over the document's
+links, with the test's checks (no 5xx; status, body, headers and Content-Type as
+documented; no invalid request accepted). Prints per server the calls made, their
+statuses, the failures found (each with a curl line to reproduce it) and the time.
+
+    .venv/bin/python bench/fuzz_api.py [--examples 100] [--servers serve,gateway]
+
+Exit status 1 when a failure was found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import httpx  # noqa: E402
+import schemathesis  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis.stateful import run_state_machine_as_test  # noqa: E402
+
+from hindsight import bootstrap  # noqa: E402
+from hindsight.bootstrap import configure  # noqa: E402
+from tests.e2e.conftest import start_server  # noqa: E402
+from tests.e2e.test_api_fuzz import AUTH, CALL_TIMEOUT, CHECKS, NOT_FUZZED, _cases  # noqa: E402
+
+
+def _settings(examples: int, **extra: Any) -> settings:
+    return settings(
+        max_examples=examples,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        **extra,
+    )
+
+
+def _first_line(failure: BaseException) -> str:
+    text = str(failure).strip()
+    return text.splitlines()[0][:160] if text else type(failure).__name__
+
+
+def _fuzz_operation(
+    url: str,
+    operation: Any,
+    label: str,
+    mode: str,
+    examples: int,
+    statuses: Counter[int],
+    failures: dict[str, str],
+) -> None:
+    @given(case=operation.as_strategy(generation_mode=schemathesis.GenerationMode(mode)))
+    @_settings(examples)
+    def fuzz(case: schemathesis.Case) -> None:
+        try:
+            response = case.call_and_validate(
+                base_url=url, headers=AUTH, checks=CHECKS, timeout=CALL_TIMEOUT
+            )
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # every failure (a group of them too) is a finding
+            failures.setdefault(f"{label} ({mode}): {_first_line(exc)}", str(exc))
+            return
+        statuses[response.status_code] += 1
+
+    fuzz()
+
+
+def _stateless(
+    url: str, schema: Any, examples: int, statuses: Counter[int], failures: dict[str, str]
+) -> None:
+    for method, path, mode in _cases():
+        operation = schema[path][method]
+        _fuzz_operation(url, operation, f"{method} {path}", mode, examples, statuses, failures)
+
+
+def _stateful(
+    url: str, schema: Any, examples: int, statuses: Counter[int], failures: dict[str, str]
+) -> None:
+    class Fuzz(schema.as_state_machine()):  # type: ignore[misc]
+        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
+            return {"base_url": url, "headers": AUTH, "timeout": CALL_TIMEOUT}
+
+        def validate_response(self, response: Any, case: schemathesis.Case, **kwargs: Any) -> None:
+            statuses[response.status_code] += 1
+            case.validate_response(response, checks=CHECKS)
+
+    try:
+        run_state_machine_as_test(Fuzz, settings=_settings(examples, stateful_step_count=12))
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        failures.setdefault(f"stateful: {_first_line(exc)}", str(exc))
+
+
+def run(kind: str, examples: int) -> int:
+    saved = (bootstrap._settings, bootstrap._service)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"hindsight-fuzz-{kind}-") as data_dir:
+        server = start_server(kind, Path(data_dir))
+        try:
+            served = httpx.get(f"{server.url}/v1/openapi.json", timeout=CALL_TIMEOUT).json()
+            schema = schemathesis.openapi.from_dict(served).exclude(path=sorted(NOT_FUZZED))
+            statuses: Counter[int] = Counter()
+            failures: dict[str, str] = {}
+            _stateless(server.url, schema, examples, statuses, failures)
+            _stateful(server.url, schema, max(1, examples // 4), statuses, failures)
+        finally:
+            server.stop()
+            configure(*saved)
+    seconds = time.perf_counter() - started
+    by_status = dict(sorted(statuses.items()))
+    print(f"\n== {kind}: {statuses.total()} calls in {seconds:.1f} s; statuses {by_status}")
+    print(f"   failures: {len(failures)}")
+    for title, detail in failures.items():
+        print(f"-- {title}\n{detail}\n")
+    return len(failures)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=100, help="cases per operation and mode")
+    parser.add_argument("--servers", default="serve,gateway", help="serve, gateway or both")
+    args = parser.parse_args(argv)
+    found = sum(run(kind.strip(), args.examples) for kind in args.servers.split(","))
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
