@@ -3,7 +3,8 @@ on disk beside them (the embedded index's saved HNSW graphs hold a user's vector
 memory ids), while other users, and the same user name in another tenant, keep theirs.
 
 Found by the isolation properties (``tests/functional/test_isolation_properties.py``):
-the embedded index left an erased user's saved graph in ``ann/``.
+the embedded index left an erased user's saved graph in ``ann/``, and both SQLite files
+kept the user's content in freed pages and old write-ahead-log frames.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
+from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
 from hindsight.core.models import SearchFilter
 from hindsight.core.ports import SearchIndex
-from tests.contract.builders import document, text_vector
+from tests.contract.builders import document, episode, text_vector
 
 OWNERS = [("t1", "u1"), ("t1", "u2"), ("t2", "u1")]
 
@@ -96,3 +98,37 @@ def test_deleting_a_users_last_memory_removes_its_saved_graph(tmp_path: Path) ->
         assert _saved_owners(index) == {("t1", "u2"), ("t2", "u1")}
     finally:
         index.close()
+
+
+def _bytes_holding(directory: Path, marker: bytes) -> list[str]:
+    return sorted(p.name for p in directory.rglob("*") if p.is_file() and marker in p.read_bytes())
+
+
+def test_sqlite_files_keep_no_bytes_of_an_erased_user(tmp_path: Path) -> None:
+    """Not in a live row, nor in a freed page, nor in an old frame of the write-ahead log
+    (both files: records and index), even once their pages were checkpointed."""
+    records = SqliteRecordStore(tmp_path / "records" / "hindsight.db")
+    index = EmbeddedSearchIndex(tmp_path / "index", ann_threshold=1)
+    try:
+        for round_ in range(2):  # the first round's pages reach the file at the checkpoint
+            for n in range(4):
+                for user in ("u1", "u2"):
+                    memory = episode(
+                        f"{user}-{round_}-{n}", f"{user} secret zq{n}{round_}", user_id=user
+                    )
+                    records.put(memory, text_vector(memory.content), dedup_key=memory.content)
+                    index.upsert([document(memory.memory_id, memory.content, user_id=user)])
+            if round_ == 0:
+                records.compact()
+                index.compact()
+        assert _bytes_holding(tmp_path, b"u1 secret")
+
+        assert records.erase_user("t1", "u1") == 8
+        index.delete_user("t1", "u1")
+
+        assert _bytes_holding(tmp_path, b"u1 secret") == []
+        assert _bytes_holding(tmp_path, b"u2 secret")  # the other user keeps everything
+        assert len(records.get_many("t1", [f"u2-{r}-{n}" for r in range(2) for n in range(4)])) == 8
+    finally:
+        index.close()
+        records.close()
