@@ -4,7 +4,9 @@ SQLite, DynamoDB on AWS), under an operation of its own."""
 
 from __future__ import annotations
 
+from hindsight.api.idempotency import MAX_KEY_CHARS
 from hindsight.core.service import MemoryService
+from hindsight.mcp.tool_schemas import IDEMPOTENCY_KEY_MAX_CHARS, StoreArguments
 from tests.functional.conftest import GLOBEX_KEY, invoke, listed, proxy_event
 from tests.functional.test_mcp_function import PEANUTS, tool
 
@@ -67,3 +69,9 @@ def test_a_failed_store_is_not_remembered(service: MemoryService) -> None:
     # had the error been kept under the key, other arguments would be refused as a reuse
     stored, failed_again = tool("memory_store", user_id="u5", content="x", idempotency_key="k-5")
     assert not failed_again and stored["status"] == "success"
+
+
+def test_the_tool_schema_states_the_key_limit_the_records_apply() -> None:
+    assert IDEMPOTENCY_KEY_MAX_CHARS == MAX_KEY_CHARS
+    schema = StoreArguments.model_json_schema()["properties"]["idempotency_key"]
+    assert {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS} in schema["anyOf"]

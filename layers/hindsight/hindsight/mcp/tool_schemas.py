@@ -15,9 +15,13 @@ from typing import Any
 import mcp.types as types
 from pydantic import BaseModel, ConfigDict, Field
 
-from hindsight.api.idempotency import MAX_KEY_CHARS
 from hindsight.core.commands import MAX_PAGE_SIZE
 from hindsight.core.models import FactStatus, MemoryKind
+
+# api.idempotency.MAX_KEY_CHARS, not imported: that module loads Powertools, which the
+# stdio server does not need to start (tests/functional/test_mcp_idempotent_store.py
+# keeps the two equal)
+IDEMPOTENCY_KEY_MAX_CHARS = 255
 
 
 # --- argument models: the tools' input schemas --------------------------------------------
@@ -77,7 +81,7 @@ class StoreArguments(_Arguments):
     idempotency_key: str | None = Field(
         default=None,
         min_length=1,
-        max_length=MAX_KEY_CHARS,
+        max_length=IDEMPOTENCY_KEY_MAX_CHARS,
         description="A key of your choice (e.g. a UUID) for this store, to retry it safely: "
         "a call repeated with the same key answers the first call's result and stores "
         "nothing new (keys are kept 24 h; the same key with other arguments is an error).",
