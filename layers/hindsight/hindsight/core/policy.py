@@ -158,12 +158,10 @@ class Policy:
     # secrets in stored content (core/secrets.py): "redact" them, "refuse" the store, "off"
     secrets: str = "redact"
     # results less probable than this (the calibrated ``score``) are not returned; a
-    # request's min_score overrides it. Off (0) by default: at 0.005, the largest value
-    # whose recall@10 cost stays within 0.01 on LoCoMo and the long-memory set, the
-    # knowledge-update set's newest state was dropped while the older one stayed
-    # (current-first 100% -> 58% in English, 97% -> 83% in Chinese: "I moved last month,
-    # I live in Shanghai now" scores under it), and only 0.04 of negative queries came
-    # back empty. bench/results/calibration.md and relevance_gates.json hold the sweep.
+    # request's min_score overrides it. Off (0) by default: no value meets the target of
+    # 0.9 of negative queries rightly empty for at most 0.01 of LoCoMo recall@10 (after
+    # the refit: 0.005 keeps recall within 0.005 but empties 0.17 of them; 0.05 empties
+    # 0.91 at ~0.14 of recall). bench/results/calibration.md and relevance_gates.json.
     min_score: float = 0.0
     # results ordered by the calibrated probability (True) or by the fused score (False,
     # the default: the calibrated order lost LoCoMo recall@10, bench/results/calibration.md)

@@ -29,13 +29,17 @@ the LoCoMo benchmark (bench/locomo.py). Each result's ``why`` holds every part.
 
 Each result's ``score`` is not that fused score but the calibrated probability that the
 memory answers the query (``policy.Calibration``, a logistic over query-comparable
-evidence: the raw cosine and its margin over the query's empty-text floor, the share of
-the query's terms the memory holds, the relative parts above, the factors, and the log of
-the fused score), fitted by bench/calibrate.py. Results less probable than ``min_score``
-are left out. The order stays the fused one unless ``policy.rank_by_probability`` (the
-calibrated order lost LoCoMo recall@10); ``why`` holds both (``fused_score``,
-``probability``) and every calibration input, so a result may show a lower score than
-one ranked below it.
+evidence: the query's empty-text floor and the cosine's margin over it, the share of the
+query's terms the memory holds, the relative parts above, the factors, the fused score,
+and how few the candidates are), fitted by bench/calibrate.py with every weight of more
+evidence at 0 or above: a candidate with more of every part of the fused score is never
+less probable. Results less probable than ``min_score`` are left out (a state of the same
+attribute as a result stays with it: ``core/score_cut.py``). The order stays the fused
+one unless ``policy.rank_by_probability`` (the calibrated order lost LoCoMo recall@10);
+``why`` holds both (``fused_score``, ``probability``) and every calibration input, so a
+result may show a lower score than one ranked below it: the other inputs (the margin, the
+words held) differ. Without a ``min_score`` or the calibrated order, only the results
+shown are calibrated (``calibrate``).
 
 Records are read lazily: relevance and the tier need only the index's hits (score, kind,
 session); the other factors are bounded (recency <= 1, the largest confidence weight, the
