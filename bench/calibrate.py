@@ -3,9 +3,11 @@
 The rows (bench/calibration_data.py): every LoCoMo and long-memory question asked of its
 own user and of another user (a negative query: nothing should answer it), each returned
 memory with its calibration inputs. A logistic regression (Platt scaling over the
-features of ``hindsight.core.policy.Calibration``) is fitted on LoCoMo conversations
-0-4, own and negative queries alike (label: the memory holds an evidence turn), and
-checked on LoCoMo 5-9 and on the long-memory set per language: a reliability table and
+features of ``hindsight.core.policy.Calibration``, the weights of more evidence kept at 0
+or above) is fitted on LoCoMo conversations 0-4, the first long-memory user per language
+and small stores of 1-20 memories (bench/calibration_small.py), own and negative queries
+alike (label: the memory holds an evidence turn), and checked on the rest per set and
+language: a reliability table and
 the expected calibration error, then, for each ``min_score``, how many negative queries
 come back rightly empty and what recall the cut costs on the real questions, in the
 fused order and in the calibrated order.

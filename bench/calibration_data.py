@@ -9,6 +9,9 @@ their benchmarks store them (bench/locomo.py, bench/longmem.py):
 - The bilingual long-memory set (bench/data/longmem, 3 English and 3 Chinese users): the
   positive is the memory holding the needle's turn.
 
+- Small stores of 1-20 memories (bench/calibration_small.py): LoCoMo turns and our own
+  English and Chinese statement pairs, cached apart (``SMALL_ROWS``, ``collect_small``).
+
 Each question is asked twice: of its own user ("own"), and of another user ("cross":
 the next LoCoMo conversation; the next user of the same language whose needles are of
 other kinds), where nothing should answer it (the negative queries). Retrieval runs with
