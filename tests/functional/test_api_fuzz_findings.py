@@ -9,6 +9,9 @@
    memory: links now lead from a store (and a listing) to the calls on what it made.
 4. An empty ``Idempotency-Key`` header (the document: 1-255 characters) was taken for
    no key, and the store ran unprotected: it is now a 400 saying what a key may be.
+5. A time given as a number (``"as_of": -25781``, or ``"1700000000"``) was read as a Unix
+   time (pydantic's lax default) where the document says an ISO 8601 date-time: now a
+   422 saying what to send (found by bench/fuzz_api.py's randomized run).
 """
 
 from __future__ import annotations
@@ -138,3 +141,25 @@ def test_an_empty_idempotency_key_is_refused_not_ignored(
     assert reply.status == 400, reply.body
     assert "Idempotency-Key header must be 1 to 255 visible ASCII" in reply.body["message"]
     assert listed("u1") == []
+
+
+@pytest.mark.parametrize("value", [-25781, 0, 1700000000, 1.5, "1700000000", " -3.5 "])
+def test_a_time_given_as_a_number_is_refused(service: MemoryService, value: object) -> None:
+    reply = call(
+        "POST",
+        "/v1/retrieve",
+        body={"user_id": "u1", "query": "tea", "as_of": value},
+        key=ADMIN_KEY,
+    )
+    assert reply.status == 422, reply.body
+    assert "as_of: must be an ISO 8601 time" in reply.body["message"]
+    stored = call(
+        "POST", "/v1/memories", body={"user_id": "u1", "content": "x", "occurred_at": value}
+    )
+    assert stored.status == 422 and "occurred_at" in stored.body["message"]
+
+
+@pytest.mark.parametrize("value", ["2026-06-01T09:00:00Z", "2026-06-01T09:00:00+02:00"])
+def test_an_iso_time_is_still_accepted(service: MemoryService, value: str) -> None:
+    reply = call("POST", "/v1/retrieve", body={"user_id": "u1", "query": "tea", "as_of": value})
+    assert reply.status == 200, reply.body

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     GetJsonSchemaHandler,
@@ -113,6 +114,18 @@ def _check_text(value: str) -> str:
     return value
 
 
+_NUMBER = re.compile(r"\s*[-+]?\d+(\.\d*)?\s*")
+
+
+def _not_a_number(value: Any) -> Any:
+    """A time is ISO 8601 text (as the document says): a number, or a string of one, is
+    refused rather than read as a Unix time (pydantic's lax default)."""
+    numeric = isinstance(value, str) and _NUMBER.fullmatch(value)
+    if numeric or (isinstance(value, int | float) and not isinstance(value, bool)):
+        raise ValueError("must be an ISO 8601 time such as 2026-06-01T09:00:00Z, not a number")
+    return value
+
+
 def _aware(value: datetime | None) -> datetime | None:
     return None if value is None else utc(value)
 
@@ -121,7 +134,7 @@ Identifier = Annotated[
     str, AfterValidator(_check_id), _Documented(pattern=ID_SCHEMA_PATTERN, maxLength=128)
 ]
 Label = Annotated[str, AfterValidator(_check_label), _Documented(pattern=LABEL_SCHEMA_PATTERN)]
-AwareDatetime = Annotated[datetime, AfterValidator(utc)]
+AwareDatetime = Annotated[datetime, BeforeValidator(_not_a_number), AfterValidator(utc)]
 ShortText = Annotated[
     str,
     Field(max_length=MAX_FIELD_CHARS),
