@@ -152,18 +152,15 @@ def test_an_operation_answers_as_documented(
         assert here[201] > 0, dict(here)
 
 
-def test_linked_calls_answer_as_documented(
-    running: Server, schema: Any, statuses: Counter[tuple[str, int]]
-) -> None:
-    machine = schema.as_state_machine()
-    here: Counter[tuple[str, int]] = Counter()
+def linked_machine(schema: Any, url: str, seen: Counter[tuple[str, int]]) -> type:
+    """The document's state machine against ``url``, counting answers into ``seen``.
+
+    Each scenario starts from the same store: what one stored (into users it names) is
+    erased after it, so a replayed scenario sees the same answers (a store is not a
+    duplicate the second time) and hypothesis draws the same steps."""
     users: set[str] = set()
 
-    class Fuzz(machine):  # type: ignore[misc, valid-type]
-        """Each scenario starts from the same store: what one stored (into users it names)
-        is erased after it, so a replayed scenario sees the same answers (a store is not a
-        duplicate the second time) and hypothesis draws the same steps."""
-
+    class Fuzz(schema.as_state_machine()):  # type: ignore[misc]
         def before_call(self, case: schemathesis.Case) -> None:
             if case.headers:  # keys are for the stateless run: a reused one changes answers
                 case.headers.pop("Idempotency-Key", None)
@@ -172,18 +169,26 @@ def test_linked_calls_answer_as_documented(
                 users.add(body["user_id"])
 
         def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
-            return {"base_url": running.url, "headers": AUTH, "timeout": CALL_TIMEOUT}
+            return {"base_url": url, "headers": AUTH, "timeout": CALL_TIMEOUT}
 
         def validate_response(self, response: Any, case: schemathesis.Case, **kwargs: Any) -> None:
-            here[(f"{case.method} {case.path}", response.status_code)] += 1
+            seen[(f"{case.method} {case.path}", response.status_code)] += 1
             case.validate_response(response, checks=CHECKS)
 
         def teardown(self) -> None:
-            _erase(running.url, users)
+            _erase(url, users)
             users.clear()
 
+    return Fuzz
+
+
+def test_linked_calls_answer_as_documented(
+    running: Server, schema: Any, statuses: Counter[tuple[str, int]]
+) -> None:
+    here: Counter[tuple[str, int]] = Counter()
     run_state_machine_as_test(
-        Fuzz, settings=_settings(STATEFUL_EXAMPLES, stateful_step_count=STATEFUL_STEPS)
+        linked_machine(schema, running.url, here),
+        settings=_settings(STATEFUL_EXAMPLES, stateful_step_count=STATEFUL_STEPS),
     )
     statuses.update(here)
     # a memory id is found only by following a link from a store or a listing
