@@ -12,6 +12,9 @@
 5. A time given as a number (``"as_of": -25781``, or ``"1700000000"``) was read as a Unix
    time (pydantic's lax default) where the document says an ISO 8601 date-time: now a
    422 saying what to send (found by bench/fuzz_api.py's randomized run).
+6. A time that leaves years 1-9999 once converted to UTC (``0001-01-01T00:09:18+01:00``)
+   raised OverflowError inside validation: a 500 on the listing (stored_until), on
+   retrieve (as_of) and wherever a time is taken. Now a 422 (bench/fuzz_api.py).
 """
 
 from __future__ import annotations
@@ -163,3 +166,18 @@ def test_a_time_given_as_a_number_is_refused(service: MemoryService, value: obje
 def test_an_iso_time_is_still_accepted(service: MemoryService, value: str) -> None:
     reply = call("POST", "/v1/retrieve", body={"user_id": "u1", "query": "tea", "as_of": value})
     assert reply.status == 200, reply.body
+
+
+@pytest.mark.parametrize("value", ["0001-01-01T00:09:18+01:00", "9999-12-31T23:30:00-01:00"])
+def test_a_time_out_of_range_in_utc_is_a_422_not_a_500(service: MemoryService, value: str) -> None:
+    listing = call(
+        "GET",
+        "/v1/users/{user_id}/memories",
+        path_params={"user_id": "u1"},
+        query={"stored_until": value},
+    )
+    assert listing.status == 422, listing.body
+    assert "stored_until: is out of range once converted to UTC" in listing.body["message"]
+    retrieve = call("POST", "/v1/retrieve", body={"user_id": "u1", "query": "tea", "as_of": value})
+    assert retrieve.status == 422, retrieve.body
+    assert "as_of" in retrieve.body["message"]

@@ -126,6 +126,15 @@ def _not_a_number(value: Any) -> Any:
     return value
 
 
+def _in_utc(value: datetime) -> datetime:
+    """The time in UTC; one that falls outside years 1-9999 there is a ValueError (a 422),
+    not the OverflowError that would escape validation as a 500."""
+    try:
+        return utc(value)
+    except OverflowError as exc:
+        raise ValueError("is out of range once converted to UTC (years 1 to 9999)") from exc
+
+
 def _aware(value: datetime | None) -> datetime | None:
     return None if value is None else utc(value)
 
@@ -134,7 +143,7 @@ Identifier = Annotated[
     str, AfterValidator(_check_id), _Documented(pattern=ID_SCHEMA_PATTERN, maxLength=128)
 ]
 Label = Annotated[str, AfterValidator(_check_label), _Documented(pattern=LABEL_SCHEMA_PATTERN)]
-AwareDatetime = Annotated[datetime, BeforeValidator(_not_a_number), AfterValidator(utc)]
+AwareDatetime = Annotated[datetime, BeforeValidator(_not_a_number), AfterValidator(_in_utc)]
 ShortText = Annotated[
     str,
     Field(max_length=MAX_FIELD_CHARS),
