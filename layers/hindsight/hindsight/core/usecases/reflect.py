@@ -53,11 +53,17 @@ from hindsight.core.ports import (
     RunScopedReflector,
 )
 from hindsight.core.reading import list_all
+from hindsight.core.usecases.reflect_cursors import (
+    REFLECTION_CURSOR,
+    read_progress,
+    write_progress,
+)
 from hindsight.core.views import memory_view
 
 logger = logging.getLogger(__name__)
 
-REFLECTION_CURSOR = "reflection"
+__all__ = ["REFLECTION_CURSOR", "ReflectOnMemories"]
+
 REFLECTION_LEASE = "reflection"
 # how long a reflection holds its user's lease without renewing it (it renews between
 # reflector calls); a reflection that died frees the user after this
@@ -184,8 +190,16 @@ class ReflectOnMemories:
                 oldest_first=True,
             ),
         )
-        readable = [e for e in episodes if principal.can_read(e.scope)]
-        if episodes and not readable:
+        progress = read_progress(
+            self.records,
+            tenant_id,
+            user_id,
+            since,
+            episodes,
+            use_scope_cursors=command.since is None,
+        )
+        readable, partial = progress.to_reflect(principal)
+        if partial and not readable:
             raise ForbiddenError(
                 "this API key may not read any scope this user's new memories are in; "
                 "reflect with a key that can read them"
@@ -205,8 +219,10 @@ class ReflectOnMemories:
             renew()
             self._write(merger)
             created, present = self._keep_sourced(tenant_id, created, readable)
-            if cursor is not None and present:
-                self.records.set_cursor(tenant_id, user_id, REFLECTION_CURSOR, cursor)
+            if present:
+                write_progress(
+                    self.records, tenant_id, user_id, progress, readable, partial=partial
+                )
 
         logger.info(
             "reflection done tenant=%s episodes=%d created=%d updated=%d superseded=%d "
