@@ -12,8 +12,6 @@ indexer applies writes a moment late, so run it once writes have stopped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -23,8 +21,7 @@ from hindsight import bootstrap
 from hindsight.cli.errors import handles_errors
 from hindsight.cli.output import emit_json
 from hindsight.cli.state import cli_state
-from hindsight.core.ports import RecordStore, SearchIndex
-from hindsight.core.usecases.index_check import check_index
+from hindsight.core.usecases.index_check import IndexCheck, check_index
 from hindsight.settings import Settings
 
 UserOption = Annotated[
@@ -33,23 +30,30 @@ UserOption = Annotated[
 ]
 
 
-@contextmanager
-def _stores(data_dir: Path | None) -> Iterator[tuple[RecordStore, SearchIndex, Settings]]:
-    """The record store and search index to compare (a configured service's, if any)."""
+def _check(data_dir: Path | None, tenant: str | None, user: str | None) -> IndexCheck:
+    """Compare the stores: a configured service's, the AWS backend's, or the embedded data
+    directory's as it is on disk (``_check_on_disk``)."""
     configured = bootstrap.configured_service()
     if configured is not None:
-        yield configured.ports.records, configured.ports.index, bootstrap.get_settings()
-        return
+        return configured.check_index(_tenant(tenant, user, bootstrap.get_settings()), user)
     settings = Settings.from_env(data_dir=data_dir)
     if settings.backend.strip().lower() != "embedded":
         bootstrap.configure(settings)
-        service = bootstrap.get_service()
-        yield service.ports.records, service.ports.index, settings
-        return
+        return bootstrap.get_service().check_index(_tenant(tenant, user, settings), user)
+    return _check_on_disk(Path(settings.data_dir), settings, _tenant(tenant, user, settings), user)
+
+
+def _tenant(tenant: str | None, user: str | None, settings: Settings) -> str | None:
+    """A user is always one tenant's: the local tenant's unless --tenant names another."""
+    return settings.anonymous_tenant if user is not None and tenant is None else tenant
+
+
+def _check_on_disk(
+    directory: Path, settings: Settings, tenant: str | None, user: str | None
+) -> IndexCheck:
     from hindsight.adapters.embedded.generations import GenerationalSearchIndex
     from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
 
-    directory = Path(settings.data_dir)
     if not (directory / "hindsight.db").exists():
         raise typer.BadParameter(
             f"{directory.resolve()} holds no Hindsight data (no hindsight.db); give the data "
@@ -59,13 +63,11 @@ def _stores(data_dir: Path | None) -> Iterator[tuple[RecordStore, SearchIndex, S
     records = SqliteRecordStore(directory / "hindsight.db")
     try:
         index = GenerationalSearchIndex(directory, records, ann_threshold=settings.ann_threshold)
-    except BaseException:
-        records.close()
-        raise
-    try:
-        yield records, index, settings
+        try:
+            return check_index(records, index, tenant, user)
+        finally:
+            index.close()
     finally:
-        index.close()
         records.close()
 
 
@@ -73,11 +75,7 @@ def _stores(data_dir: Path | None) -> Iterator[tuple[RecordStore, SearchIndex, S
 def check_index_command(ctx: typer.Context, user: UserOption = None) -> None:
     """Compare the search index with the record store; JSON out, exit 1 if they disagree."""
     state = cli_state(ctx)
-    with _stores(state.data_dir) as (records, index, settings):
-        tenant = state.tenant
-        if user is not None and tenant is None:
-            tenant = settings.anonymous_tenant
-        result = check_index(records, index, tenant, user)
+    result = _check(state.data_dir, state.tenant, user)
     emit_json(result.as_dict())
     if not result.agrees:
         raise typer.Exit(1)

@@ -44,6 +44,7 @@ from hindsight.core.usecases.fan_out import (
     ReflectionJobQueue,
 )
 from hindsight.core.usecases.forget import ForgetMemories
+from hindsight.core.usecases.index_check import IndexCheck, check_index
 from hindsight.core.usecases.maintenance import ReindexMemories
 from hindsight.core.usecases.pin import PatchMemory, PatchMemoryCommand
 from hindsight.core.usecases.reflect import ReflectOnMemories
@@ -162,6 +163,11 @@ class MemoryService:
     ) -> dict[str, Any]:
         """Operator task (no principal): rebuild the index, optionally re-embedding."""
         return self.use_cases.reindex(re_embed=re_embed, progress=progress)
+
+    def check_index(self, tenant_id: str | None = None, user_id: str | None = None) -> IndexCheck:
+        """Operator task (no principal): does the search index agree with the record store
+        (of one tenant, one user of it, or everything)?"""
+        return check_index(self.ports.records, self.ports.index, tenant_id, user_id)
 
     def restore_memory(self, principal: Principal, memory_id: str) -> dict[str, Any]:
         """Bring an archived memory back into search."""
