@@ -2,8 +2,9 @@
 (issue #15): after each restart on the same data directory every acknowledged write is
 there and found by its text, no batch is half-applied, and the search index holds as many
 memories as the record store; after the last one the server is killed once more while it
-starts again (loading the model and the index, repairing the index); at the end ``hindsight check-index`` finds the two in
-agreement id for id. ``crash_loop.py`` is the machinery; ``bench/crash.py`` runs it longer.
+starts again (loading the model and the index, repairing the index); at the end
+``hindsight check-index`` finds the two in agreement id for id. ``crash_loop.py`` is the
+machinery; ``bench/crash.py`` runs it longer.
 
 Bounded by count and time: ``KILLS`` kills, none started after ``TIME_CAP`` seconds.
 """
