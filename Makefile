@@ -149,6 +149,10 @@ bench: install-test
 	$(BIN)/python bench/explorer_first_page.py
 	$(BIN)/python bench/lifecycle.py --episodes 100000 --export
 	$(BIN)/python bench/reembed.py --memories 1000
+	$(BIN)/python bench/crash.py --iterations 30
+	$(BIN)/python bench/fuzz_api.py --examples 100
+	$(BIN)/python bench/soak.py
+	$(call with_services,$(BIN)/python bench/soak.py --backend aws)
 
 # Local engines for the AWS-backend tests (OpenSearch with k-NN on 127.0.0.1:9200, moto on
 # 127.0.0.1:5055); pid files and logs under .services/
