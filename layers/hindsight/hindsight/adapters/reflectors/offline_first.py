@@ -18,6 +18,7 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
+from hindsight.adapters.reflectors.injection import instruction_like
 from hindsight.adapters.reflectors.llm import (
     CallMeter,
     LlmReflector,
@@ -117,6 +118,10 @@ class OfflineFirstReflector:
         mark = meter.mark()
         if meter.exhausted:  # an earlier batch of this run spent the budget
             return self._offline_output(offline, meter, mark)
+        suspects = instruction_like(episodes)
+        if suspects:  # a prompt injection: the LLM never sees it
+            reason = f"{', '.join(suspects)} read as instructions to a model, not sent to it"
+            return self._failed(offline, meter, mark, episodes, reason)
         try:
             refinement = self._llm.refine(user_id, episodes, existing_facts, offline.facts, meter)
         except TokenBudgetExhaustedError as exc:
