@@ -45,7 +45,10 @@ from hindsight.settings import Settings
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 IDEMPOTENT_OPERATIONS = frozenset({"store_memory", "store_batch"})
 MAX_KEY_CHARS = 255
-IN_PROGRESS_SECONDS = 300
+# longer than any one store runs (API Gateway ends a request at 29 s; a local batch of long
+# memories may take a minute on two cores), short enough that a retry after a server was
+# killed mid-request (on AWS, where the marks live in DynamoDB) runs again within minutes
+IN_PROGRESS_SECONDS = 90
 KEY_PREFIX = "hindsight"  # one prefix for every operation (the operation is in the key)
 
 
