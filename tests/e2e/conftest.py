@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from hindsight import bootstrap
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.bootstrap import build_embedded_service, build_embedder, configure
 from hindsight.core.ports import Embedder, Reflector
@@ -78,6 +80,19 @@ def start_server(kind: str, data_dir: Path, api_keys: str = KEYS, **options: Any
     if kind == "serve":
         return LocalServer(port=0, **options).start()
     return LocalGateway(port=0).start()
+
+
+@contextmanager
+def own_server(kind: str, data_dir: Path, api_keys: str = KEYS, **options: Any) -> Iterator[Server]:
+    """A server of its own for one module (``start_server``), stopped after; the process's
+    configured service (the session server's) is put back."""
+    saved = (bootstrap._settings, bootstrap._service)
+    running = start_server(kind, data_dir, api_keys, **options)
+    try:
+        yield running
+    finally:
+        running.stop()
+        configure(*saved)
 
 
 @pytest.fixture(scope="session", params=SERVERS)

@@ -38,10 +38,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from hindsight import bootstrap
 from hindsight.api.openapi import build_document
-from hindsight.bootstrap import configure
-from tests.e2e.conftest import E2E_KEY, SERVERS, Server, start_server
+from tests.e2e.conftest import E2E_KEY, SERVERS, Server, own_server
 
 AUTH = {"Authorization": f"Bearer {E2E_KEY}"}
 CHECKS = [
@@ -89,14 +87,9 @@ def _settings(examples: int, **extra: Any) -> settings:
 def running(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
-    saved = (bootstrap._settings, bootstrap._service)
     kind = str(request.param)
-    server = start_server(kind, tmp_path_factory.mktemp(f"hindsight-fuzz-{kind}"))
-    try:
+    with own_server(kind, tmp_path_factory.mktemp(f"hindsight-fuzz-{kind}")) as server:
         yield server
-    finally:
-        server.stop()
-        configure(*saved)
 
 
 @pytest.fixture(scope="module")

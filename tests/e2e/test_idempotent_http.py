@@ -8,9 +8,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from hindsight import bootstrap
-from hindsight.bootstrap import configure
-from tests.e2e.conftest import E2E_KEY, SERVERS, Server, start_server
+from tests.e2e.conftest import E2E_KEY, SERVERS, Server, own_server
 
 HEADERS = {"Authorization": f"Bearer {E2E_KEY}"}
 
@@ -19,14 +17,9 @@ HEADERS = {"Authorization": f"Bearer {E2E_KEY}"}
 def running(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
-    saved = (bootstrap._settings, bootstrap._service)
     kind = str(request.param)
-    server = start_server(kind, tmp_path_factory.mktemp(f"hindsight-idempotent-{kind}"))
-    try:
+    with own_server(kind, tmp_path_factory.mktemp(f"hindsight-idempotent-{kind}")) as server:
         yield server
-    finally:
-        server.stop()
-        configure(*saved)
 
 
 def test_a_retried_store_is_answered_once(running: Server) -> None:

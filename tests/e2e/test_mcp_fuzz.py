@@ -29,10 +29,8 @@ from hypothesis import strategies as st
 from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
-from hindsight import bootstrap
-from hindsight.bootstrap import configure
 from hindsight.mcp.results import UNAVAILABLE_MESSAGE
-from tests.e2e.conftest import E2E_KEY, SERVERS, Server, start_server
+from tests.e2e.conftest import E2E_KEY, SERVERS, Server, own_server
 
 CALL_TIMEOUT = 30.0  # seconds per tool call: a hung call fails the example
 EXAMPLES_PER_TOOL = 40
@@ -103,14 +101,9 @@ def _mutate(
 def running(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
-    saved = (bootstrap._settings, bootstrap._service)
     kind = str(request.param)
-    server = start_server(kind, tmp_path_factory.mktemp(f"hindsight-mcp-fuzz-{kind}"))
-    try:
+    with own_server(kind, tmp_path_factory.mktemp(f"hindsight-mcp-fuzz-{kind}")) as server:
         yield server
-    finally:
-        server.stop()
-        configure(*saved)
 
 
 @asynccontextmanager

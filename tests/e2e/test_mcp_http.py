@@ -20,9 +20,7 @@ import pytest
 from mcp import ClientSession, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
-from hindsight import bootstrap
-from hindsight.bootstrap import configure
-from tests.e2e.conftest import SERVERS, Server, start_server
+from tests.e2e.conftest import SERVERS, Server, own_server
 
 pytestmark = pytest.mark.anyio
 
@@ -64,15 +62,10 @@ def mcp_gateway(
 ) -> Iterator[Server]:
     """A server of each kind with this module's keys; the process's service is put back
     afterwards."""
-    saved = (bootstrap._settings, bootstrap._service)
     kind = str(request.param)
     data_dir = tmp_path_factory.mktemp(f"hindsight-mcp-e2e-{kind}")
-    running = start_server(kind, data_dir, api_keys=json.dumps(KEYS))
-    try:
+    with own_server(kind, data_dir, api_keys=json.dumps(KEYS)) as running:
         yield running
-    finally:
-        running.stop()
-        configure(*saved)
 
 
 @asynccontextmanager

@@ -12,9 +12,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from hindsight import bootstrap
-from hindsight.bootstrap import configure
-from tests.e2e.conftest import E2E_KEY, SERVERS, Server, start_server
+from tests.e2e.conftest import E2E_KEY, SERVERS, Server, own_server
 
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 MCP_HEADERS = {
@@ -27,14 +25,9 @@ MCP_HEADERS = {
 def running(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
-    saved = (bootstrap._settings, bootstrap._service)
     kind = str(request.param)
-    server = start_server(kind, tmp_path_factory.mktemp(f"hindsight-security-{kind}"))
-    try:
+    with own_server(kind, tmp_path_factory.mktemp(f"hindsight-security-{kind}")) as server:
         yield server
-    finally:
-        server.stop()
-        configure(*saved)
 
 
 def test_mcp_refuses_a_rebound_host(running: Server) -> None:

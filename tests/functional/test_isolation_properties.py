@@ -18,13 +18,10 @@ import json
 import shutil
 import sqlite3
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
-from hypothesis.stateful import run_state_machine_as_test
 
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.bootstrap import build_embedded_service, configure
@@ -33,6 +30,7 @@ from hindsight.core.service import MemoryService
 from hindsight.settings import Settings
 from tests.fakes import HashingEmbedder
 from tests.isolation_machine import IsolationMachine, key_config
+from tests.isolation_run import run_isolation
 
 EXAMPLES = 50
 STEPS = 50
@@ -136,23 +134,7 @@ def saved_graphs(data_dir: Path, tenant: str, user: str, erased_ids: set[str]) -
 
 
 def test_no_answer_leaks_and_erase_leaves_nothing(capsys: pytest.CaptureFixture[str]) -> None:
-    started = time.monotonic()
-    run_state_machine_as_test(
-        EmbeddedIsolation,
-        settings=settings(
-            max_examples=EXAMPLES,
-            stateful_step_count=STEPS,
-            deadline=None,
-            derandomize=True,
-            database=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-        ),
-    )
+    summary = run_isolation(EmbeddedIsolation, "embedded", EXAMPLES, STEPS)
     with capsys.disabled():
-        print(
-            f"\nisolation properties, embedded: {EmbeddedIsolation.examples} examples, "
-            f"{EmbeddedIsolation.steps} API calls, {EmbeddedIsolation.erasures} erasures "
-            f"inspected, {time.monotonic() - started:.1f} s; calls: "
-            f"{dict(sorted(EmbeddedIsolation.calls.items()))}"
-        )
+        print(summary)
     assert EmbeddedIsolation.erasures > 0

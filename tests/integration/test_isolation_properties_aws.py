@@ -14,13 +14,10 @@ prints how many ran.
 from __future__ import annotations
 
 import contextlib
-import time
 import uuid
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
-from hypothesis.stateful import run_state_machine_as_test
 
 from hindsight.adapters.aws.dynamodb_record_store import DynamoDBRecordStore
 from hindsight.adapters.aws.dynamodb_record_store.items import user_pk
@@ -31,6 +28,7 @@ from hindsight.settings import Settings
 from tests.fakes import HashingEmbedder
 from tests.integration.dynamodb_local import MOTO_URL, REGION, moto_client, require_moto
 from tests.isolation_machine import IsolationMachine, key_config
+from tests.isolation_run import run_isolation
 from tests.services.opensearch_local import drop, fresh_index
 
 EXAMPLES = 8
@@ -179,22 +177,7 @@ def test_no_answer_leaks_and_erase_leaves_nothing_on_aws(
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    started = time.monotonic()
-    run_state_machine_as_test(
-        AwsIsolation,
-        settings=settings(
-            max_examples=EXAMPLES,
-            stateful_step_count=STEPS,
-            deadline=None,
-            derandomize=True,
-            database=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-        ),
-    )
+    summary = run_isolation(AwsIsolation, "AWS", EXAMPLES, STEPS)
     with capsys.disabled():
-        print(
-            f"\nisolation properties, AWS: {AwsIsolation.examples} examples, "
-            f"{AwsIsolation.steps} API calls, {AwsIsolation.erasures} erasures inspected, "
-            f"{time.monotonic() - started:.1f} s; calls: {dict(sorted(AwsIsolation.calls.items()))}"
-        )
+        print(summary)
     assert AwsIsolation.erasures > 0
