@@ -20,6 +20,7 @@ from hindsight.core.errors import (
     ConflictError,
     InvalidRequestError,
     MalformedRequestError,
+    StillRunningError,
     UnavailableError,
 )
 from hindsight.core.models import Principal
@@ -109,6 +110,7 @@ def test_a_key_in_progress_is_a_conflict(writes: IdempotentWrites) -> None:
 
     writes.run_once("store_memory", "k-5", ACME, BODY, retried_meanwhile)
     assert len(inner) == 1 and "still being processed" in str(inner[0])
+    assert isinstance(inner[0], StillRunningError)  # answered 409 with Retry-After
 
 
 def test_an_expired_key_runs_again(writes: IdempotentWrites) -> None:

@@ -184,6 +184,23 @@ def test_a_lost_answer_is_retried_with_the_same_idempotency_key(server: Scripted
     assert server.requests[0] == server.requests[1]
 
 
+def test_a_store_still_running_is_asked_again_with_its_key(server: ScriptedServer) -> None:
+    still_running = {"status": "error", "message": "still being processed; retry"}
+    server.script = [Answer(409, still_running, {"Retry-After": "0"}), Answer(201, STORED)]
+    with client(server) as memory:
+        assert memory.store("u1", "a slow first attempt").memory_id == "mem_1"
+    first, again = server.idempotency_keys
+    assert first and first == again
+
+
+def test_a_conflict_without_retry_after_is_not_retried(server: ScriptedServer) -> None:
+    conflict = {"status": "error", "message": "only semantic memories can be reviewed"}
+    server.script = [Answer(409, conflict), Answer(201, STORED)]
+    with client(server) as memory, pytest.raises(ConflictError) as raised:
+        memory.store("u1", "x")
+    assert raised.value.message == conflict["message"] and len(server.requests) == 1
+
+
 def test_each_write_has_its_own_idempotency_key(server: ScriptedServer) -> None:
     batch = {"status": "success", "results": [STORED]}
     server.script = [Answer(201, STORED), Answer(201, STORED), Answer(200, batch)]

@@ -15,9 +15,11 @@ from hindsight.adapters.aws.indexer_dlq import StreamRange, changed_memories, fa
 from hindsight.api.errors import DEFAULT_RETRY_AFTER_SECONDS, headers_for, retry_after_seconds
 from hindsight.core.errors import (
     ConfigurationError,
+    ConflictError,
     InvalidRequestError,
     NotFoundError,
     ReflectorOutputError,
+    StillRunningError,
     UnavailableError,
 )
 from hindsight.server.app import error_answer
@@ -35,6 +37,14 @@ def test_every_503_says_when_to_retry_and_nothing_else_does() -> None:
         assert headers_for(error) == {}
     assert error_answer(UnavailableError("down")).headers["Retry-After"] == "5"
     assert "Retry-After" not in error_answer(NotFoundError("gone")).headers
+
+
+def test_only_a_conflict_that_retrying_resolves_says_when() -> None:
+    assert headers_for(StillRunningError("the same key is still being processed")) == {
+        "Retry-After": "2"
+    }
+    assert error_answer(StillRunningError("running")).status == 409
+    assert headers_for(ConflictError("only semantic memories can be reviewed")) == {}
 
 
 @pytest.mark.parametrize(

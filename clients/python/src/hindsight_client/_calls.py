@@ -85,6 +85,10 @@ def make_timeout(timeout: float | httpx.Timeout | None) -> httpx.Timeout:
 # --- retries ----------------------------------------------------------------------------
 RETRY_ALWAYS = frozenset({429, 503})  # the server wrote nothing; worth another try
 RETRY_IF_IDEMPOTENT = frozenset({502, 504})  # a gateway lost the answer; may have run
+# retried only when the server says when (Retry-After): a 409 with it is a store whose
+# Idempotency-Key is still being processed, and asking again gets its answer; other
+# conflicts carry none and need a different request
+RETRY_IF_ASKED = frozenset({409})
 # errors raised before the request left this process: repeating them is always safe
 _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
@@ -102,9 +106,13 @@ class RetryPolicy:
     max_retry_after: float = 60.0
     rng: random.Random = field(default_factory=random.Random, repr=False, compare=False)
 
-    def should_retry_status(self, status: int, idempotent: bool, attempt: int) -> bool:
+    def should_retry_status(
+        self, status: int, idempotent: bool, attempt: int, retry_after: float | None = None
+    ) -> bool:
         if attempt >= self.max_retries:
             return False
+        if status in RETRY_IF_ASKED:
+            return retry_after is not None
         return status in RETRY_ALWAYS or (idempotent and status in RETRY_IF_IDEMPOTENT)
 
     def should_retry_error(

@@ -131,9 +131,12 @@ class AsyncHindsight:
                 continue
             if response.is_success:
                 return call.parse(_calls.json_object(response))
-            if not self.retry.should_retry_status(response.status_code, call.idempotent, attempt):
+            retry_after = _calls.retry_after_seconds(response)
+            if not self.retry.should_retry_status(
+                response.status_code, call.idempotent, attempt, retry_after
+            ):
                 raise _calls.error_from_response(response)
-            await _sleep(self.retry.delay(attempt, _calls.retry_after_seconds(response)))
+            await _sleep(self.retry.delay(attempt, retry_after))
             attempt += 1
 
     async def _pages(self, call: Call[Any], limit: int | None) -> AsyncIterator[Any]:

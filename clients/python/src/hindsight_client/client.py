@@ -118,9 +118,12 @@ class Hindsight:
                 continue
             if response.is_success:
                 return call.parse(_calls.json_object(response))
-            if not self.retry.should_retry_status(response.status_code, call.idempotent, attempt):
+            retry_after = _calls.retry_after_seconds(response)
+            if not self.retry.should_retry_status(
+                response.status_code, call.idempotent, attempt, retry_after
+            ):
                 raise _calls.error_from_response(response)
-            time.sleep(self.retry.delay(attempt, _calls.retry_after_seconds(response)))
+            time.sleep(self.retry.delay(attempt, retry_after))
             attempt += 1
 
     def _pages(self, call: Call[Any], limit: int | None) -> Iterator[Any]:

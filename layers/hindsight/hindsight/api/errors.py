@@ -13,7 +13,8 @@ and the client did nothing wrong (so not 4xx). The message names the setting to 
 
 Every 503 carries ``Retry-After`` (``headers_for``): the seconds an error names itself
 (``retry_after_seconds``, e.g. a throttled table) or ``DEFAULT_RETRY_AFTER_SECONDS``, so a
-client waits instead of hammering a service that is down or throttling.
+client waits instead of hammering a service that is down or throttling. A 409 carries it
+only when asking again will succeed (``StillRunningError``: an idempotent store still running).
 """
 
 from __future__ import annotations
@@ -74,17 +75,21 @@ DEFAULT_RETRY_AFTER_SECONDS = 5
 
 
 def retry_after_seconds(error: BaseException) -> int | None:
-    """How long a client should wait before retrying (503 only), else None."""
-    if status_for(error) != HTTPStatus.SERVICE_UNAVAILABLE:
-        return None
+    """How long a client should wait before retrying, else None: every 503 (the seconds
+    the error names, else the default), and a 409 that names seconds (a request still
+    running; other conflicts need a different request, so they carry none)."""
     named = getattr(error, "retry_after_seconds", None)
-    if isinstance(named, int) and not isinstance(named, bool) and named >= 0:
-        return named
-    return DEFAULT_RETRY_AFTER_SECONDS
+    if not (isinstance(named, int) and not isinstance(named, bool) and named >= 0):
+        named = None
+    status = status_for(error)
+    if status == HTTPStatus.SERVICE_UNAVAILABLE:
+        return DEFAULT_RETRY_AFTER_SECONDS if named is None else named
+    return named if status == HTTPStatus.CONFLICT else None
 
 
 def headers_for(error: BaseException) -> dict[str, str]:
-    """The headers an error answer carries besides its body (``Retry-After`` on a 503)."""
+    """The headers an error answer carries besides its body (``Retry-After`` on a 503 and
+    on a retryable 409)."""
     seconds = retry_after_seconds(error)
     return {} if seconds is None else {"Retry-After": str(seconds)}
 

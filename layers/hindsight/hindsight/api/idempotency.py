@@ -34,9 +34,9 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
 
 from hindsight.core.errors import (
-    ConflictError,
     InvalidRequestError,
     MalformedRequestError,
+    StillRunningError,
     UnavailableError,
 )
 from hindsight.core.models import Principal
@@ -132,9 +132,9 @@ class IdempotentWrites:
                 "the first answer again"
             ) from exc
         except IdempotencyAlreadyInProgressError as exc:
-            raise ConflictError(
+            raise StillRunningError(
                 f"the request with {key_name} {key!r} is still being processed; "
-                "retry in a few seconds to get its answer"
+                "retry in a few seconds (Retry-After) to get its answer"
             ) from exc
         except IdempotencyPersistenceLayerError as exc:
             raise UnavailableError(

@@ -52,6 +52,14 @@ class ConflictError(HindsightError):
     """The request conflicts with the record's current state."""
 
 
+class StillRunningError(ConflictError):
+    """The same request (its idempotency key) is still being processed: asking again in
+    ``retry_after_seconds`` gets its answer. A conflict a client may retry, unlike the
+    others, which need a different request."""
+
+    retry_after_seconds = 2
+
+
 class PayloadTooLargeError(HindsightError):
     """The body or one of its fields exceeds a size limit."""
 
