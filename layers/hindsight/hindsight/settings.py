@@ -146,6 +146,9 @@ class Settings(BaseSettings):
     time_cue_boost: float = Field(default=_POLICY.time_cue_boost, ge=0)
     # vector share; the rest keyword
     vector_weight: float = Field(default=_POLICY.vector_weight, ge=0, le=1)
+    # fusion of vector and keyword evidence: linear, rrf (rank fusion) or adaptive
+    fusion: Literal["linear", "rrf", "adaptive"] = "linear"  # Policy.fusion
+    rrf_k: float = Field(default=_POLICY.rrf_k, gt=0)
     # least recency weight of an episode
     decay_floor: float = Field(default=_POLICY.decay_floor, ge=0, le=1)
     # share of the session's best

@@ -137,6 +137,12 @@ class Policy:
     )
     time_cue_boost: float = 1.5
     vector_weight: float = 0.6  # share of vector similarity in relevance; the rest is keyword
+    # how dense and keyword evidence are fused (core/fusion.py): "linear" (the weighted sum
+    # of the scaled scores), "rrf" (weighted reciprocal-rank fusion, rrf_k) or "adaptive"
+    # (linear with a per-query dense share from how clearly each signal picks its best).
+    # The ablation across dev sets: bench/devsets.py, bench/results/devsets.md
+    fusion: str = "linear"
+    rrf_k: float = 60.0
     # recency weight of an episode = decay_floor + (1 - decay_floor) * time_decay ** age_days:
     # recency orders equally relevant memories without burying relevant old ones
     decay_floor: float = 0.9

@@ -3,6 +3,7 @@
 Score of a candidate =
     relevance          (1 - session_pooling) * own + session_pooling * session_best
                        own = vector_weight * similarity' + (1 - vector_weight) * keyword'
+                       (policy.fusion "linear"; "rrf" and "adaptive": core/fusion.py)
   x recency            decay_floor + (1 - decay_floor) * decay   (episodic only)
                        decay = time_decay ** age_days, age relative to as_of
   x use_weight         policy.unused_weight for an episode unused (not hit, not stored)
@@ -58,6 +59,7 @@ from functools import lru_cache
 from typing import Any
 
 from hindsight.core.commands import RetrieveCommand
+from hindsight.core.fusion import plan_fusion
 from hindsight.core.lifecycle import use_weight
 from hindsight.core.models import (
     EpisodicMemory,
@@ -186,8 +188,11 @@ def _scored_anyway(
     return [_score(policy, m, parts[i], scoring) for m, i in read if m is not None]
 
 
-def _relevance(policy: Policy, candidates: list[Candidate], scoring: Scoring) -> dict[str, Parts]:
-    """Each candidate's relevance and its parts, from what the index returned alone."""
+def _scaled(
+    policy: Policy, candidates: list[Candidate], scoring: Scoring
+) -> tuple[dict[str, float], dict[str, float], float]:
+    """Each candidate's scaled similarity (those that have one) and scaled keyword score,
+    and the dense share of relevance (1 without keyword hits, 0 without similarities)."""
     similarities, keyword_hits = scoring.similarities, scoring.keyword_hits
     sims = [similarities[c.memory_id] for c in candidates if c.memory_id in similarities]
     # similarity is scaled from the query's similarity to an empty text (or the weakest
@@ -199,20 +204,34 @@ def _relevance(policy: Policy, candidates: list[Candidate], scoring: Scoring) ->
     vector_weight = policy.vector_weight if sims else 0.0
     if best_keyword <= 0.0 and sims:
         vector_weight = 1.0
+    sim_parts = {
+        c.memory_id: (similarities[c.memory_id] - low) / spread if spread else 1.0
+        for c in candidates
+        if c.memory_id in similarities
+    }
+    keyword_parts = {
+        c.memory_id: keyword_hits.get(c.memory_id, 0.0) / best_keyword if best_keyword else 0.0
+        for c in candidates
+    }
+    return sim_parts, keyword_parts, vector_weight
 
+
+def _relevance(policy: Policy, candidates: list[Candidate], scoring: Scoring) -> dict[str, Parts]:
+    """Each candidate's relevance and its parts, from what the index returned alone."""
+    similarities, keyword_hits = scoring.similarities, scoring.keyword_hits
+    sim_parts, keyword_parts, vector_weight = _scaled(policy, candidates, scoring)
+    fusion = plan_fusion(policy.fusion, vector_weight, policy.rrf_k, sim_parts, keyword_parts)
     parts: dict[str, Parts] = {}
     session_best: dict[str, float] = {}
     few = max(0.0, (FEW_CANDIDATES - len(candidates)) / (FEW_CANDIDATES - 1))
     chinese = few > 0.0 and mostly_chinese(scoring.command.query)
     for c in candidates:
         similarity = similarities.get(c.memory_id)
+        sim_part, keyword_part = sim_parts.get(c.memory_id, 0.0), keyword_parts[c.memory_id]
+        own = fusion.own(c.memory_id, sim_part, keyword_part)
         keyword = keyword_hits.get(c.memory_id, 0.0)
-        sim_part = 0.0
-        if similarity is not None:
-            sim_part = (similarity - low) / spread if spread else 1.0
-        keyword_part = keyword / best_keyword if best_keyword else 0.0
-        own = vector_weight * sim_part + (1.0 - vector_weight) * keyword_part
         part = Parts(similarity, sim_part, keyword_part, keyword, own, None, own)
+        part.fusion = fusion.why(c.memory_id)
         part.floor = scoring.floor
         if similarity is not None:
             part.margin = similarity - scoring.floor
@@ -423,6 +442,7 @@ class Parts:
     logit: float = 0.0
     probability: float = 0.0
     calibrated: bool = False  # logit and probability are set (``calibrate``)
+    fusion: dict[str, Any] | None = None  # how ``own`` was fused, unless linear (core/fusion.py)
 
     def features(self) -> dict[str, float]:
         """The calibration's inputs (``policy.Calibration``), by name."""
@@ -451,6 +471,8 @@ class Parts:
             "keyword": round(self.keyword, 4),
             "keyword_bm25": round(self.keyword_bm25, 4),
         }
+        if self.fusion:
+            why["fusion"] = self.fusion
         if self.pooled is not None:
             why.update(own_relevance=round(self.own, 4), session_relevance=round(self.pooled, 4))
         why["relevance"] = round(self.relevance, 4)
