@@ -153,6 +153,10 @@ ShortText = Annotated[
 
 
 class _Command(BaseModel):
+    """A JSON request body. Its numbers and booleans are ``strict=True``: ``false`` is not a
+    ``min_score`` of 0 nor ``"5"`` a ``top_k``; a field of the wrong JSON type is a 422
+    naming it (query-string commands, whose values are all text, stay lax)."""
+
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
 
@@ -180,9 +184,9 @@ class StoreMemoryCommand(_Command):
         default=None, description="ISO 8601; default now. Lets history be imported."
     )
     expires_at: AwareDatetime | None = None
-    ttl_seconds: int | None = Field(default=None, gt=0, le=10 * 365 * 86_400)
+    ttl_seconds: int | None = Field(default=None, gt=0, le=10 * 365 * 86_400, strict=True)
     metadata: dict[str, Any] = Field(default_factory=dict)
-    pinned: bool = Field(default=False, description="never archived for lack of use")
+    pinned: bool = Field(default=False, strict=True, description="never archived for lack of use")
 
     @field_validator("metadata")
     @classmethod
@@ -253,7 +257,7 @@ class RetrieveCommand(_Command):
         AfterValidator(_check_text),
         _Documented(pattern=TEXT_SCHEMA_PATTERN),
     ]
-    top_k: int = Field(default=10, ge=1, le=MAX_PAGE_SIZE)
+    top_k: int = Field(default=10, ge=1, le=MAX_PAGE_SIZE, strict=True)
     cursor: str | None = Field(default=None, max_length=2_000)
     scopes: list[Identifier] | None = Field(default=None, max_length=50)
     kinds: list[MemoryKind] | None = None
@@ -266,25 +270,28 @@ class RetrieveCommand(_Command):
     session_id: Identifier | None = None
     since: AwareDatetime | None = None
     until: AwareDatetime | None = None
-    min_similarity: float | None = Field(default=None, ge=-1.0, le=1.0)
+    min_similarity: float | None = Field(default=None, ge=-1.0, le=1.0, strict=True)
     min_score: float | None = Field(
         default=None,
         ge=0.0,
         le=1.0,
+        strict=True,
         description="leave out results whose score (the calibrated probability that the "
         "memory answers the query, 0-1) is under this; 0 returns every match; default: "
         "the server's HINDSIGHT_MIN_SCORE",
     )
-    time_decay: float = Field(default=0.95, gt=0.0, le=1.0)
+    time_decay: float = Field(default=0.95, gt=0.0, le=1.0, strict=True)
     as_of: AwareDatetime | None = None
     max_content_chars: int | None = Field(
         default=None,
         ge=100,
+        strict=True,
         description="cut longer contents to this many characters around the match "
         "(marked with content_truncated and content_span)",
     )
     current_only: bool = Field(
         default=True,
+        strict=True,
         description="what holds at as_of (default now): facts superseded before then left "
         "out, and of memories stating one attribute of the user (where they live, their "
         "job, ...) the newest first, older ones marked updated_later; false: superseded "
@@ -292,6 +299,7 @@ class RetrieveCommand(_Command):
     )
     include_archived: bool = Field(
         default=False,
+        strict=True,
         description="also search memories archived for lack of use (a slower path: "
         "compared from the record store); they come back with archived: true",
     )
@@ -380,7 +388,7 @@ class ReflectCommand(_Command):
     since: AwareDatetime | None = Field(
         default=None, description="reflect on episodes created after this instead of the cursor"
     )
-    dry_run: bool = False
+    dry_run: bool = Field(default=False, strict=True)
 
 
 class LlmUsage(BaseModel):
@@ -423,13 +431,14 @@ class ContextCommand(_Command):
     user_id: Identifier
     session_id: Identifier
     query: Annotated[str, Field(max_length=MAX_QUERY_CHARS)] | None = None
-    budget_tokens: int = Field(default=1_500, ge=50, le=32_000)
-    recent_turns: int = Field(default=5, ge=0, le=50)
-    max_facts: int = Field(default=10, ge=0, le=50)
+    budget_tokens: int = Field(default=1_500, ge=50, le=32_000, strict=True)
+    recent_turns: int = Field(default=5, ge=0, le=50, strict=True)
+    max_facts: int = Field(default=10, ge=0, le=50, strict=True)
     min_score: float | None = Field(
         default=None,
         ge=0.0,
         le=1.0,
+        strict=True,
         description="with a query: leave out facts whose retrieve score is under this (as "
         "POST /v1/retrieve's min_score; default the server's, 0 keeps every match)",
     )
@@ -437,6 +446,7 @@ class ContextCommand(_Command):
     max_content_chars: int | None = Field(
         default=None,
         ge=100,
+        strict=True,
         description="cut longer turn contents in recent_turns to this many characters "
         "(marked with content_truncated); the block itself always stays within budget_tokens",
     )
