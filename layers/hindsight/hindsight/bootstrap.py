@@ -23,6 +23,7 @@ from hindsight.core.policy import Policy
 from hindsight.core.ports import (
     DocumentConverter,
     Embedder,
+    KeyExpander,
     MemoryWriter,
     Ports,
     RecordStore,
@@ -81,6 +82,7 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
             max_content_chars=policy.max_content_chars,
             chunk_sizes=sizes,
             secrets=SecretScreen(secrets_mode(policy.secrets)),
+            keys=ports.keys,
         ),
         retrieve=retrieve,
         reflect=ReflectOnMemories(
@@ -154,6 +156,16 @@ def local_ports(
         ids=ids or UlidGenerator(),
         writer=writer or CompensatingWriter(records, index),
     )
+
+
+def build_key_expander(settings: Settings) -> KeyExpander | None:
+    """The store-time search-key expander (``adapters/keys``), or None when
+    ``HINDSIGHT_KEY_EXPANSION`` is off."""
+    if not settings.key_expansion:
+        return None
+    from hindsight.adapters.keys import LexiconKeyExpander
+
+    return LexiconKeyExpander()
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -292,6 +304,7 @@ def build_embedded_service(
     embedder = _follow_served_model(settings, index, records, embedder, embedders)
     embedder = embedder or build_embedder(settings)
     ports = local_ports(records, index, embedder, reflector or build_reflector(settings, embedder))
+    ports = dataclasses.replace(ports, keys=build_key_expander(settings))
     return assemble(ports, policy_from(settings))
 
 
@@ -321,6 +334,7 @@ def build_memory_service(
         embedder,
         reflector or build_reflector(settings, embedder),
     )
+    ports = dataclasses.replace(ports, keys=build_key_expander(settings))
     return assemble(ports, policy_from(settings))
 
 
@@ -385,6 +399,7 @@ def build_aws_service(
         clock=SystemClock(),
         ids=UlidGenerator(),
         writer=StreamRepairedWriter(records, searchable),
+        keys=build_key_expander(settings),
     )
     return assemble(ports, policy_from(settings))
 

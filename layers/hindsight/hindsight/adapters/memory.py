@@ -33,6 +33,7 @@ from hindsight.core.errors import (
     InvalidRequestError,
     NotFoundError,
 )
+from hindsight.core.indexing import piece_terms
 from hindsight.core.models import (
     IndexDocument,
     ListQuery,
@@ -301,8 +302,10 @@ class InMemorySearchIndex:
                 key = (document.tenant_id, document.memory_id)
                 self._remove(key)
                 pieces = []
-                for number, text, values, span in document.pieces():
-                    terms = Counter(tokenize(text))
+                for (number, _, values, span), words in zip(
+                    document.pieces(), piece_terms(document), strict=True
+                ):
+                    terms = Counter(words)
                     pieces.append(_Piece(number, span, values, terms, sum(terms.values())))
                 entry = _Entry(document, pieces)
                 self._entries[key] = entry

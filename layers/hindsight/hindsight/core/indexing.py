@@ -13,6 +13,7 @@ from hindsight.core.models import (
     Span,
     StoredVector,
 )
+from hindsight.core.text import tokenize
 
 
 def index_text(memory: Memory) -> str:
@@ -50,8 +51,10 @@ def index_document(memory: Memory, vector: StoredVector) -> IndexDocument:
     event_start = event_end = None
     session_id = emotion = None
     status = None
+    keys: tuple[str, ...] = ()
     if isinstance(memory, EpisodicMemory):
         session_id, emotion = memory.session_id, memory.emotion
+        keys = tuple(memory.search_keys)
         if memory.event_time:
             event_start = min(r.start for r in memory.event_time)
             event_end = max(r.end for r in memory.event_time)
@@ -74,6 +77,7 @@ def index_document(memory: Memory, vector: StoredVector) -> IndexDocument:
         event_start=event_start,
         event_end=event_end,
         session_id=session_id,
+        keys=keys,
         chunks=tuple(
             IndexChunk(text=text, values=row, span=span)
             for text, row, span in zip(
@@ -83,3 +87,11 @@ def index_document(memory: Memory, vector: StoredVector) -> IndexDocument:
         if vector.chunked
         else (),
     )
+
+
+def piece_terms(document: IndexDocument) -> list[list[str]]:
+    """The keyword terms of each piece of a document (``IndexDocument.pieces``): its text's
+    terms, then those of the memory's store-time search keys (``IndexDocument.keys``), which
+    every piece carries so a key finds a long memory whichever chunk is best."""
+    keys = tokenize(" ".join(document.keys)) if document.keys else []
+    return [tokenize(text) + keys for _, text, _, _ in document.pieces()]

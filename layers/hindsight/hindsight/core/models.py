@@ -135,6 +135,11 @@ class EpisodicMemory(_MemoryBase):
         description="the turn before this one in its session, set by store: searched "
         "together with the content, never returned as content",
     )
+    search_keys: list[str] = Field(
+        default_factory=list,
+        description="extra keyword-search keys derived at store time (a KeyExpander: what "
+        "the memory is about, in English and Chinese); indexed beside the text, never embedded",
+    )
 
 
 class SemanticMemory(_MemoryBase):
@@ -286,6 +291,8 @@ class IndexDocument:
     event_end: datetime | None = None
     session_id: str | None = None
     chunks: tuple[IndexChunk, ...] = ()
+    # store-time search keys (EpisodicMemory.search_keys): keyword-searched with every piece
+    keys: tuple[str, ...] = ()
 
     def pieces(self) -> list[tuple[int, str, np.ndarray, Span | None]]:
         """(chunk number, text, vector, span) of everything searchable: one piece per chunk,

@@ -303,6 +303,18 @@ class DocumentConverter(Protocol):
         """
 
 
+class KeyExpander(Protocol):
+    """Extra search keys for a memory, derived when it is stored: what it is *about* when
+    that is not in its words ("I don't eat spicy food" is about diet, 饮食), so a query
+    naming the topic finds it. Keys are indexed beside the text for keyword search (never
+    embedded) and kept on the record (``EpisodicMemory.search_keys``), so a rebuilt index
+    holds them too."""
+
+    def keys(self, text: str) -> list[str]:
+        """The keys of one memory's text: short phrases, no duplicates, at most a few
+        dozen words; empty when nothing is recognised. Never raises for any text."""
+
+
 @dataclass(frozen=True)
 class Ports:
     """Every adapter one service is built from; the bootstrap hands each use case its own."""
@@ -316,3 +328,5 @@ class Ports:
     writer: MemoryWriter
     # reads uploaded documents; None: the bootstrap's default (hindsight.adapters.documents)
     documents: DocumentConverter | None = None
+    # store-time search keys (HINDSIGHT_KEY_EXPANSION); None: memories get none
+    keys: KeyExpander | None = None

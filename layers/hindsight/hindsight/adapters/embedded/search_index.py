@@ -58,6 +58,7 @@ from hindsight.core.errors import (
     UnavailableError,
 )
 from hindsight.core.indexing import index_document
+from hindsight.core.indexing import piece_terms as terms_of_pieces
 from hindsight.core.models import (
     FactStatus,
     IndexChunk,
@@ -69,7 +70,6 @@ from hindsight.core.models import (
     StoredVector,
 )
 from hindsight.core.ports import RecordStore
-from hindsight.core.text import tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -337,7 +337,7 @@ class EmbeddedSearchIndex:
         with self._lock:
             documents = self._keeping_served_vectors(documents)
         # the terms before the lock: segmenting long texts is the slow part of a write
-        terms = [[tokenize(text) for _, text, _, _ in doc.pieces()] for doc in documents]
+        terms = [terms_of_pieces(doc) for doc in documents]
         with self._lock:
             fixed = self._vectors.model
             for document in documents:

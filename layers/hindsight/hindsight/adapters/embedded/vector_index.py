@@ -40,6 +40,7 @@ from hindsight.adapters.embedded.vector_partition import Partition, memory_of
 from hindsight.adapters.index_rules import model_mismatch
 from hindsight.adapters.paging import epoch_us
 from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
+from hindsight.core.indexing import piece_terms as terms_of_pieces
 from hindsight.core.models import (
     HitFacts,
     IndexDocument,
@@ -141,7 +142,7 @@ class VectorIndex:
         partition's share of the documents appears to its searches all at once.
         """
         if terms is None:
-            terms = [[tokenize(text) for _, text, _, _ in doc.pieces()] for doc in documents]
+            terms = [terms_of_pieces(doc) for doc in documents]
         with self._write_lock:
             fixed = self._model
             for document in documents:

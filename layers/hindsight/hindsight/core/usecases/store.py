@@ -16,7 +16,15 @@ from hindsight.core.commands import StoreMemoryCommand, StoreOutcome
 from hindsight.core.embedding import DEFAULT_CHUNK_SIZES, ChunkSizes, embed_memories
 from hindsight.core.errors import InvalidRequestError, PayloadTooLargeError
 from hindsight.core.models import EpisodicMemory, ListQuery, MemoryKind, Principal
-from hindsight.core.ports import Clock, Embedder, IdGenerator, MemoryWriter, NewRecord, RecordStore
+from hindsight.core.ports import (
+    Clock,
+    Embedder,
+    IdGenerator,
+    KeyExpander,
+    MemoryWriter,
+    NewRecord,
+    RecordStore,
+)
 from hindsight.core.secrets import DEFAULT_SECRET_SCREEN, RedactionCount, SecretScreen
 from hindsight.core.temporal import resolve_time_expressions
 from hindsight.core.text import content_hash
@@ -41,6 +49,7 @@ class StoreMemories:
         max_content_chars: int = 100_000,
         chunk_sizes: ChunkSizes = DEFAULT_CHUNK_SIZES,
         secrets: SecretScreen = DEFAULT_SECRET_SCREEN,
+        keys: KeyExpander | None = None,
     ) -> None:
         self.records = records
         self.writer = writer
@@ -51,6 +60,7 @@ class StoreMemories:
         self.max_content_chars = max_content_chars
         self.chunk_sizes = chunk_sizes
         self.secrets = secrets
+        self.keys = keys
 
     def __call__(
         self, principal: Principal, commands: Sequence[StoreMemoryCommand]
@@ -64,6 +74,7 @@ class StoreMemories:
         commands = [command for command, _ in screened]
         memories = [self._build_memory(principal, command) for command in commands]
         memories = self.with_session_context(memories)
+        memories = self.with_search_keys(memories)
         vectors = embed_memories(self.embedder, memories, self.chunk_sizes)
         ids = self.writer.add(
             [
@@ -161,6 +172,18 @@ class StoreMemories:
             content_hash=content_hash(command.content),
             pinned=command.pinned,
         )
+
+    def with_search_keys(self, memories: Sequence[EpisodicMemory]) -> list[EpisodicMemory]:
+        """Each memory with the search keys its content is about (``KeyExpander``): a query
+        naming the topic ("dietary restrictions") then finds a memory that never names it
+        ("I'm allergic to peanuts"). Derived from the content only, not the turn before."""
+        if self.keys is None:
+            return list(memories)
+        expander = self.keys
+        return [
+            memory.model_copy(update={"search_keys": expander.keys(memory.content)})
+            for memory in memories
+        ]
 
     def with_session_context(self, memories: Sequence[EpisodicMemory]) -> list[EpisodicMemory]:
         """Give each episode of a session the turn before it as search context.

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from hindsight.adapters.paging import epoch_us
+from hindsight.core.indexing import piece_terms
 from hindsight.core.models import (
     HitFacts,
     IndexDocument,
@@ -23,7 +24,6 @@ from hindsight.core.models import (
     SearchHit,
     StoredVector,
 )
-from hindsight.core.text import tokenize
 
 MIN_CANDIDATES = 100  # HNSW candidates per shard; results are cut to k afterwards
 MAX_CANDIDATES = 10_000  # the most nearest neighbours one k-NN query may ask for
@@ -93,13 +93,14 @@ def to_sources(document: IndexDocument) -> list[dict[str, Any]]:
     common = _memory_fields(document)
     pieces = document.pieces()
     sources = []
-    for number, text, values, span in pieces:
+    for (number, text, values, span), terms in zip(pieces, piece_terms(document), strict=True):
         source = {
             **common,
             "chunk": number,
             "chunks": len(pieces),
             "text": text,
-            "text_tokens": " ".join(tokenize(text)),
+            # the text's terms and the store-time search keys' (``core.indexing.piece_terms``)
+            "text_tokens": " ".join(terms),
             "vector": np.asarray(values, dtype=np.float32).tolist(),
         }
         if span is not None:
