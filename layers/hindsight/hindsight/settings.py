@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     openai_api_key: str = ""
     bedrock_region: str = ""
     ann_threshold: int = Field(default=20_000, ge=0)  # vectors per user above which ANN is used
+    # store-time search keys (adapters/keys): what a memory is about, in English and Chinese,
+    # indexed beside its text ("off" stores and indexes none; bench/key_expansion.py)
+    key_expansion: bool = False
     # backend "aws": DynamoDB table, OpenSearch endpoint and index; region and credentials
     # come from the standard AWS chain, endpoints also from AWS_ENDPOINT_URL(_DYNAMODB)
     table: str = "hindsight"
