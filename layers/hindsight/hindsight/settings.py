@@ -31,6 +31,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from hindsight.core.errors import ConfigurationError
 from hindsight.core.policy import Policy
+from hindsight.core.query_expansion import parse_expansion
 
 ENV_PREFIX = "HINDSIGHT_"
 CONFIDENCE_LEVELS = ("high", "medium", "low")
@@ -167,6 +168,8 @@ class Settings(BaseSettings):
     # ordered by that score (rank_by_probability) or by the fused relevance
     min_score: float = Field(default=_POLICY.min_score, ge=0, le=1)
     rank_by_probability: bool = _POLICY.rank_by_probability
+    # query expansion before ranking, e.g. "rm3=8,sessions=3" (core/query_expansion.py)
+    query_expansion: str = _POLICY.query_expansion
 
     @classmethod
     def settings_customise_sources(
@@ -236,6 +239,12 @@ class Settings(BaseSettings):
             raise ValueError(f"weights must be ≥ 0 (not for {negative})")
         # levels left out keep their default weight (not 1.0)
         return {**_POLICY.confidence_weights, **value}
+
+    @field_validator("query_expansion", mode="after")
+    @classmethod
+    def _expansion(cls, value: str) -> str:
+        parse_expansion(value)  # a ValueError says which technique and what to write
+        return value
 
 
 class EnvironmentSource(PydanticBaseSettingsSource):

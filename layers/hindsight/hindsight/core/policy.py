@@ -172,3 +172,7 @@ class Policy:
     # results ordered by the calibrated probability (True) or by the fused score (False,
     # the default: the calibrated order lost LoCoMo recall@10, bench/results/calibration.md)
     rank_by_probability: bool = False
+    # query expansion before ranking (core/query_expansion.py): a comma-separated list of
+    # decompose, rm3[=terms], rocchio[=beta], entities, sessions[=n], fact_sources; "" off.
+    # Off by default: none won on LoCoMo without losing on another dev set (issue #12 part 4)
+    query_expansion: str = ""

@@ -34,6 +34,7 @@ from hindsight.core.models import (
 )
 from hindsight.core.policy import CALIBRATION, Policy
 from hindsight.core.ports import Clock, Embedder, RecordStore, SearchIndex
+from hindsight.core.query_expansion import Expander, parse_expansion
 from hindsight.core.ranking import SCORE_DIGITS, Candidate, Parts, Scoring, calibrate, rank
 from hindsight.core.retrieve_cursor import decode_cursor, encode_cursor, fingerprint
 from hindsight.core.score_cut import with_state_groups
@@ -76,6 +77,19 @@ class RetrieveMemories:
         search = _Search(self, principal, command, _search_filter(principal, command, as_of))
         search.validity = _checks_validity(command)
         search.run(deadline)
+        expansion = parse_expansion(policy.query_expansion)
+        if expansion.enabled and not search.partial:  # opt-in (core/query_expansion.py)
+            time_left = lambda: self.clock.monotonic() < deadline  # noqa: E731
+            expander = Expander(
+                expansion,
+                self.records,
+                self.index,
+                self.embedder,
+                policy.candidate_pool,
+                policy.vector_weight,
+                time_left,
+            )
+            expander.expand(search, command.query)
         candidates = search.candidates()
         search.complete_similarities(candidates, deadline)
         if command.min_similarity is not None:

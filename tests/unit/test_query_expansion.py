@@ -1,0 +1,228 @@
+"""Query expansion (core/query_expansion.py): each technique brings in the memories it
+exists for, through the real retrieve use case on in-memory adapters, and the spec is
+validated with a message saying what to write.
+
+The candidate pool is kept tiny (1-3 hits per search) so that what a plain search leaves
+out is known, and what the expansion adds is visible in the results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from hindsight.bootstrap import rewire
+from hindsight.core.commands import ReflectCommand, RetrieveCommand, StoreMemoryCommand
+from hindsight.core.errors import ConfigurationError
+from hindsight.core.models import HitFacts, MemoryKind, SearchFilter, StoredVector
+from hindsight.core.query_expansion import (
+    Expander,
+    Expansion,
+    feedback_terms,
+    parse_expansion,
+    query_names,
+    sub_queries,
+)
+from hindsight.settings import Settings
+
+
+def store(service, principal, content, **fields):
+    command = StoreMemoryCommand(**{"user_id": "u1", "content": content, **fields})
+    return service.store(principal, command).memory_id
+
+
+def found(service, principal, query, **policy):
+    tuned = rewire(service, policy=dataclasses.replace(service.policy, **policy))
+    result = tuned.retrieve(principal, RetrieveCommand(user_id="u1", query=query, top_k=20))
+    return [r.content for r in result.results]
+
+
+# --- the spec -------------------------------------------------------------------------------
+
+
+def test_spec_is_parsed_with_defaults_and_values():
+    assert parse_expansion("") == Expansion()
+    assert not parse_expansion(" , ").enabled
+    both = parse_expansion("rm3=4, sessions")
+    assert (both.rm3_terms, both.sessions, both.decompose) == (4, 3, False)
+    assert parse_expansion("rocchio").rocchio_beta == 0.5
+    assert parse_expansion("ROCCHIO=0.2,fact_sources").fact_sources
+
+
+@pytest.mark.parametrize(
+    ("spec", "says"),
+    [
+        ("bm25", "unknown query expansion 'bm25'"),
+        ("rm3=many", "must be a number"),
+        ("sessions=0", "must be > 0"),
+        ("decompose=2", "takes no value"),
+    ],
+)
+def test_a_bad_spec_says_what_to_write(spec, says):
+    with pytest.raises(ValueError, match=says):
+        parse_expansion(spec)
+
+
+def test_a_bad_setting_names_the_variable():
+    with pytest.raises(ConfigurationError, match="HINDSIGHT_QUERY_EXPANSION"):
+        Settings.from_env({"HINDSIGHT_QUERY_EXPANSION": "rm3,telepathy"})
+    assert Settings.from_env({"HINDSIGHT_QUERY_EXPANSION": "rm3=5"}).query_expansion == "rm3=5"
+
+
+# --- the pure pieces ------------------------------------------------------------------------
+
+
+def test_sub_queries_split_on_conjunctions_in_both_languages():
+    assert sub_queries("Where did Anna camp and what did she cook?") == [
+        "Where did Anna camp",
+        "what did she cook?",
+    ]
+    assert sub_queries("我喜欢的水果和运动") == ["我喜欢的水果", "运动"]
+    assert sub_queries("What does Anna like?") == []
+    assert sub_queries("cats, dogs and the") == ["cats", "dogs"]
+
+
+def test_query_names_skip_the_opening_word_and_stopwords():
+    assert query_names("What did Anna buy in New York?") == ["Anna", "New York"]
+    assert query_names('Did I mention "blue lagoon"?') == ["blue lagoon"]
+    assert query_names("When is it?") == []
+
+
+def test_feedback_terms_prefer_terms_rare_among_the_candidates():
+    documents = [
+        (["epipen", "drawer", "kitchen"], 1.0),
+        (["epipen", "kitchen"], 0.9),
+        *[(["kitchen", "weather"], 0.1) for _ in range(10)],
+    ]
+    terms = feedback_terms(documents, {"peanut"}, 2)
+    assert terms[0] == "epipen"
+    assert "kitchen" not in terms  # in every candidate: says nothing
+    assert feedback_terms(documents, {"epipen", "drawer"}, 1) != ["epipen"]
+    assert feedback_terms([], set(), 3) == []
+
+
+# --- each technique, through the use case ---------------------------------------------------
+
+
+def test_sessions_bring_in_the_other_turns_of_the_top_session(service, principal):
+    store(service, principal, "Do you still have the peanut allergy?", session_id="s1")
+    store(service, principal, "Yes, I carry my injector everywhere", session_id="s1")
+    store(service, principal, "The weather was lovely at the coast", session_id="s2")
+    plain = found(service, principal, "peanut allergy", candidate_pool=1)
+    assert plain == ["Do you still have the peanut allergy?"]
+    expanded = found(
+        service, principal, "peanut allergy", candidate_pool=1, query_expansion="sessions=1"
+    )
+    assert "Yes, I carry my injector everywhere" in expanded
+    assert "The weather was lovely at the coast" not in expanded
+
+
+def test_rm3_scores_a_memory_by_feedback_terms_alone(service, principal):
+    store(service, principal, "peanut allergy: the epipen is in the drawer")
+    store(service, principal, "bought a new epipen for the drawer")
+    store(service, principal, "we watched a film about sharks")
+
+    def keyword_of_refill(**policy):
+        tuned = rewire(service, policy=dataclasses.replace(service.policy, **policy))
+        command = RetrieveCommand(user_id="u1", query="peanut allergy", top_k=20)
+        results = tuned.retrieve(principal, command).results
+        return {r.content: r.why["keyword_bm25"] for r in results}
+
+    assert keyword_of_refill()["bought a new epipen for the drawer"] == 0.0
+    expanded = keyword_of_refill(query_expansion="rm3=2")
+    assert expanded["bought a new epipen for the drawer"] > 0.0  # found by "epipen drawer"
+    assert expanded["we watched a film about sharks"] == 0.0
+
+
+def test_decompose_searches_each_part(service, principal):
+    store(service, principal, "my favourite colour is teal")
+    store(service, principal, "the cat is called Miso")
+    store(service, principal, "I play squash on Mondays")
+    query = "favourite colour, cat called and squash Mondays"
+    assert len(found(service, principal, query, candidate_pool=1)) <= 2
+    expanded = found(service, principal, query, candidate_pool=1, query_expansion="decompose")
+    assert len(expanded) == 3
+
+
+def test_entities_bring_in_every_memory_naming_a_rare_name(service, principal):
+    # the pastry memories outscore the Lisbon ones on both searches and fill the pool
+    for pastry in ["cake", "tart", "eclair"]:
+        store(service, principal, f"which pastry did you eat? a {pastry}")
+    for n in range(5):
+        store(service, principal, f"weather report {n}")
+    store(service, principal, "the tram ride in Lisbon")
+    store(service, principal, "sunset over Lisbon harbour")
+    query = "Which pastry did Alice eat in Lisbon?"
+    plain = found(service, principal, query, candidate_pool=3)
+    assert not any("Lisbon" in text for text in plain)
+    expanded = found(service, principal, query, candidate_pool=3, query_expansion="entities")
+    assert {"the tram ride in Lisbon", "sunset over Lisbon harbour"} <= set(expanded)
+
+
+def test_rocchio_moves_the_query_towards_its_top_hits(service, principal):
+    store(service, principal, "peanut allergy epipen")
+    store(service, principal, "epipen refill order")
+    store(service, principal, "sunny weather forecast")
+    expanded = found(
+        service, principal, "peanut allergy", candidate_pool=2, query_expansion="rocchio=1"
+    )
+    assert expanded[:2] == ["peanut allergy epipen", "epipen refill order"]
+
+
+def test_fact_sources_bring_in_the_episodes_of_an_approved_fact(service, principal, reflector):
+    reflector.when("zzz", "The user is allergic to peanuts", "constraint", "high")
+    source = "zzz my throat itches after satay"
+    store(service, principal, source)
+    for n in range(10):
+        store(service, principal, f"allergic to peanuts, note {n}")
+    created = service.reflect(principal, ReflectCommand(user_id="u1")).created
+    service.approve(principal, created[0]["memory_id"])
+    query = "allergic to peanuts"
+    assert source not in found(service, principal, query, candidate_pool=2)
+    expanded = found(service, principal, query, candidate_pool=2, query_expansion="fact_sources")
+    assert expanded[0] == "The user is allergic to peanuts"
+    assert source in expanded
+
+
+# --- the budget -----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Search:
+    tenant_id: str = "acme"
+    filter: SearchFilter = dataclasses.field(
+        default_factory=lambda: SearchFilter(tenant_id="acme", user_id="u1")
+    )
+    keyword_hits: dict[str, float] = dataclasses.field(default_factory=lambda: {"m1": 1.0})
+    vector_hits: dict[str, float] = dataclasses.field(default_factory=dict)
+    facts: dict[str, HitFacts | None] = dataclasses.field(
+        default_factory=lambda: {"m1": HitFacts(MemoryKind.EPISODIC, "s1")}
+    )
+    query_vector: StoredVector | None = None
+    candidate_ids: list[str] = dataclasses.field(default_factory=list)
+    partial: bool = False
+
+
+class _Refusing:
+    """Ports that fail the test if expansion searches or reads after the budget ran out."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"{name} called after the time budget ran out")
+
+
+def test_no_expansion_runs_once_the_budget_is_spent():
+    search = _Search()
+    refusing = _Refusing()
+    expander = Expander(
+        parse_expansion("rm3,sessions,decompose"),
+        refusing,
+        refusing,
+        refusing,
+        pool=10,
+        vector_weight=0.6,
+        time_left=lambda: False,
+    )
+    expander.expand(search, "peanuts and cats")
+    assert search.partial
+    assert search.candidate_ids == ["m1"]
