@@ -32,7 +32,7 @@ from hindsight.core.text import normalize, tokenize
 
 logger = logging.getLogger(__name__)
 
-EXTRACT_CHARS = 1_000
+EXTRACT_CHARS = 500
 CUE_CHARS = 4_000
 MAX_CATEGORIES = 4  # a memory about more is about nothing in particular
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
