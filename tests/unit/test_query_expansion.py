@@ -226,3 +226,33 @@ def test_no_expansion_runs_once_the_budget_is_spent():
     expander.expand(search, "peanuts and cats")
     assert search.partial
     assert search.candidate_ids == ["m1"]
+
+
+def test_diversify_lets_a_second_session_into_the_top(service, principal):
+    for n in range(5):
+        store(service, principal, f"camping trip by the lake, day {n}", session_id="s1")
+    store(service, principal, "camping gear: a new tent", session_id="s2")
+    store(service, principal, "unrelated note about taxes", session_id="s3")
+    plain = found(service, principal, "camping trip lake")
+    assert plain.index("camping gear: a new tent") >= 5
+    expanded = found(service, principal, "camping trip lake", query_expansion="diversify=2")
+    assert expanded[2] == "camping gear: a new tent"
+    assert sorted(expanded) == sorted(plain)  # reordered, nothing lost
+
+
+def test_diversified_pages_neither_repeat_nor_skip(service, principal):
+    for n in range(12):
+        store(service, principal, f"camping trip by the lake, day {n}", session_id=f"s{n % 3}")
+    tuned = rewire(
+        service, policy=dataclasses.replace(service.policy, query_expansion="diversify=1")
+    )
+    command = RetrieveCommand(user_id="u1", query="camping trip lake", top_k=20)
+    whole = [r.memory_id for r in tuned.retrieve(principal, command).results]
+    paged, cursor = [], None
+    while True:
+        page = tuned.retrieve(principal, command.model_copy(update={"top_k": 5, "cursor": cursor}))
+        paged += [r.memory_id for r in page.results]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert paged == whole and len(whole) == 12

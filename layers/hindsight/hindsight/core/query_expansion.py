@@ -26,6 +26,9 @@ time budget first.
   pooling in ranking then lifts them.
 - ``fact_sources``: the source episodes of the semantic facts among the top hits join the
   candidates, with at least the similarity of the fact they support.
+- ``diversify=N``: after ranking, at most N turns of one session lead the top
+  ``DIVERSITY_WINDOW`` results (the rest of that session's turns follow): evidence spread
+  over sessions is not crowded out by one session that session pooling lifted whole.
 
 What each did on the dev sets (LoCoMo, long-memory en/zh, knowledge updates) is in the
 closing note of issue #12 part 4 (see the git log of this file); none is on by default.
@@ -39,7 +42,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -55,10 +58,20 @@ from hindsight.core.models import (
 from hindsight.core.ports import Embedder, RecordStore, SearchIndex
 from hindsight.core.text import tokenize
 
-TECHNIQUES = ("decompose", "rm3", "rocchio", "entities", "sessions", "fact_sources")
+TECHNIQUES = (
+    "decompose",
+    "rm3",
+    "rocchio",
+    "entities",
+    "sessions",
+    "fact_sources",
+    "diversify",
+)
 DEFAULT_RM3_TERMS = 8
 DEFAULT_ROCCHIO_BETA = 0.5
 DEFAULT_SESSIONS = 3
+DEFAULT_PER_SESSION = 2
+DIVERSITY_WINDOW = 20  # the top results diversify reorders (always ranked exactly)
 FEEDBACK_DOCS = 5  # top first-pass memories that give feedback terms or vectors
 BACKGROUND_DOCS = 50  # first-pass memories whose terms tell common from rare
 FEEDBACK_CHARS = 4_000  # a long memory gives feedback terms from its start only
@@ -67,6 +80,8 @@ SUB_QUERY_WEIGHT = 0.8  # a sub-query's best keyword hit weighs this much of the
 MAX_SUB_QUERIES = 4
 SESSION_TURNS = 60  # turns read per expanded session at most
 FACTS_EXPANDED = 10  # facts among the top hits whose sources join
+
+Row = tuple[int, float, Any, Any]  # (tier, score, memory, parts) as ranking returns them
 
 _SPLIT = re.compile(
     r"\s*(?:[,;，；、]|\band\b|\bor\b|\bas well as\b|以及|还有|并且|和|与|及|或者)\s*",
@@ -85,6 +100,7 @@ class Expansion:
     entities: bool = False
     sessions: int = 0
     fact_sources: bool = False
+    per_session: int = 0  # diversify: at most this many turns of one session lead the window
 
     @property
     def enabled(self) -> bool:
@@ -104,7 +120,8 @@ def parse_expansion(spec: str) -> Expansion:
         if name not in TECHNIQUES:
             raise ValueError(
                 f"unknown query expansion {name!r}: use a comma-separated list of "
-                f"{', '.join(TECHNIQUES)} (rm3, rocchio and sessions take =<number>), or ''"
+                f"{', '.join(TECHNIQUES)} (rm3, rocchio, sessions and diversify take "
+                "=<number>), or ''"
             )
         values.update(_technique(name, raw.strip()))
     return Expansion(**values)  # type: ignore[arg-type]
@@ -125,6 +142,8 @@ def _technique(name: str, raw: str) -> dict[str, object]:
         return {"rm3_terms": int(number or DEFAULT_RM3_TERMS)}
     if name == "rocchio":
         return {"rocchio_beta": number or DEFAULT_ROCCHIO_BETA}
+    if name == "diversify":
+        return {"per_session": int(number or DEFAULT_PER_SESSION)}
     return {"sessions": int(number or DEFAULT_SESSIONS)}
 
 
@@ -283,6 +302,26 @@ class Expander:
 
 
 # --- pieces (pure) -----------------------------------------------------------------------
+
+
+def diversified(ranked: list[Row], per_session: int) -> list[Row]:
+    """The ranked rows with, within the top ``DIVERSITY_WINDOW``, at most ``per_session``
+    episodes of one session ahead of the others: the rest of a session's turns follow the
+    window's other rows in their order (evidence spread over sessions reaches the top).
+    The window is ranked exactly whatever the page, so pages stay consistent."""
+    head, tail = ranked[:DIVERSITY_WINDOW], ranked[DIVERSITY_WINDOW:]
+    counts: Counter[str] = Counter()
+    kept: list[Row] = []
+    deferred: list[Row] = []
+    for row in head:
+        session = getattr(row[2], "session_id", None)
+        if session and counts[session] >= per_session:
+            deferred.append(row)
+            continue
+        if session:
+            counts[session] += 1
+        kept.append(row)
+    return kept + deferred + tail
 
 
 def sub_queries(query: str) -> list[str]:

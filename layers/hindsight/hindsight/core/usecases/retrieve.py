@@ -34,7 +34,12 @@ from hindsight.core.models import (
 )
 from hindsight.core.policy import CALIBRATION, Policy
 from hindsight.core.ports import Clock, Embedder, RecordStore, SearchIndex
-from hindsight.core.query_expansion import Expander, parse_expansion
+from hindsight.core.query_expansion import (
+    DIVERSITY_WINDOW,
+    Expander,
+    diversified,
+    parse_expansion,
+)
 from hindsight.core.ranking import SCORE_DIGITS, Candidate, Parts, Scoring, calibrate, rank
 from hindsight.core.retrieve_cursor import decode_cursor, encode_cursor, fingerprint
 from hindsight.core.score_cut import with_state_groups
@@ -113,6 +118,8 @@ class RetrieveMemories:
         )
         wanted = min(offset + command.top_k, policy.max_results)
         exact = max(wanted, STATE_WINDOW)  # the states' window is ordered whatever the page
+        if expansion.per_session:
+            exact = max(exact, DIVERSITY_WINDOW)
         held: list[tuple[int, float, Memory, Parts]] = []
         ranked, total = rank(policy, candidates, scoring, search.fetched, search.fetch, exact, held)
         if held:  # min_score: what it left out comes back with a state of its group
@@ -125,6 +132,8 @@ class RetrieveMemories:
                 command.query,
             )
             total += len(ranked) - shown
+        if expansion.per_session:
+            ranked = diversified(ranked, expansion.per_session)
         ranked, updated_by = self._newest_states(principal, command, ranked, as_of, query_time)
         shaping = _Shaping(
             query_words(command.query), command.max_content_chars, policy.vector_weight
