@@ -225,6 +225,25 @@ class RunScopedReflector(Protocol):
 
 
 @runtime_checkable
+class VectorReusingReflector(Protocol):
+    """A reflector that can reuse the episodes' stored vectors instead of embedding again
+    (the learned one). The reflect use case fetches the stored vectors of the episodes it
+    hands over whole (``RecordStore.get_vectors``) and calls this instead of ``reflect``;
+    a stored vector is the embedder's passage vector of ``core.indexing.index_text`` of
+    its episode (the turn before it, the content, what the agent did and the outcome)."""
+
+    def reflect_with_vectors(
+        self,
+        user_id: str,
+        episodes: Sequence[EpisodicMemory],
+        existing_facts: Sequence[SemanticMemory],
+        vectors: Mapping[str, StoredVector],
+    ) -> ReflectionOutput:
+        """``Reflector.reflect`` given the stored vectors (by memory id; some may be
+        missing) of some of the episodes."""
+
+
+@runtime_checkable
 class Clock(Protocol):
     def now(self) -> datetime:
         """Aware UTC wall-clock time."""

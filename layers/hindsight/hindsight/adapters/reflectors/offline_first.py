@@ -15,7 +15,7 @@ reflector with its own ``CallMeter``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from hindsight.adapters.reflectors.injection import instruction_like
@@ -33,8 +33,9 @@ from hindsight.core.models import (
     ReflectionOutput,
     SemanticMemory,
     SessionSummary,
+    StoredVector,
 )
-from hindsight.core.ports import Reflector
+from hindsight.core.ports import Reflector, VectorReusingReflector
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +112,20 @@ class OfflineFirstReflector:
         episodes: Sequence[EpisodicMemory],
         existing_facts: Sequence[SemanticMemory],
     ) -> ReflectionOutput:
-        offline = self._offline.reflect(user_id, episodes, existing_facts)
+        return self.reflect_with_vectors(user_id, episodes, existing_facts, {})
+
+    def reflect_with_vectors(
+        self,
+        user_id: str,
+        episodes: Sequence[EpisodicMemory],
+        existing_facts: Sequence[SemanticMemory],
+        vectors: Mapping[str, StoredVector],
+    ) -> ReflectionOutput:
+        """``reflect``; the stored vectors go to an offline reflector that reuses them."""
+        if isinstance(self._offline, VectorReusingReflector):
+            offline = self._offline.reflect_with_vectors(user_id, episodes, existing_facts, vectors)
+        else:
+            offline = self._offline.reflect(user_id, episodes, existing_facts)
         if not episodes:
             return offline
         meter = self._meter or CallMeter(budget=self._budget)

@@ -39,6 +39,7 @@ from hindsight.core.models import (
     ListQuery,
     MemoryKind,
     Principal,
+    ReflectionOutput,
     ReflectorUsage,
     SemanticMemory,
 )
@@ -51,6 +52,7 @@ from hindsight.core.ports import (
     RecordStore,
     Reflector,
     RunScopedReflector,
+    VectorReusingReflector,
 )
 from hindsight.core.reading import list_all
 from hindsight.core.usecases.reflect_cursors import (
@@ -211,7 +213,7 @@ class ReflectOnMemories:
             if isinstance(self.reflector, RunScopedReflector)
             else self.reflector
         )
-        llm = llm_usage(self._distil(user_id, readable, merger, renew, reflector))
+        llm = llm_usage(self._distil(tenant_id, user_id, readable, merger, renew, reflector))
 
         cursor = max((e.created_at for e in readable), default=since)
         created = list(merger.created.values())
@@ -258,6 +260,7 @@ class ReflectOnMemories:
 
     def _distil(
         self,
+        tenant_id: str,
         user_id: str,
         readable: list[EpisodicMemory],
         merger: FactMerger,
@@ -278,7 +281,8 @@ class ReflectOnMemories:
             for start in range(0, len(pieces), self.batch_size):
                 chunk = pieces[start : start + self.batch_size]
                 renew()
-                output = reflector.reflect(user_id, chunk, merger.live_facts(scope))
+                existing = merger.live_facts(scope)
+                output = self._reflect_chunk(tenant_id, user_id, chunk, whole, existing, reflector)
                 if output.usage is not None:
                     usages.append(output.usage)
                 if not output.facts:
@@ -288,6 +292,23 @@ class ReflectOnMemories:
                 for extracted, vector in zip(output.facts, vectors, strict=True):
                     merger.merge(scope, extracted, vector, by_id, output.reflector)
         return usages
+
+    def _reflect_chunk(
+        self,
+        tenant_id: str,
+        user_id: str,
+        chunk: list[EpisodicMemory],
+        whole: dict[str, EpisodicMemory],
+        existing: list[SemanticMemory],
+        reflector: Reflector,
+    ) -> ReflectionOutput:
+        """One reflector call; a reflector that reuses stored vectors gets those of the
+        episodes handed over whole (a piece of a long episode is not what was embedded)."""
+        if not isinstance(reflector, VectorReusingReflector):
+            return reflector.reflect(user_id, chunk, existing)
+        ids = [e.memory_id for e in chunk if e.content == whole[e.memory_id].content]
+        vectors = self.records.get_vectors(tenant_id, list(dict.fromkeys(ids))) if ids else {}
+        return reflector.reflect_with_vectors(user_id, chunk, existing, vectors)
 
     def _keep_sourced(
         self, tenant_id: str, created: list[SemanticMemory], readable: list[EpisodicMemory]
