@@ -42,6 +42,7 @@ from hindsight.core.text import tokenize
 REPO = Path(__file__).resolve().parents[1]
 MSC_DIR = Path("/work/shared/data/msc")
 ZH_FILE = REPO / "bench" / "data" / "extraction_zh" / "dialogues.txt"
+ZH_DEV_FILE = REPO / "bench" / "data" / "extraction_zh" / "dev_dialogues.txt"
 CACHE_DIR = REPO / "bench" / ".cache"
 SEED = 19
 TEST_DIALOGUES = 120
@@ -143,11 +144,12 @@ def load_session(session: int) -> list[Dialogue]:
         return [_dialogue(f"s{session}:{n}", json.loads(line)) for n, line in enumerate(lines)]
 
 
-def load_zh() -> list[Dialogue]:
+def load_zh(path: Path = ZH_FILE) -> list[Dialogue]:
     """Our Chinese dialogues: "# n" starts one; "A: text || fact。fact。" is a turn of
-    speaker A with the facts it reveals (none without "||")."""
+    speaker A with the facts it reveals (none without "||"). ``ZH_FILE`` is the test set,
+    ``ZH_DEV_FILE`` the dev set (Chinese calibration only)."""
     raws: list[dict] = []
-    for line in ZH_FILE.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("#"):
             raws.append({"dialog": []})
         elif line.strip():

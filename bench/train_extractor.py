@@ -12,6 +12,10 @@
 3. On the 60 dev dialogues (session 3): fit Platt scaling (calibrated probabilities) on
    their statements, then choose the threshold that gives the best content-word F1 of
    the whole reflector on them. Session 4 (the test split) is never read here.
+4. Chinese calibration: on our 24 Chinese dev dialogues (``bench/data/extraction_zh/
+   dev_dialogues.txt``; the Chinese test set is never read here), fit the offset of a
+   Chinese Platt scaling (same slope as the English one, its own intercept): trained on
+   English only, the classifier is less sure of Chinese statements than they deserve.
 
 Takes a few minutes, most of it embedding on a first run.
 """
@@ -32,10 +36,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsig
 
 from extraction_data import (
     SEED,
+    ZH_DEV_FILE,
     ZH_FILE,
     CachedEmbedder,
     Dialogue,
     dev_split,
+    load_zh,
     matches,
     real_embedder,
     train_split,
@@ -142,6 +148,35 @@ def fit_platt(logits: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(a[0]), c
 
 
+def fit_offset(logits: np.ndarray, y: np.ndarray, slope: float) -> float:
+    """The intercept c of ``sigmoid(slope * logit + c)`` that best fits the labels (the
+    slope kept: a few hundred statements pin one number down, not two)."""
+    c = 0.0
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-(slope * logits + c)))
+        step = float((p - y).sum()) / max(float((p * (1 - p)).sum()), 1e-9)
+        c -= step
+        if abs(step) < 1e-8:
+            break
+    return c
+
+
+def chinese_platt(embedder: CachedEmbedder, model: StatementModel) -> tuple[float, float]:
+    """The Chinese Platt scaling (``fit_offset``) on the Chinese dev dialogues."""
+    rows = labelled(load_zh(ZH_DEV_FILE), None)
+    texts = [r[0] for r in rows]
+    x = features(embedder, texts, model.dimension)
+    logits = x @ model.w + model.b
+    y = np.asarray([r[1] for r in rows], dtype=np.float64)
+    slope = model.platt[0]
+    c = fit_offset(logits, y, slope)
+    print(
+        f"chinese dev: {len(rows)} statements (positive {int(y.sum())}); "
+        f"intercept {model.platt[1]:.3f} (English) -> {c:.3f}"
+    )
+    return slope, c
+
+
 def choose_threshold(model: StatementModel, embedder: CachedEmbedder) -> tuple[float, dict]:
     """The threshold with the best content-word F1 of the whole reflector on dev."""
     from extraction import run_system
@@ -194,11 +229,14 @@ def finish(
     )
     agreement = np.mean([g == dev[i][2] for g, i in zip(guessed, dev_positives, strict=True)])
     print(f"dev category agreement {agreement:.3f} on {len(dev_positives)} positives")
+    platt_zh = chinese_platt(embedder, model)
+    model = StatementModel(**{**model.__dict__, "platt_zh": platt_zh})
     threshold, score = choose_threshold(model, embedder)
     arrays = {
         "w": w,
         "b": np.float32(b),
         "platt": np.asarray(platt, dtype=np.float32),
+        "platt_zh": np.asarray(platt_zh, dtype=np.float32),
         "threshold": np.float32(threshold),
         "category_w": category_w,
         "category_b": category_b,

@@ -5,6 +5,9 @@ Weights live in ``weights.npz`` next to this file (written by ``bench/train_extr
 - ``w``, ``b``: is this statement a lasting fact about its speaker? (one logit);
 - ``platt``: two numbers (a, c) mapping the logit to a calibrated probability,
   ``1 / (1 + exp(-(a * logit + c)))``, fitted on held-out dialogues;
+- ``platt_zh`` (optional): the same for Chinese statements, fitted on Chinese dev
+  dialogues (the classifier learns from English only and is less sure of the same content
+  in Chinese: without it, Chinese probabilities were far too low);
 - ``threshold``: the probability from which a statement becomes a fact;
 - ``category_w``, ``category_b``: one logistic head per category of ``CATEGORIES``
   (the highest logit wins);
@@ -20,6 +23,7 @@ from importlib import resources
 import numpy as np
 
 from hindsight.adapters.reflectors.learned.segments import FEATURE_NAMES, signals
+from hindsight.adapters.reflectors.rule_based.clauses import is_zh
 
 WEIGHTS_FILE = "weights.npz"
 CATEGORIES = ("biography", "preference", "constraint", "relationship", "plan", "habit")
@@ -37,6 +41,7 @@ class StatementModel:
     category_b: np.ndarray
     embedding_model: str
     dimension: int
+    platt_zh: tuple[float, float] | None = None
 
     def features(self, vectors: np.ndarray, statements: list[str]) -> np.ndarray:
         """Each statement's vector followed by its cheap signals, one row each."""
@@ -55,7 +60,10 @@ class StatementModel:
     def probabilities(self, vectors: np.ndarray, statements: list[str]) -> np.ndarray:
         """The calibrated probability that each statement is a lasting fact of its speaker."""
         logits = self.features(vectors, statements) @ self.w + self.b
-        a, c = self.platt
+        a, c = (np.full(len(statements), value, dtype=np.float32) for value in self.platt)
+        if self.platt_zh is not None:
+            chinese = np.asarray([is_zh(s) for s in statements], dtype=bool)
+            a[chinese], c[chinese] = self.platt_zh
         return 1.0 / (1.0 + np.exp(-(a * logits + c)))
 
     def categories(self, vectors: np.ndarray, statements: list[str]) -> list[str]:
@@ -75,6 +83,11 @@ def from_arrays(arrays: dict[str, np.ndarray]) -> StatementModel:
         category_b=np.asarray(arrays["category_b"], dtype=np.float32),
         embedding_model=str(arrays["embedding_model"]),
         dimension=int(arrays["dimension"]),
+        platt_zh=(
+            (float(arrays["platt_zh"][0]), float(arrays["platt_zh"][1]))
+            if "platt_zh" in arrays
+            else None
+        ),
     )
 
 
