@@ -97,9 +97,12 @@ def load_lexicon() -> Lexicon:
 class LexiconKeyExpander:
     """``KeyExpander`` from the bilingual category lexicon and the offline extractors."""
 
-    def __init__(self, lexicon: Lexicon | None = None, use_extractors: bool = True) -> None:
+    def __init__(
+        self, lexicon: Lexicon | None = None, use_extractors: bool = True, use_cues: bool = True
+    ) -> None:
         self.lexicon = lexicon or load_lexicon()
         self.use_extractors = use_extractors
+        self.use_cues = use_cues
 
     def keys(self, text: str) -> list[str]:
         if not text.strip():
@@ -117,6 +120,8 @@ class LexiconKeyExpander:
 
     def _cued(self, text: str) -> list[str]:
         """Categories whose cues the text holds, the most cued first."""
+        if not self.use_cues:
+            return []
         folded = normalize(text)
         words = set(tokenize(text))
         counts: dict[str, int] = {}

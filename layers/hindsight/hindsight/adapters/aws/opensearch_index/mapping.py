@@ -31,6 +31,8 @@ def _mappings(dimension: int, engine: str, model: str | None) -> dict[str, Any]:
     properties.update({name: {"type": "long"} for name in _MOMENTS})
     properties.update(CHUNK_FIELDS)
     properties["text"] = {"type": "text", "analyzer": "standard"}
+    # the text's terms and the memory's store-time search keys (core.indexing.piece_terms):
+    # keys needed no new field, so an index made before them takes them as it is
     properties["text_tokens"] = {"type": "text", "analyzer": "whitespace"}
     properties["vector"] = {
         "type": "knn_vector",
