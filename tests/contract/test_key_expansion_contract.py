@@ -123,3 +123,20 @@ def test_without_expansion_no_keys_are_stored_or_indexed(service: MemoryService)
     assert isinstance(stored, EpisodicMemory)
     assert stored.search_keys == []
     assert service.ports.index.keyword_search(EVERYONE, "饮食偏好", 10) == []
+
+
+def test_a_rebuilt_embedded_index_keeps_the_keys(tmp_path: Path) -> None:
+    """The keys live on the record: an index rebuilt from the record store (a new data
+    directory's first start, ``hindsight reindex``) finds the memory by them again."""
+    from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
+
+    with service_on("sqlite", tmp_path, HashingEmbedder(), RuleBasedReflector(), Policy()) as built:
+        expanded = rewire(built, keys=LexiconKeyExpander())
+        ids = _store(expanded)
+        fresh = EmbeddedSearchIndex(tmp_path / "rebuilt")
+        try:
+            assert fresh.rebuild_from(expanded.ports.records) == len(ids)
+            hits = fresh.keyword_search(EVERYONE, "饮食偏好", 10)
+            assert hits[0].memory_id == ids[SPICY]
+        finally:
+            fresh.close()
