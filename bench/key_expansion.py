@@ -24,7 +24,10 @@ About-ness hit@5 off → on: en 0.79 → 0.92, zh 0.87 → 0.91, cross-language 
 On the dev sets (expansion forced on or off around the unchanged scripts): LoCoMo
 recall@10 0.8031 → 0.7974 (multi-hop 0.4375 → 0.4287, adversarial 0.8890 → 0.8733,
 open-domain 0.4279 → 0.4320); long-memory (bench/longmem.py) recall@5/@10 unchanged
-(0.731 / 0.872), recall@1 0.359 → 0.372; updates (bench/updates.py) unchanged. Hence
+(0.731 / 0.872), recall@1 0.359 → 0.372; updates (bench/updates.py) unchanged; MSC
+persona facts (bench/devsets.py --sets msc --variants default) recall@10 / hit@5 0.435 /
+0.520 → 0.448 / 0.536 (family 0.455 / 0.576 → 0.545 / 0.758; vehicles and sports lose
+0.06 / 0.05 recall@10). Hence
 ``HINDSIGHT_KEY_EXPANSION`` stays off by default. Tried and dropped: keys counted twice
 when the text already holds them (LoCoMo 0.7955); keys from the extractors' facts only,
 no cue words (0.8004); key terms left out of BM25 document length (0.7990, embedded only).
