@@ -10,13 +10,16 @@ utterance, the speaker as the user):
 - ``baseline``: every first-person declarative sentence is a fact (a sentence with
   "I"/"my"/"me" or 我, not a question), as said;
 - ``learned``: the learned reflector (``adapters/reflectors/learned``) with the bundled
-  multilingual-e5-small (vectors cached in ``bench/.cache``).
+  multilingual-e5-small (vectors cached in ``bench/.cache``);
+- ``learned-static``: the same over mean word embeddings (``learned/static.py``, its own
+  weights): no transformer at all.
 
 Data: English, the 120 test dialogues of MSC session 4 (``extraction_data.test_split``;
 nothing is trained or tuned on them); Chinese, ``bench/data/extraction_zh`` (see its
 README). Matching (content-word and strict) is defined in ``extraction_data``. Also timed:
 offline reflection of 100 episodes (test utterances), with the embedding and without it
-(vectors already cached). Writes ``bench/results/extraction.json``.
+(vectors already cached), and with the static vectors; wall and CPU seconds. Writes
+``bench/results/extraction.json``.
 """
 
 from __future__ import annotations
@@ -203,12 +206,19 @@ def time_reflection(embedder: CachedEmbedder, dialogues: Sequence[Dialogue]) -> 
     embedder.inner.embed_documents(["warm up: the model loaded before timing"])  # type: ignore[attr-defined]
     timings["statements"] = len(uncached.statements_of(episodes, "u"))
     timings["load_average_1min"] = round(os.getloadavg()[0], 2)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     uncached.reflect("u", episodes, [])
     timings["learned_with_embedding_s"] = round(time.perf_counter() - started, 3)
+    timings["learned_with_embedding_cpu_s"] = round(time.process_time() - cpu, 3)
     started = time.perf_counter()
     uncached.reflect("u", episodes, [])  # again: the reflector keeps its statements' vectors
     timings["learned_vectors_known_s"] = round(time.perf_counter() - started, 3)
+    static = LearnedReflector(embedder.inner, static=True)  # type: ignore[arg-type]
+    static.reflect("u", episodes_of(["I load the word embeddings first."], "warm"), [])
+    started, cpu = time.perf_counter(), time.process_time()
+    static.reflect("u", episodes, [])
+    timings["learned_static_s"] = round(time.perf_counter() - started, 3)
+    timings["learned_static_cpu_s"] = round(time.process_time() - cpu, 3)
     return timings
 
 
@@ -250,6 +260,7 @@ def main() -> None:
         "rules": RuleBasedReflector(),
         "baseline": FirstPersonBaseline(),
         "learned": learned,
+        "learned-static": LearnedReflector(embedder, static=True),  # type: ignore[arg-type]
     }
     english, chinese = test_split(), load_zh()
     sets: dict[str, dict[str, Any]] = {
@@ -275,6 +286,10 @@ def main() -> None:
         "learned_threshold_sweep_en": {t: r["content"] for t, r in sweep.items()},
         "statement_oracle_recall": {"en": oracle_recall(english), "zh": oracle_recall(chinese)},
         "calibration": {"en": calibration(learned, english), "zh": calibration(learned, chinese)},
+        "calibration_static": {
+            "en": calibration(systems["learned-static"], english),  # type: ignore[arg-type]
+            "zh": calibration(systems["learned-static"], chinese),  # type: ignore[arg-type]
+        },
         "language_shift_logit": language_shift(embedder),
         "threshold": learned._threshold,
         "timing_100_episodes": time_reflection(embedder, english),
@@ -286,7 +301,9 @@ def main() -> None:
     for t, r in results["learned_threshold_sweep_en"].items():
         print(f"  {t}: recall {r['recall']:.2f} precision {r['precision']:.2f} f1 {r['f1']:.2f}")
     print("recall of a perfect statement picker:", results["statement_oracle_recall"])
-    print("calibration:", json.dumps(results["calibration"]))
+    for key in ("calibration", "calibration_static"):
+        ece = {lang: c["expected_calibration_error"] for lang, c in results[key].items()}
+        print(f"{key} ECE:", ece)
     print("logit English minus Chinese, same statements:", results["language_shift_logit"])
     print(json.dumps(results["timing_100_episodes"]))
     OUT.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,6 @@
 """The learned reflector with the shipped weights and the real bundled embedder
-(multilingual-e5-small), English and Chinese: what it must find, what it must not."""
+(multilingual-e5-small), English and Chinese: what it must find, what it must not; the
+same for its static variant (mean word embeddings, ``weights_static.npz``)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from hindsight.core.models import Confidence, EpisodicMemory, ExtractedFact, Fac
 T0 = datetime(2026, 6, 3, 9, 0, tzinfo=UTC)
 
 
-@pytest.fixture(scope="module")
-def reflector() -> LearnedReflector:
-    return LearnedReflector(build_embedder("e5"))
+@pytest.fixture(scope="module", params=["e5", "static"])
+def reflector(request: pytest.FixtureRequest) -> LearnedReflector:
+    """The learned reflector over the model's vectors, and over mean word embeddings
+    (``learned-static``): both keep every promise below."""
+    return LearnedReflector(build_embedder("e5"), static=request.param == "static")
 
 
 def facts_of(reflector: LearnedReflector, *texts: str) -> list[ExtractedFact]:

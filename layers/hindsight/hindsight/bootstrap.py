@@ -187,10 +187,11 @@ def build_reflector(settings: Settings, embedder: Embedder | None = None) -> Ref
         from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 
         return RuleBasedReflector()
-    if spec == "learned":
+    if spec in {"learned", "learned-static"}:
         from hindsight.adapters.reflectors.learned import LearnedReflector
 
-        return LearnedReflector(embedder or build_embedder(settings))
+        static = spec == "learned-static"  # mean word embeddings: no transformer, fast
+        return LearnedReflector(embedder or build_embedder(settings), static=static)
     kind, _, model = spec.partition(":")
     if kind == "bedrock" and model:
         from hindsight.adapters.reflectors.bedrock import BedrockReflector
@@ -219,6 +220,7 @@ def build_reflector(settings: Settings, embedder: Embedder | None = None) -> Ref
         return _offline_first(settings, openai, embedder)
     raise ConfigurationError(
         f"HINDSIGHT_REFLECTOR={spec!r} is not understood; use 'rule-based', 'learned', "
+        "'learned-static', "
         "'bedrock:<model id>' or 'openai:<model>'"
     )
 

@@ -26,6 +26,7 @@ from hindsight.adapters.reflectors.learned.segments import FEATURE_NAMES, signal
 from hindsight.adapters.reflectors.rule_based.clauses import is_zh
 
 WEIGHTS_FILE = "weights.npz"
+STATIC_WEIGHTS_FILE = "weights_static.npz"  # over mean word embeddings (``static.py``)
 CATEGORIES = ("biography", "preference", "constraint", "relationship", "plan", "habit")
 
 
@@ -91,9 +92,10 @@ def from_arrays(arrays: dict[str, np.ndarray]) -> StatementModel:
     )
 
 
-@lru_cache(maxsize=1)
-def shipped_model() -> StatementModel:
-    """The weights shipped in the package."""
-    source = resources.files("hindsight.adapters.reflectors.learned").joinpath(WEIGHTS_FILE)
+@lru_cache(maxsize=2)
+def shipped_model(name: str = WEIGHTS_FILE) -> StatementModel:
+    """Weights shipped in the package: ``WEIGHTS_FILE`` (over e5 vectors) or
+    ``STATIC_WEIGHTS_FILE``."""
+    source = resources.files("hindsight.adapters.reflectors.learned").joinpath(name)
     with source.open("rb") as handle, np.load(handle) as data:
         return from_arrays({name: data[name] for name in data.files})

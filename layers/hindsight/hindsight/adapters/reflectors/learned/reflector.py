@@ -18,11 +18,17 @@ statements (a one-statement episode stored without the turn before it, an agent 
 an outcome), the statement is not embedded again: the stored vector is the very vector
 the classifier reads. Embedding is nearly all of the learned reflector's time (~40 short
 statements a second on two cores).
+
+``static=True`` (``HINDSIGHT_REFLECTOR=learned-static``) scores statements over the mean of
+e5's word embeddings instead (``static.py``, its own weights ``weights_static.npz``):
+nothing goes through the transformer, so 100 episodes take well under a second, for a
+little less recall and precision (``bench/extraction.py``).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -30,9 +36,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hindsight.adapters.reflectors.learned.model import StatementModel, shipped_model
+from hindsight.adapters.reflectors.learned.model import (
+    STATIC_WEIGHTS_FILE,
+    WEIGHTS_FILE,
+    StatementModel,
+    shipped_model,
+)
 from hindsight.adapters.reflectors.learned.normalise import to_fact
 from hindsight.adapters.reflectors.learned.segments import conditional, momentary, statements
+from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.adapters.reflectors.rule_based.candidates import Candidate, Context
 from hindsight.adapters.reflectors.rule_based.clauses import hedged, is_zh, question, temporary
@@ -58,6 +70,7 @@ from hindsight.core.text import tokenize
 logger = logging.getLogger(__name__)
 
 LABEL = "learned (offline, no LLM)"
+STATIC_LABEL = "learned, word-embedding means (offline, no LLM)"
 _CATEGORY = {
     "preference": FactCategory.PREFERENCE,
     "constraint": FactCategory.CONSTRAINT,
@@ -84,23 +97,28 @@ class LearnedReflector:
         model: StatementModel | None = None,
         threshold: float | None = None,
         min_mood_episodes: int = 2,
+        static: bool = False,
     ) -> None:
         self._embedder = embedder
-        self._model = model or shipped_model()
-        if embedder.model_name != self._model.embedding_model:
+        self._static = static
+        self._model = model or shipped_model(STATIC_WEIGHTS_FILE if static else WEIGHTS_FILE)
+        self._vectors: _StatementVectors | StaticStatementVectors = (
+            StaticStatementVectors() if static else _StatementVectors(embedder)
+        )
+        if self._vectors.model_name != self._model.embedding_model:
             raise ConfigurationError(
                 f"the learned reflector was trained on {self._model.embedding_model} vectors, "
-                f"the embedder is {embedder.model_name}: use HINDSIGHT_EMBEDDER=e5 (the "
-                "default) with HINDSIGHT_REFLECTOR=learned, or another reflector"
+                f"its statements would be read as {self._vectors.model_name}: use "
+                "HINDSIGHT_EMBEDDER=e5 (the default) with HINDSIGHT_REFLECTOR=learned, "
+                "or another reflector"
             )
         self._threshold = self._model.threshold if threshold is None else threshold
         self._min_mood_episodes = min_mood_episodes
         self._rules = RuleBasedReflector(min_mood_episodes)
-        self._vectors = _StatementVectors(embedder)
 
     @property
     def label(self) -> str:
-        return LABEL
+        return STATIC_LABEL if self._static else LABEL
 
     def reflect(
         self,
@@ -178,7 +196,7 @@ class LearnedReflector:
             vector = vectors.get(statement.turn.memory_id) if statement.whole else None
             if (
                 vector is not None
-                and vector.model == self._embedder.model_name
+                and vector.model == self._vectors.model_name
                 and not vector.chunked
                 and vector.dim == self._model.dimension
             ):
@@ -243,6 +261,7 @@ class _StatementVectors:
 
     def __init__(self, embedder: Embedder, size: int = 4096) -> None:
         self._embedder = embedder
+        self.model_name = embedder.model_name
         self._size = size
         self._known: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
@@ -271,10 +290,19 @@ def _vetoed(text: str) -> bool:
     return question(text) or temporary(text) or conditional(text) or momentary(text)
 
 
+# "我觉得这个不错", "那个挺好的": an opinion of something only pointed at
+_ZH_DEMONSTRATIVE = re.compile(
+    r"^(?:我(?:觉得|认为|感觉)?)?[这那](?:个|些|样|儿|里)?(?:真|很|挺|太|也|还)?\S{0,3}?[了的啊呀吧]?$"
+)
+
+
 def _points_elsewhere(text: str) -> bool:
-    """Whether the statement's object is only a pronoun ("I like it", "我也是")."""
+    """Whether the statement's object is only a pronoun ("I like it", "我也是", "我觉得这个
+    不错")."""
     lowered = text.lower().rstrip(" .!。！")
-    return lowered.endswith((" it", " that", " this", " them", " too", "也是", "这个", "那个"))
+    return lowered.endswith(
+        (" it", " that", " this", " them", " too", "也是", "这个", "那个")
+    ) or bool(_ZH_DEMONSTRATIVE.match(lowered))
 
 
 def _confidence(probability: float) -> Confidence:
