@@ -17,7 +17,8 @@ Hindsight runs through the public store and retrieve use cases (``MemoryService`
 fresh embedded store per dev set and store variant; a policy variant is the same store
 read with other ``Policy`` fields (``harness.with_policy``) or another ``time_decay``.
 The variants (``VARIANTS``): fusion (linear, the default, against reciprocal-rank and
-query-adaptive, ``core/fusion.py``), session pooling off, the turn-before context off
+query-adaptive, ``core/fusion.py``), the dense share either side of the default 0.6,
+session pooling off and halved, the turn-before context off
 (stored without it: the store use case's ``with_session_context`` replaced, for this
 bench only, by the identity), both off, the speaker boost off, and time decay off.
 
@@ -32,6 +33,7 @@ Loaders and baselines are the dev sets' own (``locomo.py``, ``longmem.py``,
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 import tempfile
@@ -90,7 +92,10 @@ VARIANTS = (
     Variant(DEFAULT),
     Variant("fusion=rrf", {"fusion": "rrf"}),
     Variant("fusion=adaptive", {"fusion": "adaptive"}),
+    Variant("vector_weight=0.5", {"vector_weight": 0.5}),
+    Variant("vector_weight=0.7", {"vector_weight": 0.7}),
     Variant("session_pooling=0", {"session_pooling": 0.0}),
+    Variant("session_pooling=0.25", {"session_pooling": 0.25}),
     Variant("no turn-before context", context=False),
     Variant("no context, no pooling", {"session_pooling": 0.0}, context=False),
     Variant("speaker_boost=1", {"speaker_boost": 1.0}),
@@ -422,7 +427,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sets", default=",".join(SETS), help="comma-separated dev sets")
     parser.add_argument("--variants", default=None, help="comma-separated variant names")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "devsets", help="file prefix")
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        metavar="JSON",
+        help="write one report from earlier runs' JSON files (dev sets run apart)",
+    )
     args = parser.parse_args(argv)
+    if args.merge:
+        return write(merge(args.merge), args.out)
     logging.basicConfig(level=logging.WARNING)
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     if unknown := sorted(set(sets) - set(SETS)):
@@ -453,12 +467,48 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(f"{name} done in {time.perf_counter() - began:.1f} s", flush=True)
     results["total_seconds"] = round(time.perf_counter() - started, 1)
-    write_json(Path(f"{args.out}.json"), results)
-    Path(f"{args.out}.md").write_text(markdown(results))
+    return write(results, args.out)
+
+
+def merge(paths: Sequence[Path]) -> dict[str, Any]:
+    """One report from runs made apart (same code): their commands, seconds and sets side
+    by side; every run's variants (a set a variant did not run on shows a blank)."""
+    runs = [json.loads(path.read_text()) for path in paths]
+    merged: dict[str, Any] = {**runs[0], "sets": {}, "runs": []}
+    merged["variants"] = {}
+    for run in runs:
+        for name, variant in run["variants"].items():
+            merged["variants"].setdefault(name, variant)
+    for run in runs:
+        for name, data in run["sets"].items():
+            _merge_set(merged["sets"], name, data)
+        merged["runs"].append({"command": run["command"], "sets": list(run["sets"])})
+    merged["command"] = " ; ".join(r["command"] for r in runs)
+    merged["total_seconds"] = round(sum(r["total_seconds"] for r in runs), 1)
+    return merged
+
+
+def _merge_set(sets: dict[str, Any], name: str, data: dict[str, Any]) -> None:
+    """A run's dev set into the merged ones: a set run twice (other variants) gains the
+    rows it lacked, provided the rows both runs have (the default, the baselines) agree."""
+    if name not in sets:
+        sets[name] = {**data, "systems": dict(data["systems"])}
+        return
+    known = sets[name]["systems"]
+    for system, metrics in data["systems"].items():
+        if system in known and known[system] != metrics:
+            raise SystemExit(f"{name}: {system} differs between the runs; rerun them together")
+        known.setdefault(system, metrics)
+    sets[name]["seconds"] = round(sets[name]["seconds"] + data["seconds"], 1)
+
+
+def write(results: dict[str, Any], out: Path) -> int:
+    write_json(Path(f"{out}.json"), results)
+    Path(f"{out}.md").write_text(markdown(results))
     print(summary_table(results))
     print()
     print(ablation_table(results))
-    print(f"wrote {args.out}.json/.md", flush=True)
+    print(f"wrote {out}.json/.md", flush=True)
     return 0
 
 
