@@ -49,12 +49,14 @@ p50 / p95 in process, 301 LoCoMo questions, query embeddings cached):
     diversify=4   0.7676  mh 0.446  od 0.382   lm 0.821 / 0.949   +0.1 / -0.7 ms
 
 The knowledge-update set passed alike with every one (its stores are small). Why they
-lose: LoCoMo's multi-hop evidence that is missed is mostly not among the candidates at
-all (half of it beyond the top 20) and shares no words with the question, so feedback
-terms and vectors drift towards the first pass's topic; the evidence that is found sits
-in the same session as its neighbours, which session pooling already lifts (more of the
-session adds noise, fewer of it per top 20 loses single-hop and temporal questions);
-names in LoCoMo questions are the speakers', in half the turns. ``fact_sources`` was not
+lose: of LoCoMo's multi-hop evidence turns (conversations 0-2) 43% rank in the top 10,
+10% at 11-20, 32% lower among the candidates and 15% are no candidate (open-domain: 31%,
+11%, 17%, 42%): what is missed is mostly already a candidate, ranked low because it
+shares few words or little meaning with the question, and feedback terms and vectors
+drift towards the first pass's topic instead; the evidence found sits in one session
+with its neighbours, which session pooling already lifts (more of the session adds
+noise, fewer of it in the top 20 loses single-hop and temporal questions); names in
+LoCoMo questions are the speakers', in half the turns. ``fact_sources`` was not
 measured: no dev set run holds approved facts (the unit tests show what it does).
 """
 
