@@ -51,7 +51,7 @@ from hindsight.core.text import tokenize
 MSC_DIR = REPO.parent / "shared" / "data" / "msc"
 SESSION_FILES = tuple(f"personasummary_session{n}_valid.jsonl" for n in (1, 2, 3, 4))
 CHAINS_PER_USER = 5
-DEFAULT_USERS = 12  # 60 chains, ~2,900 turns
+DEFAULT_USERS = 8  # 40 chains, ~2,000 turns
 MAX_EVIDENCE = 3
 START = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 SESSION_GAP = timedelta(days=3)
