@@ -96,6 +96,7 @@ VARIANTS = (
     Variant("vector_weight=0.7", {"vector_weight": 0.7}),
     Variant("session_pooling=0", {"session_pooling": 0.0}),
     Variant("session_pooling=0.25", {"session_pooling": 0.25}),
+    Variant("vector_weight=0.7 + pooling=0.25", {"vector_weight": 0.7, "session_pooling": 0.25}),
     Variant("no turn-before context", context=False),
     Variant("no context, no pooling", {"session_pooling": 0.0}, context=False),
     Variant("speaker_boost=1", {"speaker_boost": 1.0}),
@@ -417,10 +418,16 @@ def choose_variants(spec: str | None) -> list[Variant]:
     if not spec:
         return list(VARIANTS)
     known = {v.name: v for v in VARIANTS}
-    names = [n.strip() for n in spec.split(",") if n.strip()]
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise SystemExit(f"unknown variants {unknown}; choose from {', '.join(known)}")
+    names: list[str] = []
+    pending = ""  # a name may hold a comma ("no context, no pooling"): join until known
+    for piece in spec.split(","):
+        pending = f"{pending},{piece}" if pending else piece
+        if pending.strip() in known:
+            names.append(pending.strip())
+            pending = ""
+    if pending.strip():
+        choices = "; ".join(known)
+        raise SystemExit(f"unknown variant {pending.strip()!r}; choose from {choices}")
     return [known[DEFAULT], *[known[n] for n in names if n != DEFAULT]]
 
 
