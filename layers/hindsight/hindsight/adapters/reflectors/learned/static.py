@@ -15,8 +15,8 @@ ships, through the embedders' own reader and tokenizer; nothing is downloaded.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -26,35 +26,32 @@ _BLOCK = 32  # Q4_0: 32 weights a block, a float16 scale and 16 bytes of nibbles
 
 
 class StaticStatementVectors:
-    """Mean word-embedding vectors of statements (``STATIC_MODEL_NAME``); loads lazily."""
+    """Mean word-embedding vectors of statements (``STATIC_MODEL_NAME``); the word table is
+    loaded on first use, once a process (~1 s: the tokenizer's vocabulary)."""
 
     model_name = STATIC_MODEL_NAME
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._loaded: tuple[Any, np.ndarray, int] | None = None  # tokenizer, words, hidden
-
-    def _load(self) -> tuple[Any, np.ndarray, int]:
-        with self._lock:
-            if self._loaded is None:
-                from hindsight.adapters.embedders.e5_model_file import read_e5_model_file
-                from hindsight.adapters.embedders.e5_tokenizer import E5Tokenizer
-
-                model = read_e5_model_file()
-                hidden = model.config.hidden
-                words = model.q4_blocks("emb.word", model.config.vocab, hidden)
-                self._loaded = (E5Tokenizer(model.vocabulary), words, hidden)
-            return self._loaded
-
     def get(self, texts: Sequence[str]) -> np.ndarray:
         """One unit-length row per text (a text with no token gives a zero row)."""
-        tokenizer, words, hidden = self._load()
+        tokenizer, words, hidden = _word_table()
         out = np.zeros((len(texts), hidden), dtype=np.float32)
         for row, ids in enumerate(tokenizer.content_ids(list(texts), False)):
             if ids:
                 out[row] = _dequantised(words[np.asarray(ids)]).mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-9)
+
+
+@lru_cache(maxsize=1)
+def _word_table() -> tuple[Any, np.ndarray, int]:
+    """(tokenizer, the 4-bit word embeddings memory-mapped, hidden size), shared."""
+    from hindsight.adapters.embedders.e5_model_file import read_e5_model_file
+    from hindsight.adapters.embedders.e5_tokenizer import E5Tokenizer
+
+    model = read_e5_model_file()
+    hidden = model.config.hidden
+    words = model.q4_blocks("emb.word", model.config.vocab, hidden)
+    return E5Tokenizer(model.vocabulary), words, hidden
 
 
 def _dequantised(blocks: np.ndarray) -> np.ndarray:
