@@ -22,7 +22,7 @@ session pooling off and halved, the turn-before context off
 (stored without it: the store use case's ``with_session_context`` replaced, for this
 bench only, by the identity), both off, the speaker boost off, and time decay off.
 
-    .venv/bin/python bench/devsets.py            # everything: ~25 min on 2 idle cores (cached)
+    .venv/bin/python bench/devsets.py            # everything: 13 min on 2 cores, caches warm
     .venv/bin/python bench/devsets.py --quick    # 2 LoCoMo conversations, 1 user a language
     .venv/bin/python bench/devsets.py --sets locomo --variants default,fusion=rrf
 
