@@ -144,6 +144,9 @@ bench: install-test
 	$(BIN)/python bench/locomo.py
 	$(BIN)/python bench/longmem.py
 	$(BIN)/python bench/updates.py
+	$(BIN)/python bench/devsets.py
+	$(BIN)/python bench/key_expansion.py
+	nice -n 5 $(BIN)/python bench/reflect_speed.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/explorer_first_page.py
