@@ -193,6 +193,35 @@ def test_the_reflect_use_case_hands_over_the_stored_vectors() -> None:
     assert "I love hiking in the Alps." in without.embedded
 
 
+class AskedRecordStore(InMemoryRecordStore):
+    """A record store that notes which memories' vectors were asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[str] = []
+
+    def get_vectors(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, StoredVector]:
+        self.asked.extend(memory_ids)
+        return super().get_vectors(tenant_id, memory_ids)
+
+
+def test_episodes_stored_with_the_turn_before_are_not_read_for_vectors() -> None:
+    embedder = CountingEmbedder()
+    records = AskedRecordStore()
+    service = service_with(records, learned(embedder), embedder)
+    principal = Principal(tenant_id="acme")
+    ids = [
+        service.store(
+            principal, StoreMemoryCommand(user_id="u1", content=text, session_id="s1")
+        ).memory_id
+        for text in TURNS
+    ]
+    records.asked.clear()
+    service.reflect(principal, ReflectCommand(user_id="u1"))
+    # the first turn of the session has no turn before it: its vector is its own
+    assert records.asked == ids[:1]
+
+
 def test_a_long_episode_reflected_in_pieces_gets_no_stored_vector() -> None:
     from hindsight.core.usecases import reflect as use_case
 

@@ -303,10 +303,14 @@ class ReflectOnMemories:
         reflector: Reflector,
     ) -> ReflectionOutput:
         """One reflector call; a reflector that reuses stored vectors gets those of the
-        episodes handed over whole (a piece of a long episode is not what was embedded)."""
+        episodes handed over whole (a piece of a long episode is not what was embedded) and
+        stored without the turn before as context (their vector is of both turns, never
+        one statement's, so they are not read)."""
         if not isinstance(reflector, VectorReusingReflector):
             return reflector.reflect(user_id, chunk, existing)
-        ids = [e.memory_id for e in chunk if e.content == whole[e.memory_id].content]
+        ids = [
+            e.memory_id for e in chunk if not e.context and e.content == whole[e.memory_id].content
+        ]
         vectors = self.records.get_vectors(tenant_id, list(dict.fromkeys(ids))) if ids else {}
         return reflector.reflect_with_vectors(user_id, chunk, existing, vectors)
 
