@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
+from hindsight.core.models import EpisodicMemory
+
 
 class FixedClock:
     """A clock that stands still until told to move."""
@@ -145,3 +147,33 @@ class ScriptedReflector:
             mood="calm",
             summarizer=self.label,
         )
+
+
+EPISODE_T0 = datetime(2026, 6, 3, 9, 0, tzinfo=UTC)  # a Wednesday
+
+
+def numbered_episode(
+    number: int,
+    content: str,
+    *,
+    step: timedelta = timedelta(hours=1),
+    id_digits: int = 0,
+    speaker: str | None = "user",
+    **fields: object,
+) -> EpisodicMemory:
+    """Episode ``number`` of user u1 (tenant t1): ``mem_<number>`` (zero-padded to
+    ``id_digits``), occurring ``number`` steps after ``EPISODE_T0``; ``fields`` set any
+    other field (emotion, context, occurred_at, ...)."""
+    when = EPISODE_T0 + number * step
+    values: dict[str, object] = {
+        "memory_id": f"mem_{number:0{id_digits}d}",
+        "tenant_id": "t1",
+        "user_id": "u1",
+        "content": content,
+        "speaker": speaker,
+        "occurred_at": when,
+        "created_at": when,
+        "updated_at": when,
+    }
+    values.update(fields)
+    return EpisodicMemory.model_validate(values)

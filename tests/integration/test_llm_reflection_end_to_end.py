@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -36,23 +35,11 @@ from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.bootstrap import build_memory_service, build_reflector, configure
 from hindsight.core.models import EpisodicMemory, FactCategory, ReflectionOutput
 from hindsight.settings import Settings
-from tests.fakes import HashingEmbedder
-
-T0 = datetime(2026, 6, 3, 9, 0, tzinfo=UTC)
+from tests.fakes import HashingEmbedder, numbered_episode
 
 
 def episode(number: int, content: str) -> EpisodicMemory:
-    when = T0 + timedelta(hours=number)
-    return EpisodicMemory(
-        memory_id=f"mem_{number}",
-        tenant_id="t1",
-        user_id="u1",
-        content=content,
-        speaker="user",
-        occurred_at=when,
-        created_at=when,
-        updated_at=when,
-    )
+    return numbered_episode(number, content)
 
 
 EPISODES = [

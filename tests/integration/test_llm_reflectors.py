@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -26,22 +25,11 @@ from hindsight.adapters.reflectors.bedrock import BedrockReflector
 from hindsight.adapters.reflectors.openai_compatible import OpenAICompatibleReflector
 from hindsight.core.errors import ReflectorOutputError, UnavailableError
 from hindsight.core.models import Confidence, EpisodicMemory, FactCategory
-
-T0 = datetime(2026, 6, 3, 9, 0, tzinfo=UTC)
+from tests.fakes import numbered_episode
 
 
 def episode(number: int, content: str) -> EpisodicMemory:
-    when = T0 + timedelta(hours=number)
-    return EpisodicMemory(
-        memory_id=f"mem_{number}",
-        tenant_id="t1",
-        user_id="u1",
-        content=content,
-        speaker="user",
-        occurred_at=when,
-        created_at=when,
-        updated_at=when,
-    )
+    return numbered_episode(number, content)
 
 
 EPISODES = [episode(1, "I'm allergic to peanuts."), episode(2, "我下周要去北京出差")]

@@ -24,7 +24,7 @@ from hindsight.core.models import EpisodicMemory, Principal, StoredVector
 from hindsight.core.policy import Policy
 from hindsight.core.ports import VectorReusingReflector
 from hindsight.core.service import MemoryService
-from tests.fakes import FixedClock, HashingEmbedder, SequentialIds
+from tests.fakes import FixedClock, HashingEmbedder, SequentialIds, numbered_episode
 
 T0 = datetime(2026, 6, 3, 9, 0, tzinfo=UTC)
 DIM = 64
@@ -64,16 +64,8 @@ def learned(embedder: CountingEmbedder) -> LearnedReflector:
 
 
 def episode(number: int, content: str, context: str | None = None) -> EpisodicMemory:
-    when = T0 + timedelta(minutes=number)
-    return EpisodicMemory(
-        memory_id=f"mem_{number:03d}",
-        tenant_id="t1",
-        user_id="u1",
-        content=content,
-        context=context,
-        occurred_at=when,
-        created_at=when,
-        updated_at=when,
+    return numbered_episode(
+        number, content, step=timedelta(minutes=1), id_digits=3, speaker=None, context=context
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 
@@ -24,22 +24,13 @@ from hindsight.core.models import (
     SemanticMemory,
 )
 from hindsight.core.ports import Reflector
+from tests.fakes import numbered_episode
 
 T0 = datetime(2026, 6, 3, 9, 0, tzinfo=UTC)
 
 
 def episode(number: int, content: str, speaker: str = "user") -> EpisodicMemory:
-    when = T0 + timedelta(hours=number)
-    return EpisodicMemory(
-        memory_id=f"mem_{number}",
-        tenant_id="t1",
-        user_id="u1",
-        content=content,
-        speaker=speaker,
-        occurred_at=when,
-        created_at=when,
-        updated_at=when,
-    )
+    return numbered_episode(number, content, speaker=speaker)
 
 
 EPISODES = [episode(1, "I'm allergic to peanuts."), episode(2, "我下周要去北京出差")]

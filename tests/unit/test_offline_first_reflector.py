@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -41,23 +40,11 @@ from hindsight.core.models import (
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Reflector, RunScopedReflector
 from hindsight.core.usecases.reflect import llm_usage
-from tests.fakes import FixedClock, HashingEmbedder, SequentialIds
-
-T0 = datetime(2026, 6, 3, 9, 0, tzinfo=UTC)
+from tests.fakes import FixedClock, HashingEmbedder, SequentialIds, numbered_episode
 
 
 def episode(number: int, content: str) -> EpisodicMemory:
-    when = T0 + timedelta(hours=number)
-    return EpisodicMemory(
-        memory_id=f"mem_{number}",
-        tenant_id="t1",
-        user_id="u1",
-        content=content,
-        speaker="user",
-        occurred_at=when,
-        created_at=when,
-        updated_at=when,
-    )
+    return numbered_episode(number, content)
 
 
 def fact(content: str, topic: str, *sources: str, category: str = "fact") -> ExtractedFact:

@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
 
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
@@ -20,23 +18,11 @@ from hindsight.adapters.reflectors.rule_based.moods import (
     states_feeling,
 )
 from hindsight.core.models import EpisodicMemory, FactCategory
-
-T0 = datetime(2026, 6, 3, 9, 0, tzinfo=UTC)
+from tests.fakes import numbered_episode
 
 
 def episode(number: int, content: str, emotion: str | None = None) -> EpisodicMemory:
-    when = T0 + timedelta(hours=number)
-    return EpisodicMemory(
-        memory_id=f"mem_{number}",
-        tenant_id="t1",
-        user_id="u1",
-        content=content,
-        speaker="user",
-        emotion=emotion,
-        occurred_at=when,
-        created_at=when,
-        updated_at=when,
-    )
+    return numbered_episode(number, content, emotion=emotion)
 
 
 @pytest.fixture(scope="module")
