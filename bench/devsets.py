@@ -101,6 +101,11 @@ VARIANTS = (
     Variant("no context, no pooling", {"session_pooling": 0.0}, context=False),
     Variant("speaker_boost=1", {"speaker_boost": 1.0}),
     Variant("time_decay=1 (no decay)", time_decay=1.0),
+    Variant("lexical_strength=1", {"lexical_strength": 1}),
+    Variant("lexical_strength=3", {"lexical_strength": 3}),
+    Variant(
+        "lexical_strength=3 + vector_weight=0.5", {"lexical_strength": 3, "vector_weight": 0.5}
+    ),
 )
 QUICK = {"locomo": 2, "longmem": 1, "msc": 2}  # conversations / users a language / dialogues
 

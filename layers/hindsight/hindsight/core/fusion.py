@@ -19,6 +19,13 @@ read the same scale whatever the method:
   clear): a query whose words pick one memory out leans on the keywords, one whose words
   are everywhere leans on the model.
 
+With ``Policy.lexical_strength`` (off by default), the linear dense share is also set per
+query by how much of the query its best lexical matches hold (``lexical_weight``): BM25
+divided by its best score gives 1 to the best keyword hit however weak it is (a hit that
+holds only the name the question asks about, or one common word, of a query whose other
+words no memory holds); the largest share of the query's terms that one of its best
+keyword hits holds, ``c``, scales the keyword share: ``w / (w + (1 - w) * c)``.
+
 A query with no keyword hit at all uses the dense evidence alone (and one without
 similarities the keyword evidence alone), as before.
 """
@@ -42,6 +49,7 @@ class Fusion:
     rrf_k: float = 60.0
     vector_ranks: Mapping[str, int] = field(default_factory=dict)
     keyword_ranks: Mapping[str, int] = field(default_factory=dict)
+    lexical: float | None = None  # the coverage that set the dense share (lexical_strength)
 
     def own(self, memory_id: str, similarity_part: float, keyword_part: float) -> float:
         """The fused relevance of one candidate, in [0, 1]."""
@@ -58,9 +66,11 @@ class Fusion:
 
     def why(self, memory_id: str) -> dict[str, Any]:
         """What ``why`` shows of the fusion (nothing for the default linear one)."""
-        if self.method == "linear":
+        if self.method == "linear" and self.lexical is None:
             return {}
         out: dict[str, Any] = {"method": self.method, "vector_weight": round(self.vector_weight, 4)}
+        if self.lexical is not None:
+            out["lexical_coverage"] = round(self.lexical, 4)
         if self.method == "rrf":
             out["vector_rank"] = self.vector_ranks.get(memory_id)
             out["keyword_rank"] = self.keyword_ranks.get(memory_id)
@@ -73,13 +83,17 @@ def plan_fusion(
     rrf_k: float,
     similarity_parts: Mapping[str, float],
     keyword_parts: Mapping[str, float],
+    lexical: float | None = None,
 ) -> Fusion:
     """The fusion of one query. ``similarity_parts`` holds the scaled similarity of each
     candidate that has one; ``keyword_parts`` the scaled BM25 of those the keyword search
     found (> 0). ``vector_weight`` is already 1 (0) when only the dense (keyword) signal
-    exists."""
+    exists. ``lexical``: the query's lexical evidence strength (linear fusion only), or
+    None."""
     if method not in FUSIONS:
         raise ValueError(f"unknown fusion {method!r}; choose one of {', '.join(FUSIONS)}")
+    if method == "linear" and lexical is not None and 0.0 < vector_weight < 1.0:
+        return Fusion(method, lexical_weight(vector_weight, lexical), rrf_k, lexical=lexical)
     if method == "rrf":
         return Fusion(
             method,
@@ -93,6 +107,15 @@ def plan_fusion(
             vector_weight, clarity(similarity_parts.values()), clarity(keyword_parts.values())
         )
     return Fusion(method, vector_weight, rrf_k)
+
+
+def lexical_weight(vector_weight: float, coverage: float) -> float:
+    """The dense share for a query whose best keyword hits hold at most ``coverage`` (0 ..
+    1) of its terms: ``vector_weight`` when one holds them all, 1 when none holds any."""
+    if not 0.0 <= coverage <= 1.0:
+        raise ValueError(f"coverage must be within 0 and 1, got {coverage}")
+    keyword = (1.0 - vector_weight) * coverage
+    return vector_weight / (vector_weight + keyword) if vector_weight + keyword > 0 else 0.0
 
 
 def adaptive_weight(vector_weight: float, vector_clarity: float, keyword_clarity: float) -> float:

@@ -140,7 +140,8 @@ def rank(
     """
     if not candidates or wanted <= 0:
         return [], len(candidates)
-    parts = _relevance(policy, candidates, scoring)
+    lexical = _lexical_strength(policy, candidates, scoring, fetched, fetch)
+    parts = _relevance(policy, candidates, scoring, lexical)
     ordered, pruned = _read_order(policy, candidates, parts, scoring)
     cutting = scoring.min_score > 0.0
     scored: list[tuple[int, float, Memory, Parts]] = []
@@ -216,11 +217,36 @@ def _scaled(
     return sim_parts, keyword_parts, vector_weight
 
 
-def _relevance(policy: Policy, candidates: list[Candidate], scoring: Scoring) -> dict[str, Parts]:
-    """Each candidate's relevance and its parts, from what the index returned alone."""
+def _lexical_strength(
+    policy: Policy,
+    candidates: list[Candidate],
+    scoring: Scoring,
+    fetched: dict[str, Memory | None],
+    fetch: Callable[[list[str]], None],
+) -> float | None:
+    """The largest share of the query's terms held by one of its ``policy.lexical_strength``
+    best keyword hits (read for it), or None (off, or no keyword hit)."""
+    if policy.lexical_strength <= 0 or not scoring.query_terms:
+        return None
+    hits = scoring.keyword_hits
+    found = sorted((-hits[c.memory_id], c.memory_id) for c in candidates if hits.get(c.memory_id))
+    best = [memory_id for _, memory_id in found[: policy.lexical_strength]]
+    if unread := [memory_id for memory_id in best if memory_id not in fetched]:
+        fetch(unread)
+    read = [m for m in map(fetched.get, best) if m is not None]
+    return max((coverage(scoring.query_terms, m.content) for m in read), default=None)
+
+
+def _relevance(
+    policy: Policy, candidates: list[Candidate], scoring: Scoring, lexical: float | None = None
+) -> dict[str, Parts]:
+    """Each candidate's relevance and its parts, from what the index returned (and the
+    query's lexical evidence strength, if measured)."""
     similarities, keyword_hits = scoring.similarities, scoring.keyword_hits
     sim_parts, keyword_parts, vector_weight = _scaled(policy, candidates, scoring)
-    fusion = plan_fusion(policy.fusion, vector_weight, policy.rrf_k, sim_parts, keyword_parts)
+    fusion = plan_fusion(
+        policy.fusion, vector_weight, policy.rrf_k, sim_parts, keyword_parts, lexical
+    )
     parts: dict[str, Parts] = {}
     session_best: dict[str, float] = {}
     few = max(0.0, (FEW_CANDIDATES - len(candidates)) / (FEW_CANDIDATES - 1))

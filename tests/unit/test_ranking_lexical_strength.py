@@ -1,0 +1,112 @@
+"""Lexical evidence strength (Policy.lexical_strength, core/fusion.py ``lexical_weight``):
+the share of the query's terms its best keyword hits hold scales the keyword share."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hindsight.bootstrap import rewire
+from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
+from hindsight.core.errors import ConfigurationError
+from hindsight.core.fusion import lexical_weight, plan_fusion
+from hindsight.core.ranking import coverage
+from hindsight.core.text import tokenize
+from hindsight.settings import Settings
+
+TEXTS = [
+    "Avery: nice weather today",  # holds only the name the question asks about
+    "Avery: I walk my two dogs every morning before work",
+    "Jordan: my cat sleeps all day on the sofa",
+    "Jordan: the meeting moved to Friday",
+]
+QUESTION = "Which animals does Avery look after?"
+
+
+def test_a_full_match_keeps_the_policy_weight_and_none_leaves_dense_alone():
+    assert lexical_weight(0.6, 1.0) == pytest.approx(0.6)
+    assert lexical_weight(0.6, 0.0) == 1.0
+    # a third of the terms held: the keyword share is a third of what it was, relative
+    assert lexical_weight(0.6, 1 / 3) == pytest.approx(0.6 / (0.6 + 0.4 / 3))
+    assert lexical_weight(0.0, 0.0) == 0.0  # keyword only, nothing held: still keyword
+
+
+def test_a_coverage_outside_zero_one_is_refused():
+    with pytest.raises(ValueError, match="within 0 and 1"):
+        lexical_weight(0.6, 1.5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(weight=st.floats(0.0, 1.0), low=st.floats(0.0, 1.0), high=st.floats(0.0, 1.0))
+def test_the_dense_share_never_rises_as_the_lexical_match_grows(weight, low, high):
+    low, high = min(low, high), max(low, high)
+    assert 0.0 <= lexical_weight(weight, high) <= lexical_weight(weight, low) <= 1.0
+    assert lexical_weight(weight, high) >= weight - 1e-12  # never below the policy's
+
+
+def test_linear_fusion_takes_the_query_weight_and_explains_it():
+    fusion = plan_fusion("linear", 0.6, 60.0, {"a": 1.0}, {"a": 1.0}, lexical=0.5)
+    assert fusion.vector_weight == pytest.approx(lexical_weight(0.6, 0.5))
+    assert fusion.own("a", 0.5, 1.0) == pytest.approx(
+        fusion.vector_weight * 0.5 + (1 - fusion.vector_weight) * 1.0
+    )
+    assert fusion.why("a") == {
+        "method": "linear",
+        "vector_weight": round(lexical_weight(0.6, 0.5), 4),
+        "lexical_coverage": 0.5,
+    }
+
+
+def test_a_lone_signal_and_other_fusions_ignore_the_strength():
+    assert plan_fusion("linear", 1.0, 60.0, {"a": 1.0}, {}, lexical=0.0).vector_weight == 1.0
+    assert plan_fusion("linear", 0.0, 60.0, {}, {"a": 1.0}, lexical=0.2).vector_weight == 0.0
+    assert plan_fusion("rrf", 0.6, 60.0, {"a": 1.0}, {"a": 1.0}, lexical=0.2).vector_weight == 0.6
+    assert plan_fusion("linear", 0.6, 60.0, {"a": 1.0}, {"a": 1.0}).why("a") == {}
+
+
+# --- through the retrieve use case -----------------------------------------------------
+
+
+def _ask(service, principal):
+    for text in TEXTS:
+        service.store(principal, StoreMemoryCommand(user_id="u1", content=text))
+    command = RetrieveCommand(user_id="u1", query=QUESTION, time_decay=1.0, top_k=10)
+    return service.retrieve(principal, command).results
+
+
+@pytest.mark.parametrize("depth", [1, 3])
+def test_retrieval_scales_the_keyword_share_by_the_best_hits_coverage(service, principal, depth):
+    strong = rewire(service, dataclasses.replace(service.policy, lexical_strength=depth))
+    results = _ask(strong, principal)
+    terms = frozenset(tokenize(QUESTION))
+    keyword_hits = sorted(
+        (r for r in results if r.why["keyword_bm25"] > 0),
+        key=lambda r: (-r.why["keyword_bm25"], r.memory_id),
+    )[:depth]
+    held = max(coverage(terms, r.content) for r in keyword_hits)
+    assert 0.0 < held < 1.0  # only "avery" of avery, animal, look is held
+    expected_weight = lexical_weight(service.policy.vector_weight, held)
+    for result in results:
+        why = result.why
+        assert why["fusion"]["lexical_coverage"] == pytest.approx(held, abs=1e-4)
+        assert why["fusion"]["vector_weight"] == pytest.approx(expected_weight, abs=1e-4)
+        own = why.get("own_relevance", why["relevance"])
+        w = expected_weight
+        assert own == pytest.approx(
+            w * why["similarity_scaled"] + (1 - w) * why["keyword"], abs=1e-3
+        )
+
+
+def test_off_by_default_the_fusion_is_unchanged(service, principal):
+    assert service.policy.lexical_strength == 0
+    for result in _ask(service, principal):
+        assert "fusion" not in result.why
+
+
+def test_the_setting_is_read_and_checked():
+    assert Settings.from_env({"HINDSIGHT_LEXICAL_STRENGTH": "3"}).lexical_strength == 3
+    with pytest.raises(ConfigurationError, match="LEXICAL_STRENGTH"):
+        Settings.from_env({"HINDSIGHT_LEXICAL_STRENGTH": "-1"})
