@@ -110,3 +110,18 @@ def test_the_setting_is_read_and_checked():
     assert Settings.from_env({"HINDSIGHT_LEXICAL_STRENGTH": "3"}).lexical_strength == 3
     with pytest.raises(ConfigurationError, match="LEXICAL_STRENGTH"):
         Settings.from_env({"HINDSIGHT_LEXICAL_STRENGTH": "-1"})
+
+
+def test_the_coverage_is_of_the_text_as_searched_with_the_turn_before(service, principal, clock):
+    # the reply holds none of the question's words but "Avery"; the keyword search found it
+    # by its turn-before context, which holds the rest: the match is full
+    turns = [("Jordan", "Jordan: do you keep any pets at home?"), ("Avery", "Avery: yes, two")]
+    for speaker, text in turns:
+        command = StoreMemoryCommand(user_id="u1", content=text, speaker=speaker, session_id="s1")
+        service.store(principal, command)
+        clock.advance(minutes=1)
+    strong = rewire(service, dataclasses.replace(service.policy, lexical_strength=1))
+    command = RetrieveCommand(user_id="u1", query="Does Avery keep pets?", time_decay=1.0)
+    results = strong.retrieve(principal, command).results
+    assert {r.why["fusion"]["lexical_coverage"] for r in results} == {1.0}
+    assert {r.why["fusion"]["vector_weight"] for r in results} == {strong.policy.vector_weight}

@@ -146,8 +146,9 @@ class Policy:
     rrf_k: float = 60.0
     # lexical evidence strength (core/fusion.py, ``lexical_weight``): with n > 0, the
     # largest share of the query's terms held by one of its n best keyword hits (read for
-    # it) scales the keyword share of the linear fusion: a query whose best lexical matches
-    # hold only a name or one common word leans on the dense evidence. 0: off
+    # it; its text as searched, with the turn-before context) scales the keyword share of
+    # the linear fusion: a query whose best lexical matches hold only a name or one common
+    # word leans on the dense evidence. 0: off
     lexical_strength: int = 0
     # recency weight of an episode = decay_floor + (1 - decay_floor) * time_decay ** age_days:
     # recency orders equally relevant memories without burying relevant old ones

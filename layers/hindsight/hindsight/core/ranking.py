@@ -60,6 +60,7 @@ from typing import Any
 
 from hindsight.core.commands import RetrieveCommand
 from hindsight.core.fusion import plan_fusion
+from hindsight.core.indexing import index_text
 from hindsight.core.lifecycle import use_weight
 from hindsight.core.models import (
     EpisodicMemory,
@@ -224,8 +225,7 @@ def _lexical_strength(
     fetched: dict[str, Memory | None],
     fetch: Callable[[list[str]], None],
 ) -> float | None:
-    """The largest share of the query's terms held by one of its ``policy.lexical_strength``
-    best keyword hits (read for it), or None (off, or no keyword hit)."""
+    """The most of the query's terms one of its n best keyword hits holds as searched, or None."""
     if policy.lexical_strength <= 0 or not scoring.query_terms:
         return None
     hits = scoring.keyword_hits
@@ -233,8 +233,8 @@ def _lexical_strength(
     best = [memory_id for _, memory_id in found[: policy.lexical_strength]]
     if unread := [memory_id for memory_id in best if memory_id not in fetched]:
         fetch(unread)
-    read = [m for m in map(fetched.get, best) if m is not None]
-    return max((coverage(scoring.query_terms, m.content) for m in read), default=None)
+    read = [index_text(m) for m in map(fetched.get, best) if m is not None]
+    return max((coverage(scoring.query_terms, text) for text in read), default=None)
 
 
 def _relevance(
