@@ -57,7 +57,16 @@ THRESHOLDS = (0.0, 0.001, 0.002, 0.003, 0.005, 0.008, 0.01, 0.02, 0.05, 0.1, 0.2
 BINS = 10
 # no dev set holds semantic facts: their weight stays 0 (their kind boost and confidence
 # count through log_factor and fused)
-FITTED = tuple(f for f in FEATURES if f != "fact")
+# The candidate pool's standing of a cosine (similarity_z, best_z: core/ranking.py
+# ``pool_standing``) is recorded but not fitted: fitted (``--pool``), best_z came out at 0
+# and similarity_z at 0.36; held-out ECE fell a little (LoCoMo 0.0021 -> 0.0012, long-memory
+# en 0.0092 -> 0.0085, zh 0.0078 -> 0.0078) but LoCoMo's negatives rightly empty did too
+# (min_score 0.05: 0.91 -> 0.88, 0.01: 0.37 -> 0.36), so the coefficients stay as they are
+POOL = ("similarity_z", "best_z")
+FITTED = tuple(f for f in FEATURES if f != "fact" and f not in POOL)
+# a query-level gate: nothing comes back when the query's best result is under it (the
+# rest come back whole), against min_score's cut of each result
+GATES = (0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.08, 0.1, 0.15, 0.2)
 RIDGE = 1e-3  # per 1,000 rows, on every weight but the intercept
 
 
@@ -226,6 +235,24 @@ def cut(queries: Sequence[Query], by_probability: bool, least: float) -> dict[st
     return out
 
 
+def gate(queries: Sequence[Query], least: float) -> dict[str, float]:
+    """Recall@5/10 of the real questions and the share of negative queries left empty when
+    a query whose most probable result is under ``least`` gets nothing (fused order)."""
+
+    def kept(query: Query) -> list[dict[str, Any]]:
+        best = max((r["p"] for r in query["results"]), default=0.0)
+        return query["results"] if best >= least else []
+
+    own = [q for q in queries if q["kind"] == "own"]
+    cross = [q for q in queries if q["kind"] == "cross"]
+    out = {
+        f"recall@{k}": round(sum(_recall(q, kept(q), k) for q in own) / len(own), 4)
+        for k in (5, 10)
+    }
+    out["rightly_empty"] = round(sum(1 for q in cross if not kept(q)) / max(1, len(cross)), 4)
+    return out
+
+
 def by_category(queries: Sequence[Query], by_probability: bool, least: float) -> dict[str, Any]:
     groups: dict[str, list[Query]] = {}
     for query in queries:
@@ -304,6 +331,7 @@ def report(queries: list[Query], calibration: Calibration) -> dict[str, Any]:
             },
         },
         "sweep": sweep(sets),
+        "gate": {name: {str(t): gate(qs, t) for t in (0.0, *GATES)} for name, qs in sets.items()},
         "lone_memories": lone_memories(queries),
         "monotonicity": {n: monotonicity(qs) for n, qs in sets.items()},
         "categories": {
@@ -359,6 +387,19 @@ def markdown(results: dict[str, Any]) -> str:
                 rows.append([name, t, m["recall@5"], m["recall@10"], m["rightly_empty"]])
         headers = ["set", "min_score", "R@5", "R@10", "negatives rightly empty"]
         lines += [_table(headers, rows), ""]
+    lines += [
+        "## Query-level gate, fused order",
+        "",
+        "Nothing comes back when the query's most probable result is under the gate; "
+        "otherwise every result does (min_score, above, cuts each result).",
+        "",
+    ]
+    rows = [
+        [name, t, m["recall@5"], m["recall@10"], m["rightly_empty"]]
+        for name, per_t in results["gate"].items()
+        for t, m in per_t.items()
+    ]
+    lines += [_table(["set", "gate", "R@5", "R@10", "negatives rightly empty"], rows), ""]
     lines += _before_after(results)
     for order, per_set in results["categories"].items():
         lines += [f"## Per category, {order} order (min_score 0 -> {default})", ""]
@@ -437,9 +478,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--collect", action="store_true", help="re-ask every question")
     parser.add_argument("--report", action="store_true", help="write bench/results/calibration")
     parser.add_argument("--current", action="store_true", help="report Policy's coefficients")
+    parser.add_argument("--pool", action="store_true", help="fit the pool standing (POOL) too")
     args = parser.parse_args(argv)
-    queries = collect() if args.collect else load_rows()
-    fitted = fit(fit_rows(queries))
+    if args.collect:
+        collect()
+    queries = load_rows()
+    fitted = fit(fit_rows(queries), (*FITTED, *POOL) if args.pool else FITTED)
     print("fitted:", dataclasses.asdict(fitted))
     calibration = CALIBRATION if args.current else fitted
     if args.report:

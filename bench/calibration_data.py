@@ -209,7 +209,7 @@ def load_rows(path: Path = ROWS, small: Path | None = SMALL_ROWS) -> list[Query]
 def derived_features(recorded: dict[str, float], fused: float) -> dict[str, float]:
     """The calibration's inputs (``Parts.features``) from a row's recorded ones and its
     fused score: the parts every feature set has kept, the rest derived."""
-    kept = ("similarity_margin", "similarity_relative", "keyword_relative")
+    kept: tuple[str, ...] = ("similarity_margin", "similarity_relative", "keyword_relative")
     kept += ("keyword_coverage", "session", "log_factor", "fact")
     features = {name: float(recorded[name]) for name in kept}
     floor = recorded.get("similarity_floor")
@@ -222,4 +222,7 @@ def derived_features(recorded: dict[str, float], fused: float) -> dict[str, floa
     features["few_chinese"] = features["few"] * recorded["zh"]
     features["few_coverage"] = features["few"] * features["keyword_coverage"]
     features["few_margin"] = features["few"] * features["similarity_margin"]
+    # the pool's standing (rows recorded before it have none: 0, as for a small pool)
+    features["similarity_z"] = float(recorded.get("similarity_z", 0.0))
+    features["best_z"] = float(recorded.get("best_z", 0.0))
     return {name: features[name] for name in FEATURES}

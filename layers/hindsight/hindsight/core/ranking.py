@@ -69,7 +69,14 @@ from hindsight.core.models import (
     MemoryKind,
     TimeRange,
 )
-from hindsight.core.policy import CALIBRATION, FEW_CANDIDATES, Calibration, Policy, sigmoid
+from hindsight.core.policy import (
+    CALIBRATION,
+    FEW_CANDIDATES,
+    POOL_LEAST,
+    Calibration,
+    Policy,
+    sigmoid,
+)
 from hindsight.core.text import normalize, tokenize
 
 SECONDS_PER_DAY = 86_400.0
@@ -251,6 +258,9 @@ def _relevance(
     session_best: dict[str, float] = {}
     few = max(0.0, (FEW_CANDIDATES - len(candidates)) / (FEW_CANDIDATES - 1))
     chinese = few > 0.0 and mostly_chinese(scoring.command.query)
+    pool = [similarities[c.memory_id] for c in candidates if c.memory_id in similarities]
+    standing = pool_standing(pool)
+    best_z = standing(max(pool)) if pool else 0.0
     for c in candidates:
         similarity = similarities.get(c.memory_id)
         sim_part, keyword_part = sim_parts.get(c.memory_id, 0.0), keyword_parts[c.memory_id]
@@ -261,6 +271,8 @@ def _relevance(
         part.floor = scoring.floor
         if similarity is not None:
             part.margin = similarity - scoring.floor
+            part.z = standing(similarity)
+        part.best_z = best_z
         part.fact = c.kind == MemoryKind.SEMANTIC
         part.few = few
         part.chinese = chinese
@@ -275,6 +287,19 @@ def _relevance(
                 part.pooled = session_best[c.session]
                 part.relevance = (1.0 - pooling) * part.own + pooling * part.pooled
     return parts
+
+
+def pool_standing(pool: list[float]) -> Callable[[float], float]:
+    """How far a cosine stands out of the candidates' cosines, in deviations over their
+    mean (0 for every cosine when fewer than ``POOL_LEAST`` or all alike): computed from
+    what the vector search returned, whatever the index."""
+    if len(pool) < POOL_LEAST:
+        return lambda _: 0.0
+    mean = math.fsum(pool) / len(pool)
+    deviation = math.sqrt(math.fsum((s - mean) ** 2 for s in pool) / len(pool))
+    if deviation < 1e-6:
+        return lambda _: 0.0
+    return lambda similarity: (similarity - mean) / deviation
 
 
 def _read_order(
@@ -465,6 +490,8 @@ class Parts:
     fused: float = 0.0  # relevance x every factor
     few: float = 0.0  # 1 for a lone candidate, down to 0 at FEW_CANDIDATES candidates
     chinese: bool = False  # the query is written mostly in Chinese
+    z: float = 0.0  # the cosine's standing in the candidates' cosines (``pool_standing``)
+    best_z: float = 0.0  # the best candidate's
     logit: float = 0.0
     probability: float = 0.0
     calibrated: bool = False  # logit and probability are set (``calibrate``)
@@ -488,6 +515,8 @@ class Parts:
             "few_margin": self.few * self.margin,
             "few_coverage": self.few * self.coverage,
             "few_chinese": self.few if self.chinese else 0.0,
+            "similarity_z": self.z,
+            "best_z": self.best_z,
         }
 
     def why(self) -> dict[str, Any]:
