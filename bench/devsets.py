@@ -88,11 +88,17 @@ class Variant:
     context: bool = True  # each session turn stored with the turn before it as context
 
 
+# the ranking defaults before lexical evidence strength (session 9): no scaling, share 0.6
+BEFORE = {"lexical_strength": 0, "vector_weight": 0.6}
 VARIANTS = (
     Variant(DEFAULT),
+    Variant("before: lexical_strength=0, vector_weight=0.6", BEFORE),
+    Variant("lexical_strength=0", {"lexical_strength": 0}),
+    Variant("lexical_strength=1", {"lexical_strength": 1}),
     Variant("fusion=rrf", {"fusion": "rrf"}),
     Variant("fusion=adaptive", {"fusion": "adaptive"}),
-    Variant("vector_weight=0.5", {"vector_weight": 0.5}),
+    Variant("vector_weight=0.4", {"vector_weight": 0.4}),
+    Variant("vector_weight=0.6", {"vector_weight": 0.6}),
     Variant("vector_weight=0.7", {"vector_weight": 0.7}),
     Variant("session_pooling=0", {"session_pooling": 0.0}),
     Variant("session_pooling=0.25", {"session_pooling": 0.25}),
@@ -101,11 +107,6 @@ VARIANTS = (
     Variant("no context, no pooling", {"session_pooling": 0.0}, context=False),
     Variant("speaker_boost=1", {"speaker_boost": 1.0}),
     Variant("time_decay=1 (no decay)", time_decay=1.0),
-    Variant("lexical_strength=1", {"lexical_strength": 1}),
-    Variant("lexical_strength=3", {"lexical_strength": 3}),
-    Variant(
-        "lexical_strength=3 + vector_weight=0.5", {"lexical_strength": 3, "vector_weight": 0.5}
-    ),
 )
 QUICK = {"locomo": 2, "longmem": 1, "msc": 2}  # conversations / users a language / dialogues
 

@@ -16,6 +16,7 @@ from hindsight.core.fusion import (
     Fusion,
     adaptive_weight,
     clarity,
+    lexical_weight,
     plan_fusion,
     shared_ranks,
 )
@@ -174,13 +175,25 @@ def test_rrf_retrieval_explains_its_ranks_and_orders_by_them(service, principal)
     assert relevances == sorted(relevances, reverse=True)  # same age: relevance orders
 
 
-def test_the_default_is_linear_and_unchanged(service, principal):
+def test_the_default_is_linear_with_the_share_the_lexical_strength_sets(service, principal):
     _fill(service, principal)
     assert service.policy.fusion == "linear"
     for result in _ask(service, principal):
         why = result.why
+        assert why["fusion"]["method"] == "linear"
+        w = lexical_weight(service.policy.vector_weight, why["fusion"]["lexical_coverage"])
+        assert why["fusion"]["vector_weight"] == pytest.approx(w, abs=1e-4)
+        expected = w * why["similarity_scaled"] + (1 - w) * why["keyword"]
+        assert why["relevance"] == pytest.approx(expected, abs=1e-3)
+
+
+def test_without_the_lexical_strength_linear_is_the_plain_weighted_sum(service, principal):
+    _fill(service, principal)
+    plain = rewire(service, dataclasses.replace(service.policy, lexical_strength=0))
+    for result in _ask(plain, principal):
+        why = result.why
         assert "fusion" not in why
-        w = service.policy.vector_weight
+        w = plain.policy.vector_weight
         expected = w * why["similarity_scaled"] + (1 - w) * why["keyword"]
         assert why["relevance"] == pytest.approx(expected, abs=1e-3)
 

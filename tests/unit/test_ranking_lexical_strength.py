@@ -100,9 +100,12 @@ def test_retrieval_scales_the_keyword_share_by_the_best_hits_coverage(service, p
         )
 
 
-def test_off_by_default_the_fusion_is_unchanged(service, principal):
-    assert service.policy.lexical_strength == 0
-    for result in _ask(service, principal):
+def test_on_by_default_over_three_hits_and_zero_turns_it_off(service, principal):
+    assert service.policy.lexical_strength == 3
+    assert all("lexical_coverage" in r.why["fusion"] for r in _ask(service, principal))
+    off = rewire(service, dataclasses.replace(service.policy, lexical_strength=0))
+    command = RetrieveCommand(user_id="u1", query=QUESTION, time_decay=1.0, top_k=10)
+    for result in off.retrieve(principal, command).results:
         assert "fusion" not in result.why
 
 

@@ -154,7 +154,7 @@ class Settings(BaseSettings):
     # fusion of vector and keyword evidence: linear, rrf (rank fusion) or adaptive
     fusion: Literal["linear", "rrf", "adaptive"] = "linear"  # Policy.fusion
     rrf_k: float = Field(default=_POLICY.rrf_k, gt=0)
-    # keyword hits whose term coverage scales the keyword share (0: off)
+    # best keyword hits whose share of the query's terms scales the keyword share (0: off)
     lexical_strength: int = Field(default=_POLICY.lexical_strength, ge=0)
     # least recency weight of an episode
     decay_floor: float = Field(default=_POLICY.decay_floor, ge=0, le=1)

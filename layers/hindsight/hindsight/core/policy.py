@@ -153,7 +153,11 @@ class Policy:
         default_factory=lambda: {"high": 1.0, "medium": 0.85, "low": 0.6}
     )
     time_cue_boost: float = 1.5
-    vector_weight: float = 0.6  # share of vector similarity in relevance; the rest is keyword
+    # share of vector similarity in relevance, the rest keyword (linear fusion); with the
+    # lexical evidence strength below it is the share for a query whose best keyword hits
+    # hold every query term, and grows as they hold fewer. 0.5 with lexical_strength 3
+    # replaced 0.6 without it (session 9; figures with lexical_strength)
+    vector_weight: float = 0.5
     # how dense and keyword evidence are fused (core/fusion.py): "linear" (the weighted sum
     # of the scaled scores), "rrf" (weighted reciprocal-rank fusion, rrf_k) or "adaptive"
     # (linear with a per-query dense share from how clearly each signal picks its best).
@@ -165,8 +169,14 @@ class Policy:
     # largest share of the query's terms held by one of its n best keyword hits (read for
     # it; its text as searched, with the turn-before context) scales the keyword share of
     # the linear fusion: a query whose best lexical matches hold only a name or one common
-    # word leans on the dense evidence. 0: off
-    lexical_strength: int = 0
+    # word leans on the dense evidence. 0: off. With vector_weight 0.5 it is the default: it
+    # lost on no dev set and language, recall@10 / hit@5 before (0, 0.6) -> after (3, 0.5):
+    # LoCoMo 0.753/0.762 -> 0.755/0.768, long-memory en 0.821/0.692 -> 0.872/0.718, zh
+    # 0.923/0.769 -> 0.923/0.846, MSC 0.435/0.520 -> 0.440/0.544 (bench/devsets.py); alone
+    # (with 0.6) it lost LoCoMo 0.009/0.010 and won MSC 0.024/0.073 (MSC stays under dense,
+    # 0.520/0.577: name-only keyword matches and session pooling still lift the named
+    # speaker's other turns)
+    lexical_strength: int = 3
     # recency weight of an episode = decay_floor + (1 - decay_floor) * time_decay ** age_days:
     # recency orders equally relevant memories without burying relevant old ones
     decay_floor: float = 0.9
