@@ -6,6 +6,7 @@ key in progress is a conflict; an expired key runs again."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -186,3 +187,50 @@ def test_a_request_left_in_progress_by_a_killed_server_lapses(writes: Idempotent
     writes.persistence.save_inprogress(running, remaining_time_in_millis=60_000)
     with pytest.raises(ConflictError):
         writes.run_once("store_memory", "k-running", ACME, BODY, write)
+
+
+def test_erasing_a_user_forgets_the_answers_of_their_writes(writes: IdempotentWrites) -> None:
+    def stored(user: str) -> Any:
+        return lambda: {"status": 201, "body": {"memory": {"user_id": user, "content": "hi"}}}
+
+    writes.run_once("store_memory", "k1", ACME, b"1", stored("u1"), user_id="u1")
+    writes.run_once("store_batch", "k2", ACME, b"2", stored("u1"), user_id="u1")
+    writes.run_once("store_memory", "k3", ACME, b"3", stored("u2"), user_id="u2")
+    writes.run_once("store_memory", "k4", GLOBEX, b"4", stored("u1"), user_id="u1")
+
+    assert writes.forget_user("acme", "u1") == 2
+    assert writes.forget_user("acme", "u1") == 0  # erasing twice is safe
+
+    # the erased user's keys run again; the other user's and the other tenant's replay
+    again = Counter()
+    answer, replayed = writes.run_once("store_memory", "k1", ACME, b"1", again, user_id="u1")
+    assert (replayed, again.runs) == (False, 1)
+    _, replayed = writes.run_once("store_memory", "k3", ACME, b"3", again, user_id="u2")
+    assert replayed
+    answer, replayed = writes.run_once("store_memory", "k4", GLOBEX, b"4", again, user_id="u1")
+    assert replayed and answer["body"]["memory"]["user_id"] == "u1"
+    assert again.runs == 1
+
+
+def test_records_kept_before_they_named_their_user_are_forgotten_by_mention(
+    writes: IdempotentWrites,
+) -> None:
+    from aws_lambda_powertools.utilities.idempotency.persistence.base import DataRecord
+
+    from hindsight.api.idempotency import answer_sweep
+
+    # a record as kept before records named their tenant and user: the answer alone
+    old = {"status": 201, "body": {"memory": {"user_id": "u1", "content": "hi"}}}
+    record = DataRecord(
+        idempotency_key="hindsight#old",
+        status="COMPLETED",
+        expiry_timestamp=int(time.time()) + 600,
+        response_data=json.dumps(old, sort_keys=True),
+    )
+    writes.persistence._put_record(record)
+    writes.persistence._update_record(record)
+    assert [key for key, _ in answer_sweep(writes.persistence).mentioning('"u1"')] == [
+        "hindsight#old"
+    ]
+    assert writes.forget_user("globex", "u2") == 0
+    assert writes.forget_user("globex", "u1") == 1  # the tenant is not known: any tenant's

@@ -87,9 +87,8 @@ class AwsIsolation(IsolationMachine):
     # --- what erase-user must have left nothing in ------------------------------------------
     def leftovers(self, tenant: str, user: str, erased_ids: set[str], tags: set[str]) -> list[str]:
         found = self._items(self.tables[0], tenant, user, erased_ids, tags)
-        # idempotency records keep the answer a retry gets (memory ids, never content or
-        # the user), keyed by tenant and Idempotency-Key, not by user
-        found += self._items(self.tables[1], tenant, user, set(), tags)
+        # the idempotency records too: an erasure deletes the records of the user's writes
+        found += self._items(self.tables[1], tenant, user, erased_ids, tags)
         found += self._objects(tenant, user, erased_ids, tags)
         found += self._documents(tenant, user, erased_ids, tags)
         return found

@@ -23,6 +23,7 @@ from hindsight.core.policy import Policy
 from hindsight.core.ports import (
     DocumentConverter,
     Embedder,
+    KeptAnswers,
     KeyExpander,
     MemoryWriter,
     Ports,
@@ -98,7 +99,7 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
         review=ReviewFacts(records, writer, clock),
         context=BuildContext(records, ports.reflector, clock, retrieve),
         browse=BrowseMemories(records, clock),
-        forget=ForgetMemories(records, writer, clock),
+        forget=ForgetMemories(records, writer, clock, ports.answers),
         reindex=ReindexMemories(records, ports.index, ports.embedder, sizes),
         archive=ArchiveMemories(records, ports.index, clock, policy),
         documents=StoreDocument(
@@ -166,6 +167,13 @@ def build_key_expander(settings: Settings) -> KeyExpander | None:
     from hindsight.adapters.keys import LexiconKeyExpander
 
     return LexiconKeyExpander()
+
+
+def kept_answers(settings: Settings) -> KeptAnswers:
+    """The idempotency records of ``settings``' store, which an erasure also forgets."""
+    from hindsight.api.kept_answers import IdempotencyAnswers
+
+    return IdempotencyAnswers(settings)
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -306,7 +314,9 @@ def build_embedded_service(
     embedder = _follow_served_model(settings, index, records, embedder, embedders)
     embedder = embedder or build_embedder(settings)
     ports = local_ports(records, index, embedder, reflector or build_reflector(settings, embedder))
-    ports = dataclasses.replace(ports, keys=build_key_expander(settings))
+    ports = dataclasses.replace(
+        ports, keys=build_key_expander(settings), answers=kept_answers(settings)
+    )
     return assemble(ports, policy_from(settings))
 
 
@@ -336,7 +346,9 @@ def build_memory_service(
         embedder,
         reflector or build_reflector(settings, embedder),
     )
-    ports = dataclasses.replace(ports, keys=build_key_expander(settings))
+    ports = dataclasses.replace(
+        ports, keys=build_key_expander(settings), answers=kept_answers(settings)
+    )
     return assemble(ports, policy_from(settings))
 
 
@@ -402,6 +414,7 @@ def build_aws_service(
         ids=UlidGenerator(),
         writer=StreamRepairedWriter(records, searchable),
         keys=build_key_expander(settings),
+        answers=kept_answers(settings),
     )
     return assemble(ports, policy_from(settings))
 

@@ -9,7 +9,10 @@ nothing new. Keys belong to a tenant and an operation; a key is remembered for
 - the same key while the first request is still running: 409, retry in a moment (a
   request's in-progress mark lapses after ``IN_PROGRESS_SECONDS``, so a server killed
   mid-request does not hold the key for a day);
-- an answer that is an error is not remembered (the retry runs again).
+- an answer that is an error is not remembered (the retry runs again);
+- a record keeps its answer with the tenant and user of the write: erasing a user deletes
+  the records of the user's writes (``forget_user``; the ``KeptAnswers`` port of the erase
+  use case), whose answers hold the memories stored.
 
 The mechanism is Powertools' idempotency utility (``idempotent_function`` with an
 ``IdempotencyConfig``): on AWS over its ``DynamoDBPersistenceLayer`` (the template's
@@ -20,12 +23,17 @@ with the same semantics (``<data dir>/idempotency.db``; in memory for the memory
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyAlreadyInProgressError,
     IdempotencyPersistenceLayerError,
@@ -50,6 +58,8 @@ MAX_KEY_CHARS = 255
 # killed mid-request (on AWS, where the marks live in DynamoDB) runs again within minutes
 IN_PROGRESS_SECONDS = 90
 KEY_PREFIX = "hindsight"  # one prefix for every operation (the operation is in the key)
+# a record keeps the first answer with whose write it was, so erasing the user forgets it
+ANSWER, TENANT, USER = "answer", "tenant", "user_id"
 
 
 class _InProgressWindow:
@@ -99,10 +109,13 @@ class IdempotentWrites:
         body: bytes,
         run: Callable[[], dict[str, Any]],
         key_name: str = IDEMPOTENCY_HEADER,
+        user_id: str = "",
     ) -> tuple[dict[str, Any], bool]:
         """``run()``'s JSON answer and False the first time; the stored answer and True
         for a retry. ``run`` raising stores nothing (the retry runs again). ``key_name``
-        is what the caller calls the key (the header, or an MCP tool's argument)."""
+        is what the caller calls the key (the header, or an MCP tool's argument);
+        ``user_id`` whose memories the write stores (the record is kept with the tenant
+        and user, so erasing the user forgets it: ``forget_user``)."""
         key = check_key(key, f"{key_name} header" if key_name == IDEMPOTENCY_HEADER else key_name)
         data = {
             "operation": operation_id,
@@ -114,7 +127,7 @@ class IdempotentWrites:
 
         def first(request: dict[str, Any]) -> dict[str, Any]:
             ran.append(True)
-            return run()
+            return {ANSWER: run(), TENANT: principal.tenant_id, USER: user_id}
 
         once = idempotent_function(
             first,
@@ -140,7 +153,64 @@ class IdempotentWrites:
             raise UnavailableError(
                 "the idempotency records cannot be read or written right now; retry in a moment"
             ) from exc
-        return answer, not ran
+        # records kept before the tenant and user were (a day at most) are the answer alone
+        return answer.get(ANSWER, answer), not ran
+
+    def forget_user(self, tenant_id: str, user_id: str) -> int:
+        """Delete the records of the user's writes (how many): their answers hold the
+        memories stored. Records kept before records named their user are deleted when
+        they mention the user id anywhere (their tenant is not known; a retry of such a
+        write then runs again). ``UnavailableError`` when the records cannot be swept."""
+        sweep = answer_sweep(self.persistence)
+        mention = json.dumps(user_id, ensure_ascii=False)
+        try:
+            doomed = [
+                key
+                for key, data in sweep.mentioning(user_id)
+                if _holds_user(data, tenant_id, user_id, mention)
+            ]
+            sweep.delete_keys(doomed)
+        except Exception as exc:  # a store's own errors: sqlite3, botocore
+            raise UnavailableError(
+                "the idempotency records of the user's writes cannot be deleted right now; "
+                "erase the user again in a moment (erasing twice is safe)"
+            ) from exc
+        return len(doomed)
+
+
+def _holds_user(data: str | None, tenant_id: str, user_id: str, mention: str) -> bool:
+    """Whether a record's kept answer is one of the user's writes."""
+    if not data:
+        return False
+    try:
+        kept = json.loads(data)
+    except ValueError:
+        return False
+    if isinstance(kept, dict) and ANSWER in kept:
+        return bool(kept.get(TENANT) == tenant_id and kept.get(USER) == user_id)
+    return mention in json.dumps(kept, ensure_ascii=False)
+
+
+class AnswerSweep(Protocol):
+    """What ``forget_user`` needs of a persistence layer."""
+
+    def mentioning(self, text: str) -> list[tuple[str, str | None]]:
+        """(record key, kept answer JSON) of the records whose answer contains ``text``
+        (a superset is fine: each is checked)."""
+
+    def delete_keys(self, keys: Sequence[str]) -> None:
+        """Delete the records, leaving nothing of them readable in the store."""
+
+
+def answer_sweep(persistence: BasePersistenceLayer) -> AnswerSweep:
+    """The persistence layer's sweep: the SQLite store is one; DynamoDB gets an adapter."""
+    if isinstance(persistence, DynamoDBPersistenceLayer):
+        from hindsight.adapters.aws.idempotency_table import DynamoDBAnswerSweep
+
+        return DynamoDBAnswerSweep(persistence)
+    if hasattr(persistence, "mentioning") and hasattr(persistence, "delete_keys"):
+        return persistence  # type: ignore[return-value]
+    raise TypeError(f"no answer sweep for {type(persistence).__name__}")
 
 
 _lock = threading.Lock()

@@ -501,7 +501,8 @@ def idempotent_answer(
         return {"status": answer.status, "body": dict(body)}
 
     writes = idempotent_writes(get_settings())
-    stored, replayed = writes.run_once(operation_id, key, call.caller, body, run)
+    user_id = str(getattr(call.input, "user_id", "") or "")  # a store's, or a batch's, user
+    stored, replayed = writes.run_once(operation_id, key, call.caller, body, run, user_id=user_id)
     if not replayed:
         return first[0]
     return Answer(

@@ -334,6 +334,15 @@ class KeyExpander(Protocol):
         dozen words; empty when nothing is recognised. Never raises for any text."""
 
 
+class KeptAnswers(Protocol):
+    """The answers kept for retried writes (the ``Idempotency-Key`` records): each holds
+    the first answer of a store, the stored memory with it, for a day. Erasing a user
+    forgets those of the user's writes too, so nothing of the user outlives the erasure."""
+
+    def forget_user(self, tenant_id: str, user_id: str) -> int:
+        """Delete the kept answers of the user's writes; how many there were."""
+
+
 @dataclass(frozen=True)
 class Ports:
     """Every adapter one service is built from; the bootstrap hands each use case its own."""
@@ -349,3 +358,5 @@ class Ports:
     documents: DocumentConverter | None = None
     # store-time search keys (HINDSIGHT_KEY_EXPANSION); None: memories get none
     keys: KeyExpander | None = None
+    # the idempotency records an erasure also forgets; None: the service keeps none
+    answers: KeptAnswers | None = None

@@ -110,6 +110,7 @@ def _store(service: MemoryService, principal: Principal, args: StoreArguments) -
         request,
         lambda: _store_once(service, principal, args),
         key_name="memory_store's idempotency_key",
+        user_id=args.user_id,
     )
     return answer
 

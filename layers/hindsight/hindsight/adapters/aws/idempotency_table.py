@@ -7,6 +7,7 @@ the local engines) creates it the same way when it is missing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
@@ -55,3 +56,37 @@ def dynamodb_idempotency_store(
         expiry_attr=EXPIRY_ATTRIBUTE,
         boto3_client=client,
     )
+
+
+class DynamoDBAnswerSweep:
+    """Finds and deletes idempotency records by what their kept answer holds: a scan of
+    the table (it keeps a day of writes; an erasure is rare) filtered on the answer text."""
+
+    def __init__(self, layer: DynamoDBPersistenceLayer) -> None:
+        self.client = layer.client
+        self.table_name = layer.table_name
+        self.key_attr = layer.key_attr
+        self.data_attr = layer.data_attr
+
+    def mentioning(self, text: str) -> list[tuple[str, str | None]]:
+        found: list[tuple[str, str | None]] = []
+        request: dict[str, Any] = {
+            "TableName": self.table_name,
+            "FilterExpression": "contains(#data, :text)",
+            "ProjectionExpression": "#key, #data",
+            "ExpressionAttributeNames": {"#key": self.key_attr, "#data": self.data_attr},
+            "ExpressionAttributeValues": {":text": {"S": text}},
+            "ConsistentRead": True,
+        }
+        while True:
+            page = self.client.scan(**request)
+            for item in page.get("Items", []):
+                data = item.get(self.data_attr, {}).get("S")
+                found.append((item[self.key_attr]["S"], data))
+            if "LastEvaluatedKey" not in page:
+                return found
+            request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def delete_keys(self, keys: Sequence[str]) -> None:
+        for key in keys:
+            self.client.delete_item(TableName=self.table_name, Key={self.key_attr: {"S": key}})

@@ -22,6 +22,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
@@ -59,6 +60,8 @@ class SqliteIdempotencyStore(BasePersistenceLayer):
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         if self.path != ":memory:":
             self._db.execute("PRAGMA journal_mode=WAL")
+        # a deleted record (an erased user's answer) is overwritten, not left in free pages
+        self._db.execute("PRAGMA secure_delete=ON")
         self._db.execute(_SCHEMA)
 
     def close(self) -> None:
@@ -76,6 +79,25 @@ class SqliteIdempotencyStore(BasePersistenceLayer):
                 "DELETE FROM idempotency WHERE status = ?", (STATUS_CONSTANTS["INPROGRESS"],)
             )
             return max(cursor.rowcount, 0)
+
+    def mentioning(self, text: str) -> list[tuple[str, str | None]]:
+        """(key, kept answer) of the records whose answer contains ``text``."""
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, data FROM idempotency WHERE data LIKE ? ESCAPE '\\'", (pattern,)
+            ).fetchall()
+        return [(str(key), data) for key, data in rows]
+
+    def delete_keys(self, keys: Sequence[str]) -> None:
+        """Delete the records; their pages are zeroed (``secure_delete``) and the
+        write-ahead log, which still holds them, is checkpointed away."""
+        if not keys:
+            return
+        with self._lock:
+            self._db.executemany("DELETE FROM idempotency WHERE id = ?", [(k,) for k in keys])
+            if self.path != ":memory:":
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     @staticmethod
     def _record(row: tuple[str, str, int, int | None, str, str]) -> DataRecord:

@@ -8,7 +8,7 @@ from typing import Any
 from hindsight.core.access import load_readable, require_write
 from hindsight.core.errors import ForbiddenError
 from hindsight.core.models import EpisodicMemory, ListQuery, MemoryKind, Principal, SemanticMemory
-from hindsight.core.ports import Clock, MemoryWriter, RecordStore
+from hindsight.core.ports import Clock, KeptAnswers, MemoryWriter, RecordStore
 from hindsight.core.reading import list_all
 
 logger = logging.getLogger(__name__)
@@ -17,10 +17,17 @@ logger = logging.getLogger(__name__)
 class ForgetMemories:
     """Delete memories through the write policy, keeping derived facts consistent."""
 
-    def __init__(self, records: RecordStore, writer: MemoryWriter, clock: Clock) -> None:
+    def __init__(
+        self,
+        records: RecordStore,
+        writer: MemoryWriter,
+        clock: Clock,
+        answers: KeptAnswers | None = None,
+    ) -> None:
         self.records = records
         self.writer = writer
         self.clock = clock
+        self.answers = answers
 
     def forget_memory(self, principal: Principal, memory_id: str) -> dict[str, Any]:
         """Delete a memory. Facts that came only from a deleted episode go with it; facts
@@ -66,6 +73,14 @@ class ForgetMemories:
                 "erasing a user deletes memories in every scope; use a key that may write all "
                 "scopes (write_scopes ['*'])"
             )
+        # the kept answers first: a retry arriving before the memories go stores again, and
+        # what it stores goes with them
+        answers = self.answers.forget_user(principal.tenant_id, user_id) if self.answers else 0
         deleted = self.writer.erase_user(principal.tenant_id, user_id)
-        logger.info("user erased tenant=%s deleted=%d", principal.tenant_id, deleted)
+        logger.info(
+            "user erased tenant=%s deleted=%d kept_answers=%d",
+            principal.tenant_id,
+            deleted,
+            answers,
+        )
         return {"status": "success", "user_id": user_id, "deleted": deleted}
