@@ -17,7 +17,9 @@ Hindsight runs through the public store and retrieve use cases (``MemoryService`
 fresh embedded store per dev set and store variant; a policy variant is the same store
 read with other ``Policy`` fields (``harness.with_policy``) or another ``time_decay``.
 The variants (``VARIANTS``): fusion (linear, the default, against reciprocal-rank and
-query-adaptive, ``core/fusion.py``), the dense share either side of the default 0.6,
+query-adaptive, ``core/fusion.py``), the lexical evidence strength off or over one hit
+(``Policy.lexical_strength``), the previous default (``BEFORE``: strength off, share 0.6),
+the dense share either side of the default 0.5,
 session pooling off and halved, the turn-before context off
 (stored without it: the store use case's ``with_session_context`` replaced, for this
 bench only, by the identity), both off, the speaker boost off, and time decay off.
