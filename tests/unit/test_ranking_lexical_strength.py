@@ -13,9 +13,11 @@ from hindsight.bootstrap import rewire
 from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
 from hindsight.core.errors import ConfigurationError
 from hindsight.core.fusion import lexical_weight, plan_fusion
+from hindsight.core.indexing import searched_text
 from hindsight.core.ranking import coverage
 from hindsight.core.text import tokenize
 from hindsight.settings import Settings
+from tests.fakes import numbered_episode
 
 TEXTS = [
     "Avery: nice weather today",  # holds only the name the question asks about
@@ -128,3 +130,14 @@ def test_the_coverage_is_of_the_text_as_searched_with_the_turn_before(service, p
     results = strong.retrieve(principal, command).results
     assert {r.why["fusion"]["lexical_coverage"] for r in results} == {1.0}
     assert {r.why["fusion"]["vector_weight"] for r in results} == {strong.policy.vector_weight}
+
+
+def test_the_text_as_searched_holds_the_context_and_the_store_time_keys():
+    # a memory found by a store-time key ("diet" for "I don't eat spicy food") holds it
+    episode = numbered_episode(
+        1, "I never eat spicy food", context="what about dinner?", search_keys=["diet"]
+    )
+    text = searched_text(episode)
+    terms = frozenset(tokenize("What is my diet at dinner?"))
+    assert coverage(terms, text) == 1.0
+    assert coverage(terms, episode.content) == 0.0

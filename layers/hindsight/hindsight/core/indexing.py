@@ -30,6 +30,13 @@ def index_text(memory: Memory) -> str:
     return "\n".join(parts)
 
 
+def searched_text(memory: Memory) -> str:
+    """Everything the keyword search matches a memory by: ``index_text`` and, for an
+    episode, its store-time search keys (``IndexDocument.keys``)."""
+    keys = memory.search_keys if isinstance(memory, EpisodicMemory) else []
+    return "\n".join([index_text(memory), *keys])
+
+
 def chunk_texts(memory: Memory, spans: Sequence[Span]) -> list[str]:
     """The text each chunk of a long memory is searched by.
 

@@ -60,7 +60,7 @@ from typing import Any
 
 from hindsight.core.commands import RetrieveCommand
 from hindsight.core.fusion import plan_fusion
-from hindsight.core.indexing import index_text
+from hindsight.core.indexing import searched_text
 from hindsight.core.lifecycle import use_weight
 from hindsight.core.models import (
     EpisodicMemory,
@@ -240,7 +240,7 @@ def _lexical_strength(
     best = [memory_id for _, memory_id in found[: policy.lexical_strength]]
     if unread := [memory_id for memory_id in best if memory_id not in fetched]:
         fetch(unread)
-    read = [index_text(m) for m in map(fetched.get, best) if m is not None]
+    read = [searched_text(m) for m in map(fetched.get, best) if m is not None]
     return max((coverage(scoring.query_terms, text) for text in read), default=None)
 
 
