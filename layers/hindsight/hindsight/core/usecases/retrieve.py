@@ -68,6 +68,8 @@ class RetrieveMemories:
         self.clock = clock
         self.policy = policy
         self.hits = hits  # access tracking: counted here, written behind (core/hit_log.py)
+        # parsed once: a bad spec fails the service's start, not each query
+        self.expansion = parse_expansion(policy.query_expansion)
 
     def __call__(self, principal: Principal, command: RetrieveCommand) -> RetrieveResult:
         policy = self.policy
@@ -82,7 +84,7 @@ class RetrieveMemories:
         search = _Search(self, principal, command, _search_filter(principal, command, as_of))
         search.validity = _checks_validity(command)
         search.run(deadline)
-        expansion = parse_expansion(policy.query_expansion)
+        expansion = self.expansion
         if expansion.enabled and not search.partial:  # opt-in (core/query_expansion.py)
             time_left = lambda: self.clock.monotonic() < deadline  # noqa: E731
             expander = Expander(
