@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from calibrate import RIDGE, _gradient, _newton, _recall, fit_rows, split
+from calibrate import _recall, bounded_logistic, fit_rows, split
 from calibration_data import Query, load_rows
 
 from hindsight.core.policy import CALIBRATION
@@ -57,23 +57,7 @@ def fit(queries: Sequence[Query]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     x = np.asarray([evidence(q) for q in queries])
     y = np.asarray([1.0 if q["kind"] == "own" else 0.0 for q in queries])
     mean, deviation = x.mean(0), x.std(0) + 1e-9
-    design = np.hstack([np.ones((len(x), 1)), (x - mean) / deviation])
-    ridge = np.full(design.shape[1], RIDGE * len(x) / 1000)
-    ridge[0] = 0.0
-    bounded = np.asarray([False, *BOUNDED])
-    free = np.ones(design.shape[1], dtype=bool)
-    weights = np.zeros(design.shape[1])
-    for _ in range(2 * design.shape[1]):
-        weights = _newton(design, y, ridge, free, weights)
-        negative = bounded & free & (weights < 0.0)
-        if negative.any():
-            free &= ~negative
-            weights[negative] = 0.0
-            continue
-        wanting = bounded & ~free & (_gradient(design, y, ridge, weights) < -1e-6)
-        if not wanting.any():
-            break
-        free[int(np.argmax(wanting))] = True
+    weights = bounded_logistic((x - mean) / deviation, y, BOUNDED)
     return mean, deviation, weights
 
 

