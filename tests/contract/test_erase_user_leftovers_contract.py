@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from random import Random
 
 from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
 from hindsight.adapters.embedded.sqlite_record_store import SqliteRecordStore
@@ -129,6 +130,61 @@ def test_sqlite_files_keep_no_bytes_of_an_erased_user(tmp_path: Path) -> None:
         assert _bytes_holding(tmp_path, b"u1 secret") == []
         assert _bytes_holding(tmp_path, b"u2 secret")  # the other user keeps everything
         assert len(records.get_many("t1", [f"u2-{r}-{n}" for r in range(2) for n in range(4)])) == 8
+    finally:
+        index.close()
+        records.close()
+
+
+def test_no_bytes_of_an_erased_user_survive_page_rebuilds(tmp_path: Path) -> None:
+    """``secure_delete`` zeroes a deleted row's cell, not the copies a page rebuild leaves
+    behind: when SQLite packs a page (rows of other sizes replaced, forgotten, moved by a
+    split), the old copy of a row that stays live sits in the page's unallocated gap, and
+    erasing that row later zeroes only its new cell. Found by the isolation properties
+    after ~50 examples (a deleted fact's text in keyword.db); the erase now rebuilds the
+    files. Deterministic churn: rows of varied sizes stored, replaced, forgotten."""
+    random = Random(3)
+    records = SqliteRecordStore(tmp_path / "records" / "hindsight.db")
+    index = EmbeddedSearchIndex(tmp_path / "index", ann_threshold=10_000)
+    users = [f"u{n}" for n in range(5)]
+    held: dict[str, list[str]] = {user: [] for user in users}
+    try:
+        for step in range(600):
+            user = random.choice(users)
+            draw = random.random()
+            if draw < 0.6 or not held[user]:
+                memory_id = f"{user}-{step}"
+                memory = episode(
+                    memory_id,
+                    f"{user} secret zq{step:04d} " + "words " * random.randint(2, 150),
+                    user_id=user,
+                )
+                records.put(memory, text_vector(memory.content), dedup_key=memory.content)
+                index.upsert([document(memory_id, memory.content, user_id=user)])
+                held[user].append(memory_id)
+            elif draw < 0.85:  # the same memory again, longer or shorter (a replace)
+                memory_id = random.choice(held[user])
+                memory = episode(
+                    memory_id,
+                    f"{user} secret zq{step:04d} " + "again " * random.randint(2, 150),
+                    user_id=user,
+                )
+                records.update(memory, text_vector(memory.content))
+                index.upsert([document(memory_id, memory.content, user_id=user)])
+            else:
+                memory_id = held[user].pop(random.randrange(len(held[user])))
+                records.delete("t1", memory_id)
+                index.delete("t1", [memory_id])
+            if step % 150 == 149:
+                records.compact()
+                index.compact()
+
+        records.erase_user("t1", "u1")
+        index.delete_user("t1", "u1")
+
+        assert _bytes_holding(tmp_path, b"u1 secret") == []
+        assert _bytes_holding(tmp_path, b"u2 secret")
+        kept = records.get_many("t1", held["u2"])
+        assert len(kept) == len(held["u2"])
     finally:
         index.close()
         records.close()

@@ -61,10 +61,8 @@ class EmbeddedIsolation(IsolationMachine):
     def leftovers(self, tenant: str, user: str, erased_ids: set[str], tags: set[str]) -> list[str]:
         found: list[str] = []
         for path in sorted(self.data_dir.rglob("*.db")):
-            # an idempotency record keeps the answer a retry gets (a memory id, never the
-            # content or the user), keyed by tenant and Idempotency-Key, not by user
-            ids = set() if path.name == "idempotency.db" else erased_ids
-            found += rows_of(path, tenant, user, ids, tags)
+            # idempotency.db too: the records of the user's writes go with the user
+            found += rows_of(path, tenant, user, erased_ids, tags)
         found += saved_graphs(self.data_dir, tenant, user, erased_ids)
         found += raw_traces(self.data_dir, tags)
         index = self.service.ports.index

@@ -44,8 +44,8 @@ import numpy as np
 
 from hindsight.adapters.embedded import compaction
 from hindsight.adapters.embedded.sqlite_files import (
-    drop_old_log,
     open_connection,
+    scrub,
     unavailable_on_failure,
 )
 from hindsight.adapters.embedded.vector_index import ANN_THRESHOLD, VectorIndex
@@ -459,7 +459,7 @@ class EmbeddedSearchIndex:
             self._vectors.delete_user(tenant_id, user_id)
         with self._lock, self._translate():
             self._check_open()
-            drop_old_log(self._conn)  # the log's older frames still hold the user's rows
+            scrub(self._conn)  # no copy of the user's rows left in the file
 
     def rebuild_from(self, records: RecordStore, force: bool = False) -> int:
         """Bring the index in line with the store; returns how many documents were written.

@@ -35,6 +35,8 @@ from aws_lambda_powertools.utilities.idempotency.persistence.base import (
     DataRecord,
 )
 
+from hindsight.adapters.embedded.sqlite_files import scrub
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS idempotency (
     id TEXT PRIMARY KEY,
@@ -90,14 +92,15 @@ class SqliteIdempotencyStore(BasePersistenceLayer):
         return [(str(key), data) for key, data in rows]
 
     def delete_keys(self, keys: Sequence[str]) -> None:
-        """Delete the records; their pages are zeroed (``secure_delete``) and the
-        write-ahead log, which still holds them, is checkpointed away."""
+        """Delete the records and rewrite the file without them (``scrub``: freed cells
+        are zeroed by ``secure_delete``, copies left by page rebuilds only by the rewrite),
+        then checkpoint the write-ahead log, which still holds them, away."""
         if not keys:
             return
         with self._lock:
             self._db.executemany("DELETE FROM idempotency WHERE id = ?", [(k,) for k in keys])
             if self.path != ":memory:":
-                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+                scrub(self._db)
 
     @staticmethod
     def _record(row: tuple[str, str, int, int | None, str, str]) -> DataRecord:

@@ -39,8 +39,8 @@ from pydantic import TypeAdapter
 
 from hindsight.adapters.embedded import compaction
 from hindsight.adapters.embedded.sqlite_files import (
-    drop_old_log,
     open_connection,
+    scrub,
     unavailable_on_failure,
 )
 from hindsight.adapters.embedded.sqlite_record_schema import create_or_migrate
@@ -345,7 +345,7 @@ class SqliteRecordStore:
             for table in ("dedup_markers", "cursors", "leases"):
                 conn.execute(f"DELETE FROM {table} WHERE tenant_id = ? AND user_id = ?", owner)
         with self._translate(), self._write_lock, self._connection() as conn:
-            drop_old_log(conn)  # the log's older frames still hold the user's rows
+            scrub(conn)  # no copy of the user's rows left in the file
         return int(deleted)
 
     def set_cursor(self, tenant_id: str, user_id: str, name: str, value: datetime) -> None:
