@@ -108,6 +108,11 @@ VARIANTS = (
     Variant("no turn-before context", context=False),
     Variant("no context, no pooling", {"session_pooling": 0.0}, context=False),
     Variant("speaker_boost=1", {"speaker_boost": 1.0}),
+    Variant("speaker_name_keywords=drop", {"speaker_name_keywords": "drop"}),
+    Variant("speaker_name_keywords=pool", {"speaker_name_keywords": "pool"}),
+    Variant("speaker_name_keywords=cover", {"speaker_name_keywords": "cover"}),
+    Variant("lexical_idf", {"lexical_idf": True}),
+    Variant("lexical_idf + names=cover", {"lexical_idf": True, "speaker_name_keywords": "cover"}),
     Variant("time_decay=1 (no decay)", time_decay=1.0),
 )
 QUICK = {"locomo": 2, "longmem": 1, "msc": 2}  # conversations / users a language / dialogues

@@ -156,12 +156,16 @@ class Settings(BaseSettings):
     rrf_k: float = Field(default=_POLICY.rrf_k, gt=0)
     # best keyword hits whose share of the query's terms scales the keyword share (0: off)
     lexical_strength: int = Field(default=_POLICY.lexical_strength, ge=0)
+    # the coverage weighs each query term by its rarity (core/lexical.py)
+    lexical_idf: bool = _POLICY.lexical_idf
     # least recency weight of an episode
     decay_floor: float = Field(default=_POLICY.decay_floor, ge=0, le=1)
     # share of the session's best
     session_pooling: float = Field(default=_POLICY.session_pooling, ge=0, le=1)
     # episodes whose speaker the query names
     speaker_boost: float = Field(default=_POLICY.speaker_boost, ge=0)
+    # the query's words naming a speaker as keywords: keep, drop, or pool (core/speakers.py)
+    speaker_name_keywords: Literal["keep", "drop", "pool"] = "keep"  # Policy's
     # forgetting by use: days without a hit before an episode weighs unused_weight in
     # ranking, and before the maintenance run archives it
     unused_after_days: float = Field(default=_POLICY.unused_after_days, gt=0)

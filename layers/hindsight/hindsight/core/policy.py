@@ -177,6 +177,9 @@ class Policy:
     # 0.520/0.577: name-only keyword matches and session pooling still lift the named
     # speaker's other turns)
     lexical_strength: int = 3
+    # the lexical coverage above weighs each query term by how rare it is among the user's
+    # memories (core/lexical.py; one more keyword search a term). Measured: devsets.md
+    lexical_idf: bool = False
     # recency weight of an episode = decay_floor + (1 - decay_floor) * time_decay ** age_days:
     # recency orders equally relevant memories without burying relevant old ones
     decay_floor: float = 0.9
@@ -187,6 +190,11 @@ class Policy:
     # 1.15 was best on LoCoMo (1.1: 0.797, 1.15: 0.803, 1.25: 0.798 recall@10): higher
     # values hurt questions that name the wrong person on purpose
     speaker_boost: float = 1.15
+    # what the keyword evidence does with the query's words that name a speaker of its best
+    # keyword hits (core/speakers.py): "keep" them, "drop" them (the keyword search asked
+    # again without them; the speaker boost carries the name), or keep them but "pool" only
+    # the relevance fused without them. Measured: bench/results/devsets.md
+    speaker_name_keywords: str = "keep"
     # forgetting by use (core/lifecycle.py): an episode neither hit nor stored for
     # unused_after_days weighs unused_weight in ranking; one never hit and stored more than
     # archive_after_days ago (or last hit that long ago) is archived by the maintenance run

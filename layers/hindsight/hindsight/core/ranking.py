@@ -55,12 +55,12 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from hindsight.core.commands import RetrieveCommand
 from hindsight.core.fusion import plan_fusion
 from hindsight.core.indexing import searched_text
+from hindsight.core.lexical import coverage, weighted_coverage
 from hindsight.core.lifecycle import use_weight
 from hindsight.core.models import (
     EpisodicMemory,
@@ -77,7 +77,7 @@ from hindsight.core.policy import (
     Policy,
     sigmoid,
 )
-from hindsight.core.text import normalize, tokenize
+from hindsight.core.speakers import names_speaker, scaled_keywords
 
 SECONDS_PER_DAY = 86_400.0
 SCORE_DIGITS = 6  # scores are shown rounded to this; min_score compares the shown score
@@ -118,6 +118,9 @@ class Scoring:
     query_terms: frozenset[str]
     calibration: Calibration = CALIBRATION
     min_score: float = 0.0  # results less probable than this are not returned
+    keyword_terms: frozenset[str] | None = None  # the terms keywords count (core/speakers.py)
+    pooled_keyword_hits: dict[str, float] | None = None  # what pooling's keywords count
+    term_weights: dict[str, float] | None = None  # how rare each term is (core/lexical.py)
 
 
 def rank(
@@ -241,7 +244,10 @@ def _lexical_strength(
     if unread := [memory_id for memory_id in best if memory_id not in fetched]:
         fetch(unread)
     read = [searched_text(m) for m in map(fetched.get, best) if m is not None]
-    return max((coverage(scoring.query_terms, text) for text in read), default=None)
+    terms = scoring.query_terms if scoring.keyword_terms is None else scoring.keyword_terms
+    if (weights := scoring.term_weights) is not None:
+        return max((weighted_coverage(weights, text) for text in read), default=None)
+    return max((coverage(terms, text) for text in read), default=None)
 
 
 def _relevance(
@@ -261,6 +267,8 @@ def _relevance(
     pool = [similarities[c.memory_id] for c in candidates if c.memory_id in similarities]
     standing = pool_standing(pool)
     best_z = standing(max(pool)) if pool else 0.0
+    pooled_hits = scoring.pooled_keyword_hits
+    free = None if pooled_hits is None else scaled_keywords(keyword_parts, pooled_hits)
     for c in candidates:
         similarity = similarities.get(c.memory_id)
         sim_part, keyword_part = sim_parts.get(c.memory_id, 0.0), keyword_parts[c.memory_id]
@@ -277,8 +285,9 @@ def _relevance(
         part.few = few
         part.chinese = chinese
         parts[c.memory_id] = part
-        if c.session is not None:
-            session_best[c.session] = max(session_best.get(c.session, 0.0), own)
+        if c.session is not None:  # pooled: relevance without the speaker names' keywords
+            pooled = own if free is None else fusion.own(c.memory_id, sim_part, free[c.memory_id])
+            session_best[c.session] = max(session_best.get(c.session, 0.0), pooled)
     pooling = policy.session_pooling
     if pooling > 0.0:
         for c in candidates:
@@ -395,7 +404,7 @@ def _score(
         if weight != 1.0:
             parts.use_weight = weight
             factor *= weight
-        if policy.speaker_boost != 1.0 and _names_speaker(memory, scoring.query_terms):
+        if policy.speaker_boost != 1.0 and names_speaker(memory, scoring.query_terms):
             parts.speaker_boost = policy.speaker_boost
             factor *= policy.speaker_boost
     else:
@@ -424,40 +433,6 @@ def calibrate(memory: Memory, parts: Parts, scoring: Scoring) -> Parts:
         parts.probability = sigmoid(parts.logit)
         parts.calibrated = True
     return parts
-
-
-def coverage(query_terms: frozenset[str], content: str) -> float:
-    """The share of the query's terms the content holds (0 for a query without terms).
-
-    A short content is tokenized as the index does; a long one (a pasted document) is
-    searched as text for each term (a latin stem less its last letter, so that "hike"
-    meets "hiking"): segmenting 100,000 characters would cost tens of milliseconds.
-    """
-    if not query_terms:
-        return 0.0
-    if len(content) <= TOKENIZED_CHARS:
-        held = len(query_terms & _content_terms(content))
-    else:
-        text = _folded(content)
-        held = sum(1 for term in query_terms if _stem_prefix(term) in text)
-    return held / len(query_terms)
-
-
-TOKENIZED_CHARS = 2_000
-
-
-@lru_cache(maxsize=1_024)
-def _content_terms(content: str) -> frozenset[str]:
-    return frozenset(tokenize(content))
-
-
-@lru_cache(maxsize=64)
-def _folded(content: str) -> str:
-    return normalize(content)
-
-
-def _stem_prefix(term: str) -> str:
-    return term[:-1] if term.isascii() and term.isalpha() and len(term) > 3 else term
 
 
 @dataclass(slots=True)
@@ -560,19 +535,6 @@ def mostly_chinese(text: str) -> bool:
     letters = [ch for ch in text if ch.isalnum()]
     cjk = sum(1 for ch in letters if "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf")
     return bool(letters) and 2 * cjk >= len(letters)
-
-
-def _names_speaker(memory: EpisodicMemory, query_terms: frozenset[str]) -> bool:
-    """Whether every word of the episode's speaker occurs in the query."""
-    if not memory.speaker:
-        return False
-    words = _speaker_terms(memory.speaker)
-    return bool(words) and words <= query_terms
-
-
-@lru_cache(maxsize=4_096)
-def _speaker_terms(speaker: str) -> frozenset[str]:
-    return frozenset(tokenize(speaker))
 
 
 def _session_key(memory: Memory) -> str | None:

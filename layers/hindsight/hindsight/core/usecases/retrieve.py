@@ -19,6 +19,7 @@ from hindsight.core.commands import Highlight, RetrieveCommand, RetrieveResult, 
 from hindsight.core.embedding import embed_query, neutral_vector
 from hindsight.core.highlight import Match, cut_around, highlight, query_words
 from hindsight.core.hit_log import HitLog
+from hindsight.core.lexical import term_weights
 from hindsight.core.lifecycle import archived_hits
 from hindsight.core.models import (
     FactStatus,
@@ -43,9 +44,10 @@ from hindsight.core.query_expansion import (
 from hindsight.core.ranking import SCORE_DIGITS, Candidate, Parts, Scoring, calibrate, rank
 from hindsight.core.retrieve_cursor import decode_cursor, encode_cursor, fingerprint
 from hindsight.core.score_cut import with_state_groups
+from hindsight.core.speakers import SPEAKER_PROBE, check_mode, named_speakers
 from hindsight.core.states import MAX_STATEMENT_CHARS, STATE_WINDOW, order_states, reference_time
 from hindsight.core.temporal import parse_query_time
-from hindsight.core.text import tokenize
+from hindsight.core.text import term_words, tokenize, without_terms
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +72,7 @@ class RetrieveMemories:
         self.hits = hits  # access tracking: counted here, written behind (core/hit_log.py)
         # parsed once: a bad spec fails the service's start, not each query
         self.expansion = parse_expansion(policy.query_expansion)
+        self.speaker_names = check_mode(policy.speaker_name_keywords)
 
     def __call__(self, principal: Principal, command: RetrieveCommand) -> RetrieveResult:
         policy = self.policy
@@ -84,6 +87,10 @@ class RetrieveMemories:
         search = _Search(self, principal, command, _search_filter(principal, command, as_of))
         search.validity = _checks_validity(command)
         search.run(deadline)
+        query_terms = frozenset(tokenize(command.query))
+        names = frozenset[str]()
+        if self.speaker_names != "keep" and not search.partial:
+            names = search.without_speaker_names(query_terms, self.speaker_names)
         expansion = self.expansion
         if expansion.enabled and not search.partial:  # opt-in (core/query_expansion.py)
             time_left = lambda: self.clock.monotonic() < deadline  # noqa: E731
@@ -115,8 +122,11 @@ class RetrieveMemories:
             command,
             query_time,
             floor,
-            frozenset(tokenize(command.query)),
+            query_terms,
             min_score=self._min_score(command),
+            keyword_terms=query_terms - names if names else None,
+            pooled_keyword_hits=search.pooled_keyword_hits,
+            term_weights=search.rarity(query_terms - names) if policy.lexical_idf else None,
         )
         wanted = min(offset + command.top_k, policy.max_results)
         exact = max(wanted, STATE_WINDOW)  # the states' window is ordered whatever the page
@@ -293,6 +303,8 @@ class _Search:
         self.matches: dict[str, list[Match]] = {}  # the chunks long memories were found by
         self.partial = False
         self.validity = False  # facts kept to those valid at the filter's ``now``
+        # session pooling's keyword hits, when they differ (core/speakers.py, "pool")
+        self.pooled_keyword_hits: dict[str, float] | None = None
 
     def _matched(self, hit: SearchHit, by: str) -> None:
         if hit.chunk is not None and hit.span is not None:
@@ -322,6 +334,44 @@ class _Search:
         self.candidate_ids = list(dict.fromkeys([*self.keyword_hits, *self.vector_hits]))
         if clock.monotonic() >= deadline:
             self.partial = True
+
+    def without_speaker_names(self, query_terms: frozenset[str], mode: str) -> frozenset[str]:
+        """The query's terms naming a speaker of its best keyword hits (``core/speakers.py``)
+        and, if any and ``mode`` is drop or pool, the keyword search asked again without
+        them: its hits become the keyword evidence (drop) or session pooling's only (pool).
+        Hits of the first search stay candidates."""
+        best = sorted(self.keyword_hits, key=lambda i: -self.keyword_hits[i])[:SPEAKER_PROBE]
+        if unread := [memory_id for memory_id in best if memory_id not in self.fetched]:
+            self.fetch(unread)
+        names = named_speakers(query_terms, map(self.fetched.get, best))
+        if not names or mode == "cover":
+            return names
+        index, pool = self.use_case.index, self.use_case.policy.candidate_pool
+        hits: dict[str, float] = {}
+        for hit in index.keyword_search(
+            self.filter, without_terms(self.command.query, names), pool
+        ):
+            hits[hit.memory_id] = hit.score
+            self.facts[hit.memory_id] = self.facts.get(hit.memory_id) or hit.facts
+            if hit.memory_id not in self.keyword_hits:
+                self._matched(hit, "keyword")
+        if mode == "pool":
+            self.pooled_keyword_hits = hits
+        else:
+            self.keyword_hits = hits
+        self.candidate_ids = list(dict.fromkeys([*self.candidate_ids, *hits]))
+        return names
+
+    def rarity(self, terms: frozenset[str]) -> dict[str, float]:
+        """Each term's weight by how many memories hold it (``core/lexical.py``): the
+        keyword search asked for the term alone, up to the candidate pool."""
+        index, pool = self.use_case.index, self.use_case.policy.candidate_pool
+        words = term_words(self.command.query)
+
+        def held_by(term: str) -> int:
+            return len(index.keyword_search(self.filter, words.get(term, term), pool))
+
+        return term_weights(sorted(terms), held_by, pool)
 
     def fetch(self, memory_ids: list[str]) -> None:
         """Read memories and re-check on the source of truth what the index filtered."""

@@ -1,0 +1,79 @@
+"""How much of a query a memory holds (``coverage``), each term weighed by how rare it is.
+
+``Policy.lexical_strength`` scales the keyword share of the fused relevance by the share
+of the query's terms that one of its best keyword hits holds (``core/fusion.py``). Every
+term counts alike there, so a hit that holds a word most memories hold ("like", "live")
+looks like a match. With ``Policy.lexical_idf`` each term weighs its inverse document
+frequency among the user's memories, read from the keyword search itself (the term asked
+alone: how many memories hold it, up to the candidate pool): ``log(1 + (n - df + 0.5) /
+(df + 0.5))`` with ``n`` the pool, as BM25 weighs it. A term held by the whole pool or
+more weighs almost nothing, so a best hit holding only common words is a weak match.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
+
+from hindsight.core.text import normalize, tokenize
+
+
+def rarity(held_by: int, pool: int) -> float:
+    """A term's weight from how many memories hold it (``held_by``, up to ``pool``)."""
+    if pool <= 0 or held_by < 0:
+        raise ValueError(f"need a positive pool and a count >= 0, got {pool}, {held_by}")
+    held_by = min(held_by, pool)
+    return math.log(1.0 + (pool - held_by + 0.5) / (held_by + 0.5))
+
+
+def term_weights(
+    terms: Iterable[str], held_by: Callable[[str], int], pool: int
+) -> dict[str, float]:
+    """Each term's weight, ``held_by(term)`` telling how many memories hold it."""
+    return {term: rarity(held_by(term), pool) for term in terms}
+
+
+def weighted_coverage(weights: Mapping[str, float], content: str) -> float:
+    """The share of the terms' total weight the content holds; 0 without weight."""
+    total = math.fsum(weights.values())
+    if total <= 0.0:
+        return 0.0
+    held = _held(frozenset(weights), content)
+    return math.fsum(w for term, w in weights.items() if term in held) / total
+
+
+def coverage(query_terms: frozenset[str], content: str) -> float:
+    """The share of the query's terms the content holds (0 for a query without terms).
+
+    A short content is tokenized as the index does; a long one (a pasted document) is
+    searched as text for each term (a latin stem less its last letter, so that "hike"
+    meets "hiking"): segmenting 100,000 characters would cost tens of milliseconds.
+    """
+    if not query_terms:
+        return 0.0
+    return len(_held(query_terms, content)) / len(query_terms)
+
+
+def _held(query_terms: frozenset[str], content: str) -> frozenset[str]:
+    if len(content) <= TOKENIZED_CHARS:
+        return query_terms & _content_terms(content)
+    text = _folded(content)
+    return frozenset(term for term in query_terms if _stem_prefix(term) in text)
+
+
+TOKENIZED_CHARS = 2_000
+
+
+@lru_cache(maxsize=1_024)
+def _content_terms(content: str) -> frozenset[str]:
+    return frozenset(tokenize(content))
+
+
+@lru_cache(maxsize=64)
+def _folded(content: str) -> str:
+    return normalize(content)
+
+
+def _stem_prefix(term: str) -> str:
+    return term[:-1] if term.isascii() and term.isalpha() and len(term) > 3 else term
