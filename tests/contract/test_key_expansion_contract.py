@@ -140,3 +140,30 @@ def test_a_rebuilt_embedded_index_keeps_the_keys(tmp_path: Path) -> None:
             assert hits[0].memory_id == ids[SPICY]
         finally:
             fresh.close()
+
+
+def test_reindex_gives_earlier_memories_their_keys_and_takes_them_away(
+    service: MemoryService,
+) -> None:
+    """Switching expansion on does not touch what is stored; ``hindsight reindex`` derives
+    the keys of the memories stored before, and with expansion off again removes them."""
+    ids = _store(service)  # expansion off: no keys
+    expanded = rewire(service, keys=LexiconKeyExpander())
+    assert expanded.ports.index.keyword_search(EVERYONE, "饮食偏好", 10) == []
+
+    counts = expanded.reindex()
+
+    assert counts["search_keys_updated"] >= 2  # the diet memories; chatter may get none
+    stored = expanded.ports.records.get("t1", ids[SPICY])
+    assert isinstance(stored, EpisodicMemory)
+    assert "饮食偏好" in stored.search_keys
+    assert _first(expanded, "饮食偏好") == ids[SPICY]
+    assert expanded.reindex()["search_keys_updated"] == 0  # already in line: nothing written
+
+    plain = rewire(expanded, keys=None)
+    assert plain.reindex()["search_keys_updated"] == counts["search_keys_updated"]
+    stored = plain.ports.records.get("t1", ids[SPICY])
+    assert isinstance(stored, EpisodicMemory)
+    assert stored.search_keys == []
+    assert plain.ports.index.keyword_search(EVERYONE, "饮食偏好", 10) == []
+    assert plain.ports.records.get("t1", ids[PEANUTS]) is not None  # nothing else lost

@@ -100,7 +100,7 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
         context=BuildContext(records, ports.reflector, clock, retrieve),
         browse=BrowseMemories(records, clock),
         forget=ForgetMemories(records, writer, clock, ports.answers),
-        reindex=ReindexMemories(records, ports.index, ports.embedder, sizes),
+        reindex=ReindexMemories(records, ports.index, ports.embedder, sizes, ports.keys),
         archive=ArchiveMemories(records, ports.index, clock, policy),
         documents=StoreDocument(
             records,

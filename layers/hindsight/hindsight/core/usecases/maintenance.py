@@ -1,11 +1,13 @@
 """Maintenance: rebuild the search index from the record store, optionally re-embedding.
 
 The record store is the source of truth; the index can always be rebuilt from it, in
-place (``hindsight reindex``). ``re_embed`` recomputes every stored vector with the
-configured model first, in place, for a store that nothing serves meanwhile (the in-memory
-backend, tests). Changing the model of a store in use is a migration to a new index
-generation with one atomic switch: ``core/usecases/reembed.py``
-(``hindsight reindex --re-embed``).
+place (``hindsight reindex``). The rebuild also brings each episode's store-time search
+keys in line with the configuration: derived again when key expansion is on (so memories
+stored before it was switched on get theirs), removed when it is off. ``re_embed``
+recomputes every stored vector with the configured model first, in place, for a store
+that nothing serves meanwhile (the in-memory backend, tests). Changing the model of a
+store in use is a migration to a new index generation with one atomic switch:
+``core/usecases/reembed.py`` (``hindsight reindex --re-embed``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Any
 
 from hindsight.core.embedding import DEFAULT_CHUNK_SIZES, ChunkSizes, embed_memories
 from hindsight.core.indexing import index_document
-from hindsight.core.ports import Embedder, RecordStore, SearchIndex
+from hindsight.core.models import EpisodicMemory, Memory
+from hindsight.core.ports import Embedder, KeyExpander, RecordStore, SearchIndex
 
 logger = logging.getLogger(__name__)
 
@@ -33,11 +36,13 @@ class ReindexMemories:
         index: SearchIndex,
         embedder: Embedder,
         chunk_sizes: ChunkSizes = DEFAULT_CHUNK_SIZES,
+        keys: KeyExpander | None = None,
     ) -> None:
         self.records = records
         self.index = index
         self.embedder = embedder
         self.chunk_sizes = chunk_sizes
+        self.keys = keys
 
     def __call__(
         self, re_embed: bool = False, progress: Callable[[int, int], None] | None = None
@@ -49,10 +54,13 @@ class ReindexMemories:
         for tenant_id, user_id in owners:
             self.index.delete_user(tenant_id, user_id)
 
-        indexed = re_embedded = skipped = 0
+        indexed = re_embedded = skipped = rekeyed = 0
         for start in range(0, total, BATCH):
-            chunk = everything[start : start + BATCH]
-            if re_embed:
+            stored = everything[start : start + BATCH]
+            chunk = [(self._with_keys(memory), vector) for memory, vector in stored]
+            changed = [new is not old for (new, _), (old, _) in zip(chunk, stored, strict=True)]
+            rekeyed += sum(changed)
+            if re_embed:  # every record is written again below, keys included
                 memories = [memory for memory, _ in chunk]
                 vectors = embed_memories(self.embedder, memories, self.chunk_sizes)
                 for (memory, _), vector in zip(chunk, vectors, strict=True):
@@ -62,6 +70,9 @@ class ReindexMemories:
                 ]
                 re_embedded += len(pairs)
             else:
+                for (memory, kept), rekey in zip(chunk, changed, strict=True):
+                    if rekey:
+                        self.records.update(memory, kept)
                 pairs = [(memory, vector) for memory, vector in chunk if vector is not None]
                 skipped += len(chunk) - len(pairs)
             pairs = [(memory, vector) for memory, vector in pairs if memory.archived_at is None]
@@ -70,7 +81,11 @@ class ReindexMemories:
             if progress is not None:
                 progress(min(start + BATCH, total), total)
         logger.info(
-            "reindex done memories=%d re_embedded=%d skipped=%d", total, re_embedded, skipped
+            "reindex done memories=%d re_embedded=%d skipped=%d search_keys_updated=%d",
+            total,
+            re_embedded,
+            skipped,
+            rekeyed,
         )
         return {
             "status": "success",
@@ -78,5 +93,16 @@ class ReindexMemories:
             "indexed": indexed,
             "re_embedded": re_embedded,
             "skipped_without_vector": skipped,
+            "search_keys_updated": rekeyed,
             "embedding_model": self.embedder.model_name if re_embed else None,
         }
+
+    def _with_keys(self, memory: Memory) -> Memory:
+        """The episode with the keys the configuration gives its content (the same object
+        when they are already those): the expander's, or none when expansion is off."""
+        if not isinstance(memory, EpisodicMemory):
+            return memory
+        keys = [] if self.keys is None else self.keys.keys(memory.content)
+        if keys == memory.search_keys:
+            return memory
+        return memory.model_copy(update={"search_keys": keys})
