@@ -358,6 +358,19 @@ def test_bootstrap_builds_the_offline_first_reflector(model: ModelServer) -> Non
     assert isinstance(built, OfflineFirstReflector) and built.label == "openai:m"
 
 
+def test_bootstrap_passes_the_system_role_setting(model: ModelServer) -> None:
+    settings = Settings.from_env(
+        {
+            "HINDSIGHT_REFLECTOR": "openai:m",
+            "HINDSIGHT_OPENAI_BASE_URL": model.base_url,
+            "HINDSIGHT_OPENAI_SYSTEM_ROLE": "false",
+        }
+    )
+    model.script = [Reply()]
+    build_reflector(settings).reflect("u1", EPISODES, [])
+    assert [m["role"] for m in model.requests[0]["messages"]] == ["user"]
+
+
 def test_reflect_route_reports_tokens_failures_and_keeps_facts(
     model: ModelServer, service_with_llm: Any
 ) -> None:

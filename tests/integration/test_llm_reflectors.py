@@ -22,6 +22,7 @@ from botocore.config import Config
 from botocore.stub import ANY, Stubber
 
 from hindsight.adapters.reflectors.bedrock import BedrockReflector
+from hindsight.adapters.reflectors.llm import REFLECTION_SYSTEM_PROMPT
 from hindsight.adapters.reflectors.openai_compatible import OpenAICompatibleReflector
 from hindsight.core.errors import ReflectorOutputError, UnavailableError
 from hindsight.core.models import Confidence, EpisodicMemory, FactCategory
@@ -185,6 +186,56 @@ def test_openai_endpoint_without_response_format_support(chat: ChatServer) -> No
     output = openai_reflector(chat).reflect("u1", EPISODES, [])
     assert len(output.facts) == 2
     assert "response_format" not in chat.requests[1]
+
+
+def test_openai_without_system_role_opens_the_user_message_with_the_instructions(
+    chat: ChatServer,
+) -> None:
+    chat.script = [(200, VALID)]
+    output = openai_reflector(chat, system_role=False).reflect("u1", EPISODES, [])
+    assert len(output.facts) == 2
+    (request,) = chat.requests
+    (message,) = request["messages"]
+    assert message["role"] == "user"
+    assert message["content"].startswith(REFLECTION_SYSTEM_PROMPT)
+    assert "[mem_1]" in message["content"]
+
+
+def test_openai_endpoint_refusing_the_system_role_is_asked_again_without_it(
+    chat: ChatServer,
+) -> None:
+    chat.script = [
+        (400, "System role not supported"),
+        (200, VALID),
+        (200, '{"intent": "", "entities": [], "open_tasks": [], "mood": ""}'),
+    ]
+    reflector = openai_reflector(chat)
+    assert len(reflector.reflect("u1", EPISODES, []).facts) == 2
+    reflector.summarize(EPISODES)  # a later call goes without the system role at once
+    assert [[m["role"] for m in r["messages"]] for r in chat.requests] == [
+        ["system", "user"],
+        ["user"],
+        ["user"],
+    ]
+    assert chat.requests[1]["messages"][0]["content"].startswith(REFLECTION_SYSTEM_PROMPT)
+
+
+def test_openai_endpoint_refusing_json_mode_and_the_system_role(chat: ChatServer) -> None:
+    chat.script = [
+        (400, "response_format is not supported"),
+        (400, "Conversation roles must alternate user/assistant/user/assistant/..."),
+        (200, VALID),
+    ]
+    assert len(openai_reflector(chat).reflect("u1", EPISODES, []).facts) == 2
+    last = chat.requests[2]
+    assert "response_format" not in last and [m["role"] for m in last["messages"]] == ["user"]
+
+
+def test_openai_other_bad_request_is_not_retried(chat: ChatServer) -> None:
+    chat.script = [(400, "max_tokens is too large for this model")]
+    with pytest.raises(UnavailableError, match="HTTP 400"):
+        openai_reflector(chat).reflect("u1", EPISODES, [])
+    assert len(chat.requests) == 1
 
 
 def test_openai_unreachable_server_is_unavailable() -> None:

@@ -224,6 +224,7 @@ def build_reflector(settings: Settings, embedder: Embedder | None = None) -> Ref
             model=model,
             timeout=settings.reflector_timeout_seconds,
             max_tokens=settings.reflector_max_tokens,
+            system_role=settings.openai_system_role,
         )
         return _offline_first(settings, openai, embedder)
     raise ConfigurationError(

@@ -73,6 +73,9 @@ class Settings(BaseSettings):
     reflector_timeout_seconds: float = Field(default=60.0, gt=0, le=3_600)
     openai_base_url: str = ""
     openai_api_key: str = ""
+    # false: the reflection instructions open the user message (for chat formats without a
+    # system role, e.g. Gemma's, whose servers may drop a system message silently)
+    openai_system_role: bool = True
     bedrock_region: str = ""
     ann_threshold: int = Field(default=20_000, ge=0)  # vectors per user above which ANN is used
     # store-time search keys (adapters/keys): what a memory is about, in English and Chinese,

@@ -4,11 +4,19 @@ Each answer becomes a ``Completion``: the text of ``choices[0].message.content``
 tokens of ``usage`` (estimated when the endpoint leaves it out), and how the model
 stopped: ``finish_reason`` "length" is an answer cut off at ``max_tokens``, a
 ``message.refusal`` or ``finish_reason`` "content_filter" a refusal.
+
+The instructions go as a system message. Some chat formats have no system role: Gemma's
+(llama-cpp-python's ``gemma`` format drops the message without a word; Gemma 2's template
+on vLLM answers 400 "System role not supported"). With ``system_role=False``
+(``HINDSIGHT_OPENAI_SYSTEM_ROLE=false``) the instructions open the user message instead;
+an endpoint that refuses a system message (a 400 naming the system role) gets the same
+request that way at once, and every later one.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import httpx
@@ -42,6 +50,19 @@ def _finish(choice: dict[str, Any], message: dict[str, Any]) -> tuple[Finish, st
     return ("length", "") if reason == "length" else ("stop", "")
 
 
+# a 400 saying the chat format takes no system message ("System role not supported",
+# "Conversation roles must alternate user/assistant/user/assistant/...")
+_NO_SYSTEM_ROLE = re.compile(r"system (?:role|message|prompt)|roles must alternate", re.I)
+
+
+def messages(system: str, user: str, system_role: bool) -> list[dict[str, str]]:
+    """The chat messages of one call: the instructions as a system message, or opening the
+    user message when the endpoint's chat format has no system role."""
+    if system_role:
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return [{"role": "user", "content": f"{system}\n\n{user}"}]
+
+
 class OpenAICompatibleReflector(LlmReflector):
     """POSTs to ``{base_url}/chat/completions`` asking for a JSON object."""
 
@@ -54,6 +75,7 @@ class OpenAICompatibleReflector(LlmReflector):
         timeout: float = 60.0,
         max_tokens: int = 2_000,
         temperature: float = 0.0,
+        system_role: bool = True,
     ) -> None:
         super().__init__(complete=self._chat, label=f"openai:{model}")
         self._url = f"{base_url.rstrip('/')}/chat/completions"
@@ -63,6 +85,7 @@ class OpenAICompatibleReflector(LlmReflector):
         self._timeout = timeout
         self._max_tokens = max_tokens
         self._temperature = temperature
+        self._system_role = system_role
 
     def _http(self) -> httpx.Client:
         if self._client is None:
@@ -93,18 +116,28 @@ class OpenAICompatibleReflector(LlmReflector):
     def _chat(self, system: str, user: str) -> Completion:
         body: dict[str, Any] = {
             "model": self._model,
-            "messages": [
-                {"role": "system", "content": system},
-                {"role": "user", "content": user},
-            ],
+            "messages": messages(system, user, self._system_role),
             "temperature": self._temperature,
             "max_tokens": self._max_tokens,
             "response_format": {"type": "json_object"},
         }
         response = self._post(body)
-        if response.status_code == 400 and "response_format" in response.text:
-            logger.info("endpoint rejects response_format; retrying without it")
-            body.pop("response_format")
+        for _ in range(2):  # each refused feature is dropped once: JSON mode, the system role
+            if response.status_code != 400:
+                break
+            if "response_format" in body and "response_format" in response.text:
+                logger.info("endpoint rejects response_format; retrying without it")
+                body.pop("response_format")
+            elif self._system_role and _NO_SYSTEM_ROLE.search(response.text):
+                logger.warning(
+                    "endpoint rejects the system role; the instructions open the user message "
+                    "from now on (HINDSIGHT_OPENAI_SYSTEM_ROLE=false says so up front) model=%s",
+                    self._model,
+                )
+                self._system_role = False
+                body["messages"] = messages(system, user, system_role=False)
+            else:
+                break
             response = self._post(body)
         if response.status_code >= 400:
             advice = _STATUS_ADVICE.get(response.status_code, "the endpoint returned an error")
