@@ -112,7 +112,8 @@ VARIANTS = (
     Variant("speaker_name_keywords=pool", {"speaker_name_keywords": "pool"}),
     Variant("speaker_name_keywords=cover", {"speaker_name_keywords": "cover"}),
     Variant("lexical_idf", {"lexical_idf": True}),
-    Variant("lexical_idf + names=cover", {"lexical_idf": True, "speaker_name_keywords": "cover"}),
+    Variant("lexical_cues", {"lexical_cues": True}),
+    Variant("lexical_idf + lexical_cues", {"lexical_idf": True, "lexical_cues": True}),
     Variant("time_decay=1 (no decay)", time_decay=1.0),
 )
 QUICK = {"locomo": 2, "longmem": 1, "msc": 2}  # conversations / users a language / dialogues

@@ -5,6 +5,7 @@ the lexical coverage weighed by each term's rarity (Policy.lexical_idf, core/lex
 from __future__ import annotations
 
 import dataclasses
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given, settings
@@ -13,9 +14,10 @@ from hypothesis import strategies as st
 from hindsight.bootstrap import rewire
 from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
 from hindsight.core.errors import ConfigurationError
-from hindsight.core.lexical import coverage, rarity, term_weights, weighted_coverage
+from hindsight.core.lexical import coverage, rarity, term_weights, uncued, weighted_coverage
 from hindsight.core.policy import Policy
 from hindsight.core.speakers import check_mode, named_speakers, scaled_keywords
+from hindsight.core.temporal import parse_query_time
 from hindsight.core.text import term_words, tokenize, without_terms
 from hindsight.settings import Settings
 from tests.fakes import numbered_episode
@@ -192,3 +194,33 @@ def test_with_rarity_weights_a_hit_holding_only_common_words_is_a_weak_match(
     assert plain == 0.5 and weighted > 0.6
     plain, weighted = coverages("Do I like my cat?")
     assert plain == 0.5 and weighted < 0.4
+
+
+# --- the coverage without the terms other factors read (Policy.lexical_cues) ---------------
+
+
+def test_the_cue_terms_are_the_named_speakers_and_the_time_cues_words():
+    query = "What setback did Melanie face in October?"
+    terms = frozenset(tokenize(query))
+    when = parse_query_time(query, datetime(2024, 1, 1, tzinfo=UTC))
+    assert uncued(terms, frozenset({"melani"}), when) == frozenset({"melani", "october"})
+    assert uncued(terms, frozenset(), None) == frozenset()
+    # a query of cues alone keeps them all: nothing else would be matched
+    only = frozenset(tokenize("Melanie in October"))
+    assert uncued(only, frozenset({"melani"}), when) == frozenset()
+
+
+def test_with_cues_left_out_the_coverage_counts_the_other_terms(service, principal, clock):
+    for text in ["Avery: the roof leaked again", "Jordan: my cat sleeps all day"]:
+        speaker = text.split(":")[0]
+        command = StoreMemoryCommand(user_id="u1", content=text, speaker=speaker)
+        service.store(principal, command)
+        clock.advance(minutes=1)
+    command = RetrieveCommand(user_id="u1", query="What leaked at Avery's in May?", time_decay=1.0)
+    plain = service.retrieve(principal, command).results[0].why["fusion"]
+    cued = rewire(service, dataclasses.replace(service.policy, lexical_cues=True))
+    without = cued.retrieve(principal, command).results[0].why["fusion"]
+    # terms: leak, avery, may; the roof turn holds leak and avery: 2/3 plainly, and
+    # leak of leak alone once the name and the month are left out
+    assert plain["lexical_coverage"] == pytest.approx(2 / 3, abs=1e-3)
+    assert without["lexical_coverage"] == 1.0

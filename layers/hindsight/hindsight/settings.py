@@ -161,6 +161,8 @@ class Settings(BaseSettings):
     lexical_strength: int = Field(default=_POLICY.lexical_strength, ge=0)
     # the coverage weighs each query term by its rarity (core/lexical.py)
     lexical_idf: bool = _POLICY.lexical_idf
+    # the coverage leaves out named speakers' and time cues' words (core/lexical.py)
+    lexical_cues: bool = _POLICY.lexical_cues
     # least recency weight of an episode
     decay_floor: float = Field(default=_POLICY.decay_floor, ge=0, le=1)
     # share of the session's best

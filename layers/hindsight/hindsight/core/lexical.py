@@ -1,5 +1,11 @@
 """How much of a query a memory holds (``coverage``), each term weighed by how rare it is.
 
+With ``Policy.lexical_cues`` the coverage leaves out the query's terms another factor of
+the ranking reads: a named speaker's words (the speaker boost rewards that speaker's
+turns) and the words of a time cue (the time-cue boost rewards memories of that time);
+the turns do not hold a date they were said on, so "in October 2023" made a query look
+half unmatched.
+
 ``Policy.lexical_strength`` scales the keyword share of the fused relevance by the share
 of the query's terms that one of its best keyword hits holds (``core/fusion.py``). Every
 term counts alike there, so a hit that holds a word most memories hold ("like", "live")
@@ -16,7 +22,19 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 
+from hindsight.core.models import TimeRange
 from hindsight.core.text import normalize, tokenize
+
+
+def uncued(
+    query_terms: frozenset[str], names: frozenset[str], query_time: TimeRange | None
+) -> frozenset[str]:
+    """The query's terms that other factors read, left out of the lexical coverage
+    (``Policy.lexical_cues``): the named speakers' words (the speaker boost) and the words
+    of the query's time cue (the time-cue boost); none when they are every term."""
+    cues = names | (frozenset(tokenize(query_time.expression)) if query_time else frozenset())
+    cues &= query_terms
+    return frozenset() if cues >= query_terms else cues
 
 
 def rarity(held_by: int, pool: int) -> float:

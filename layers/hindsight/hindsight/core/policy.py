@@ -180,6 +180,9 @@ class Policy:
     # the lexical coverage above weighs each query term by how rare it is among the user's
     # memories (core/lexical.py; one more keyword search a term). Measured: devsets.md
     lexical_idf: bool = False
+    # the lexical coverage leaves out the query's terms another factor reads: the named
+    # speakers' words and the time cue's (core/lexical.py ``uncued``). Measured: devsets.md
+    lexical_cues: bool = False
     # recency weight of an episode = decay_floor + (1 - decay_floor) * time_decay ** age_days:
     # recency orders equally relevant memories without burying relevant old ones
     decay_floor: float = 0.9

@@ -19,7 +19,7 @@ from hindsight.core.commands import Highlight, RetrieveCommand, RetrieveResult, 
 from hindsight.core.embedding import embed_query, neutral_vector
 from hindsight.core.highlight import Match, cut_around, highlight, query_words
 from hindsight.core.hit_log import HitLog
-from hindsight.core.lexical import term_weights
+from hindsight.core.lexical import term_weights, uncued
 from hindsight.core.lifecycle import archived_hits
 from hindsight.core.models import (
     FactStatus,
@@ -89,8 +89,11 @@ class RetrieveMemories:
         search.run(deadline)
         query_terms = frozenset(tokenize(command.query))
         names = frozenset[str]()
-        if self.speaker_names != "keep" and not search.partial:
-            names = search.without_speaker_names(query_terms, self.speaker_names)
+        mode = (
+            "cover" if self.speaker_names == "keep" and policy.lexical_cues else self.speaker_names
+        )
+        if mode != "keep" and not search.partial:
+            names = search.without_speaker_names(query_terms, mode)
         expansion = self.expansion
         if expansion.enabled and not search.partial:  # opt-in (core/query_expansion.py)
             time_left = lambda: self.clock.monotonic() < deadline  # noqa: E731
@@ -115,6 +118,8 @@ class RetrieveMemories:
         query_vector = search.query_vector
         floor = float(np.dot(neutral, query_vector.values)) if query_vector is not None else 0.0
         query_time = parse_query_time(command.query, as_of)
+        if policy.lexical_cues:  # what the time cue reads is not lexical evidence either
+            names = uncued(query_terms, names, query_time)
         scoring = Scoring(
             search.similarities,
             search.keyword_hits,
