@@ -22,7 +22,11 @@ query-adaptive, ``core/fusion.py``), the lexical evidence strength off or over o
 the dense share either side of the default 0.5,
 session pooling off and halved, the turn-before context off
 (stored without it: the store use case's ``with_session_context`` replaced, for this
-bench only, by the identity), both off, the speaker boost off, and time decay off.
+bench only, by the identity), both off, the speaker boost off, and time decay off;
+session 10's tried-and-off options: the words naming a speaker dropped from the keyword
+search, from session pooling or from the coverage (``Policy.speaker_name_keywords``), the
+coverage weighed by each term's rarity (``lexical_idf``) and without the words of named
+speakers and time cues (``lexical_cues``).
 
     .venv/bin/python bench/devsets.py            # everything: 13 min on 2 cores, caches warm
     .venv/bin/python bench/devsets.py --quick    # 2 LoCoMo conversations, 1 user a language

@@ -14,6 +14,15 @@ frequency among the user's memories, read from the keyword search itself (the te
 alone: how many memories hold it, up to the candidate pool): ``log(1 + (n - df + 0.5) /
 (df + 0.5))`` with ``n`` the pool, as BM25 weighs it. A term held by the whole pool or
 more weighs almost nothing, so a best hit holding only common words is a weak match.
+
+Both are off (bench/results/devsets.md, recall@10 / hit@5 against the default): rarity
+wins MSC +0.016 / +0.032 and long-memory hit@5 (en +0.051, zh +0.026) but loses LoCoMo
+0.013 / 0.012, mostly adversarial questions (0.886 -> 0.859 recall@10): a date or a word
+no turn holds weighs most and leans the query on the model; with the cues left out as
+well LoCoMo loses 0.009 / 0.008 (MSC +0.016 / +0.036). The cues alone lose LoCoMo 0.003 /
+0.004 and MSC recall@10 0.012. A term no memory holds weighing 0 instead lost MSC
+(0.395 / 0.488 against 0.440 / 0.544), and weighing the mean of the held terms' weights
+lost MSC too (0.419 / 0.532): the words no turn holds are what mark a paraphrase.
 """
 
 from __future__ import annotations

@@ -178,10 +178,14 @@ class Policy:
     # speaker's other turns)
     lexical_strength: int = 3
     # the lexical coverage above weighs each query term by how rare it is among the user's
-    # memories (core/lexical.py; one more keyword search a term). Measured: devsets.md
+    # memories (core/lexical.py; one more keyword search a term). Off: recall@10 / hit@5
+    # against the default LoCoMo -0.013 / -0.012, MSC +0.016 / +0.032, long-memory en
+    # +0 / +0.051, zh +0 / +0.026 (bench/results/devsets.md)
     lexical_idf: bool = False
     # the lexical coverage leaves out the query's terms another factor reads: the named
-    # speakers' words and the time cue's (core/lexical.py ``uncued``). Measured: devsets.md
+    # speakers' words and the time cue's (core/lexical.py ``uncued``). Off: LoCoMo -0.003 /
+    # -0.004, MSC -0.012 / +0.004, long-memory unchanged; with lexical_idf LoCoMo -0.009 /
+    # -0.008, MSC +0.016 / +0.036, long-memory as lexical_idf alone
     lexical_cues: bool = False
     # recency weight of an episode = decay_floor + (1 - decay_floor) * time_decay ** age_days:
     # recency orders equally relevant memories without burying relevant old ones
@@ -195,8 +199,10 @@ class Policy:
     speaker_boost: float = 1.15
     # what the keyword evidence does with the query's words that name a speaker of its best
     # keyword hits (core/speakers.py): "keep" them, "drop" them (the keyword search asked
-    # again without them; the speaker boost carries the name), or keep them but "pool" only
-    # the relevance fused without them. Measured: bench/results/devsets.md
+    # again without them; the speaker boost carries the name), keep them but "pool" only
+    # the relevance fused without them, or leave them out of the lexical coverage only
+    # ("cover"). Keep: every other lost LoCoMo 0.005 / 0.005 and MSC (drop -0.004 / -0.036,
+    # pool -0.004 / -0.016, cover -0.012 / +0.004), long-memory unchanged (devsets.md)
     speaker_name_keywords: str = "keep"
     # forgetting by use (core/lifecycle.py): an episode neither hit nor stored for
     # unused_after_days weighs unused_weight in ranking; one never hit and stored more than

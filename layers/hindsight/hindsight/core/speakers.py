@@ -5,7 +5,7 @@ turns. The speaker boost (``Policy.speaker_boost``) rewards every episode of tha
 (``names_speaker``). The name is also a keyword, and the keyword search finds it in each
 of the speaker's turns ("Avery: ...") and in the replies that carry one of them as their
 turn-before context, so BM25, the lexical coverage and session pooling reward the same
-name again: a turn that holds only the name outranks the one that answers the question.
+name again: a turn that holds only the name can outrank the one that answers.
 
 ``Policy.speaker_name_keywords`` says what the keyword evidence does with the query's
 words that name a speaker of its best keyword hits (``named_speakers``):
@@ -16,9 +16,15 @@ words that name a speaker of its best keyword hits (``named_speakers``):
   the speaker boost still reads the whole query. A query that is only names keeps them;
 - ``pool``: the keyword evidence keeps them, but session pooling spreads only relevance
   fused from the keyword search without them (a session is lifted by what answers the
-  question, not by the name every turn of the speaker holds).
+  question, not by the name every turn of the speaker holds);
+- ``cover``: the keyword evidence keeps them; the lexical coverage leaves them out.
 
-Measured in bench/results/devsets.md (variants ``speaker_name_keywords=...``).
+Measured in bench/results/devsets.md (variants ``speaker_name_keywords=...``): none ships.
+Against keep (recall@10 / hit@5), drop, pool and cover each lose LoCoMo 0.005 / 0.005,
+and MSC, the set they were meant for, loses too (drop -0.004 / -0.036, pool -0.004 /
+-0.016, cover -0.012 / +0.004); long-memory is unchanged. Without the name, the keyword
+evidence of an MSC question is the rest of its template ("like", "earn a living"), which
+many turns hold: the name was not what the named speaker's other turns were lifted by.
 """
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ class RetrieveMemories:
             min_score=self._min_score(command),
             keyword_terms=query_terms - names if names else None,
             pooled_keyword_hits=search.pooled_keyword_hits,
-            term_weights=search.rarity(query_terms - names) if policy.lexical_idf else None,
+            term_weights=search.rarity(query_terms - names) if self._weighs_terms() else None,
         )
         wanted = min(offset + command.top_k, policy.max_results)
         exact = max(wanted, STATE_WINDOW)  # the states' window is ordered whatever the page
@@ -188,6 +188,11 @@ class RetrieveMemories:
             partial=search.partial,
             query_time=query_time,
         )
+
+    def _weighs_terms(self) -> bool:
+        """Whether the lexical coverage weighs the query's terms by rarity (then each is
+        searched alone): with ``lexical_idf`` and the coverage on."""
+        return self.policy.lexical_idf and self.policy.lexical_strength > 0
 
     def _min_score(self, command: RetrieveCommand) -> float:
         """The request's min_score; by default the policy's, when the scores are calibrated
