@@ -18,6 +18,7 @@ from hindsight.adapters.reflectors.llm import (
     Completion,
     InvalidLlmOutputError,
     LlmReflector,
+    LlmTimeoutError,
     Refinement,
     TokenBudgetExhaustedError,
     build_reflection_prompt,
@@ -265,3 +266,45 @@ def test_an_offline_reflector_reports_no_llm_use() -> None:
     service = build(RuleBasedReflector())
     service.store(principal, StoreMemoryCommand(user_id="u1", content="I love hiking."))
     assert service.reflect(principal, ReflectCommand(user_id="u1")).llm is None
+
+
+# --- a model that stops answering -------------------------------------------------------------
+
+
+ALLERGENS = ["peanuts", "shellfish", "penicillin"]
+
+
+def timed_out() -> LlmTimeoutError:
+    return LlmTimeoutError("the endpoint did not answer within 60s; retry later")
+
+
+def test_two_batches_in_a_row_timing_out_stop_the_run_calling_the_model() -> None:
+    model = FakeModel(timed_out(), timed_out(), answer())
+    reflector = offline_first(model).for_run()
+    allergies = [episode(n, f"I'm allergic to {what}.") for n, what in enumerate(ALLERGENS)]
+    outputs = [reflector.reflect("u1", [e], []) for e in allergies]
+    assert len(model.prompts) == 2  # the third batch never reached the model
+    assert model.answers  # its answer is still waiting
+    assert all(o.reflector == OFFLINE_LABEL and o.facts for o in outputs)
+    assert outputs[0].usage is not None and "2 batches in a row" not in outputs[0].usage.failures[0]
+    assert outputs[1].usage is not None
+    assert "2 batches in a row timed out" in outputs[1].usage.failures[0]
+    assert outputs[2].usage is not None and outputs[2].usage.calls == 0
+
+
+def test_a_timeout_between_answers_does_not_stop_the_run() -> None:
+    model = FakeModel(timed_out(), answer(), timed_out(), answer())
+    reflector = offline_first(model).for_run()
+    for number in range(1, 5):
+        reflector.reflect("u1", [episode(number, "I'm allergic to peanuts.")], [])
+    assert len(model.prompts) == 4
+
+
+def test_the_next_run_calls_the_model_again() -> None:
+    model = FakeModel(timed_out(), timed_out(), answer())
+    reflector = offline_first(model)
+    first = reflector.for_run()
+    for e in EPISODES:
+        first.reflect("u1", [e], [])
+    output = reflector.for_run().reflect("u1", EPISODES, [])
+    assert len(model.prompts) == 3 and output.reflector == "fake:llm"

@@ -41,7 +41,7 @@ from hindsight.adapters.reflectors.llm_prompts import (
     build_summary_prompt,
     candidate_ids,
 )
-from hindsight.core.errors import ReflectorOutputError
+from hindsight.core.errors import ReflectorOutputError, UnavailableError
 from hindsight.core.models import (
     Confidence,
     EpisodicMemory,
@@ -62,6 +62,7 @@ __all__ = [
     "Finish",
     "InvalidLlmOutputError",
     "LlmReflector",
+    "LlmTimeoutError",
     "Refinement",
     "TokenBudgetExhaustedError",
     "build_reflection_prompt",
@@ -196,6 +197,10 @@ class TokenBudgetExhaustedError(Exception):
     """The run's token budget is spent: no more calls are made."""
 
 
+class LlmTimeoutError(UnavailableError):
+    """The model did not answer within the reflector's timeout."""
+
+
 @dataclass
 class CallMeter:
     """Calls and tokens of one reflection run, against an optional token budget.
@@ -210,6 +215,10 @@ class CallMeter:
     output_tokens: int = 0
     failures: list[str] = field(default_factory=list)
     exhausted: bool = False
+    # batches in a row whose call timed out; at ``MAX_TIMEOUTS_IN_A_ROW`` the run stops
+    # calling the model (a local server may still be busy with the abandoned answers)
+    timeouts_in_a_row: int = 0
+    unresponsive: bool = False
 
     @property
     def spent(self) -> int:

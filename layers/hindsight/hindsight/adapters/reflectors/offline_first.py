@@ -9,7 +9,10 @@ offline facts and the failure is reported in the output's usage; the reflection 
 fails because of the LLM. Summaries fall back to the offline summary the same way.
 
 The token budget is per reflection run: the reflect use case asks ``for_run()`` for a
-reflector with its own ``CallMeter``.
+reflector with its own ``CallMeter``. So is the patience with a model that does not answer:
+after ``MAX_TIMEOUTS_IN_A_ROW`` batches in a row timed out, the run's later batches keep
+their offline facts without calling it (a local server on a CPU may go on generating an
+answer the reflector stopped waiting for, and every later call would wait behind it).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from hindsight.adapters.reflectors.injection import instruction_like
 from hindsight.adapters.reflectors.llm import (
     CallMeter,
     LlmReflector,
+    LlmTimeoutError,
     Refinement,
     TokenBudgetExhaustedError,
     candidate_ids,
@@ -38,6 +42,9 @@ from hindsight.core.models import (
 from hindsight.core.ports import Reflector, VectorReusingReflector
 
 logger = logging.getLogger(__name__)
+
+# batches in a row whose LLM call timed out before the run stops calling the model
+MAX_TIMEOUTS_IN_A_ROW = 2
 
 
 def _covered(candidate: ExtractedFact, facts: Sequence[ExtractedFact]) -> bool:
@@ -130,7 +137,7 @@ class OfflineFirstReflector:
             return offline
         meter = self._meter or CallMeter(budget=self._budget)
         mark = meter.mark()
-        if meter.exhausted:  # an earlier batch of this run spent the budget
+        if meter.exhausted or meter.unresponsive:  # the budget is spent / the model is gone
             return self._offline_output(offline, meter, mark)
         suspects = instruction_like(episodes)
         if suspects:  # a prompt injection: the LLM never sees it
@@ -143,11 +150,24 @@ class OfflineFirstReflector:
             logger.warning("llm skipped reflector=%s %s", self.label, note)
             meter.failures.append(note)
             return self._offline_output(offline, meter, mark)
+        except LlmTimeoutError as exc:
+            meter.timeouts_in_a_row += 1
+            reason = exc.message
+            if meter.timeouts_in_a_row >= MAX_TIMEOUTS_IN_A_ROW:
+                meter.unresponsive = True
+                reason += (
+                    f"; {meter.timeouts_in_a_row} batches in a row timed out, so the later "
+                    "batches of this run keep their offline facts without calling the model "
+                    "(raise HINDSIGHT_REFLECTOR_TIMEOUT_SECONDS for a slow model)"
+                )
+            return self._failed(offline, meter, mark, episodes, reason)
         except HindsightError as exc:  # unavailable, refused, invalid twice
+            meter.timeouts_in_a_row = 0
             return self._failed(offline, meter, mark, episodes, exc.message)
         except Exception as exc:  # an adapter's bug must not fail the reflection either
             logger.exception("llm reflector raised an unexpected error")
             return self._failed(offline, meter, mark, episodes, f"unexpected error: {exc!r}")
+        meter.timeouts_in_a_row = 0
         facts = combine(offline.facts, refinement, episodes)
         logger.info(
             "llm refined offline facts %s offline=%d refined=%d rejected=%d final=%d",

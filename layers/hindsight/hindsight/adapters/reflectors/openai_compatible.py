@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from hindsight.adapters.reflectors.llm import Completion, Finish, LlmReflector
+from hindsight.adapters.reflectors.llm import Completion, Finish, LlmReflector, LlmTimeoutError
 from hindsight.core.errors import UnavailableError
 from hindsight.core.usecases.context import estimate_tokens
 
@@ -103,7 +103,7 @@ class OpenAICompatibleReflector(LlmReflector):
         try:
             return self._http().post(self._url, json=body, headers=headers, timeout=self._timeout)
         except httpx.TimeoutException as exc:
-            raise UnavailableError(
+            raise LlmTimeoutError(
                 f"OpenAI-compatible reflector unavailable: {self._url} did not answer within "
                 f"{self._timeout:g}s; retry later"
             ) from exc
