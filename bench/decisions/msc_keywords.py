@@ -20,8 +20,8 @@ scaled so that a term one memory holds weighs 1, at most 1): the tried-and-dropp
     python bench/decisions/msc_keywords.py --rarity mean --sets msc,longmem,locomo \
         --variants "default,lexical_idf,lexical_idf + lexical_cues"
 
-(``python`` is ``.venv/bin/python``; ``--out`` as devsets.py's, which writes to
-bench/results/devsets by default: pass ``--out /tmp/...`` to keep the committed report.)
+(``python`` is ``.venv/bin/python``; the report goes to /tmp/msc_keywords.{json,md}
+unless ``--out`` says otherwise, never over bench/results/devsets.)
 """
 
 from __future__ import annotations
@@ -144,6 +144,8 @@ def main(argv: list[str]) -> int:
         del argv[at : at + 2]
         rarity(kind)
     devsets.VARIANTS = devsets.VARIANTS + EXTRA
+    if "--out" not in argv:  # never over the committed report
+        argv += ["--out", "/tmp/msc_keywords"]
     return devsets.main(argv)
 
 
