@@ -272,6 +272,17 @@ def test_timeout_keeps_the_offline_facts(model: ModelServer) -> None:
     assert output.usage is not None and "did not answer within 0.5s" in output.usage.failures[0]
 
 
+def test_two_timeouts_in_a_row_stop_the_run_calling_the_server(model: ModelServer) -> None:
+    model.script = [Reply(delay=1.0), Reply(delay=1.0), Reply()]
+    llm = reflector(model, timeout=0.3)
+    outputs = [llm.reflect("u1", [e], []) for e in EPISODES]
+    outputs.append(llm.reflect("u1", EPISODES, []))
+    assert len(model.requests) == 2  # the third batch kept its offline facts unasked
+    assert outputs[2].reflector == OFFLINE_LABEL and outputs[2].facts
+    assert outputs[1].usage is not None
+    assert "2 batches in a row timed out" in outputs[1].usage.failures[0]
+
+
 @pytest.mark.parametrize(("status", "says"), [(429, "rate limited"), (500, "HTTP 500")])
 def test_http_errors_keep_the_offline_facts(model: ModelServer, status: int, says: str) -> None:
     output = run(model, Reply(status=status))

@@ -10,6 +10,7 @@ Stubber still checks every request against Bedrock's service model.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,7 +23,7 @@ from botocore.config import Config
 from botocore.stub import ANY, Stubber
 
 from hindsight.adapters.reflectors.bedrock import BedrockReflector
-from hindsight.adapters.reflectors.llm import REFLECTION_SYSTEM_PROMPT
+from hindsight.adapters.reflectors.llm import REFLECTION_SYSTEM_PROMPT, LlmTimeoutError
 from hindsight.adapters.reflectors.openai_compatible import OpenAICompatibleReflector
 from hindsight.core.errors import ReflectorOutputError, UnavailableError
 from hindsight.core.models import Confidence, EpisodicMemory, FactCategory
@@ -359,6 +360,22 @@ def test_bedrock_unreachable_endpoint_is_unavailable() -> None:
     )
     with pytest.raises(UnavailableError, match="cannot reach Bedrock"):
         BedrockReflector(MODEL_ID, client=client).reflect("u1", EPISODES, [])
+
+
+def test_bedrock_read_timeout_is_a_timeout() -> None:
+    with socket.socket() as silent:  # accepts the connection, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        client = boto3.client(
+            "bedrock-runtime",
+            region_name="us-east-1",
+            endpoint_url=f"http://127.0.0.1:{silent.getsockname()[1]}",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+            config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=1),
+        )
+        with pytest.raises(LlmTimeoutError, match="no answer in time"):
+            BedrockReflector(MODEL_ID, client=client).reflect("u1", EPISODES, [])
 
 
 def test_bedrock_summarize(bedrock: tuple[Any, Stubber]) -> None:

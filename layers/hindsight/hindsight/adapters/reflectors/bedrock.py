@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from hindsight.adapters.reflectors.llm import Completion, Finish, LlmReflector
+from hindsight.adapters.reflectors.llm import Completion, Finish, LlmReflector, LlmTimeoutError
 from hindsight.core.errors import UnavailableError
 from hindsight.core.usecases.context import estimate_tokens
 
@@ -75,7 +75,12 @@ class BedrockReflector(LlmReflector):
         return f"model {self._model_id} in region {region or 'default'}"
 
     def _converse(self, system: str, user: str) -> Completion:
-        from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+        from botocore.exceptions import (
+            BotoCoreError,
+            ClientError,
+            NoCredentialsError,
+            ReadTimeoutError,
+        )
 
         try:
             response = self._bedrock().converse(
@@ -97,6 +102,11 @@ class BedrockReflector(LlmReflector):
             raise UnavailableError(
                 f"Bedrock reflector unavailable ({self._where()}): no AWS credentials found; "
                 "configure credentials or use HINDSIGHT_REFLECTOR=rule-based"
+            ) from exc
+        except ReadTimeoutError as exc:
+            raise LlmTimeoutError(
+                f"Bedrock reflector unavailable ({self._where()}): no answer in time ({exc}); "
+                "retry later"
             ) from exc
         except BotoCoreError as exc:
             raise UnavailableError(
