@@ -327,3 +327,28 @@ def test_query_with_two_times_is_merged_into_one_range() -> None:
 def test_query_last_week_on_a_monday() -> None:
     assert query("上周", MONDAY) == ("2026-06-01", "2026-06-08")
     assert query("recently", MONDAY) == ("2026-06-01", "2026-06-09")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the year after "in <month>" is part of the expression: "in October" alone, the
+        # longer match at the earlier position, used to win and take the coming October
+        ("what did she do in October 2023?", ("2023-10-01", "2023-11-01")),
+        ("in May, 2021", ("2021-05-01", "2021-06-01")),
+        ("during March 2019", ("2019-03-01", "2019-04-01")),
+        ("what happened in 2022?", ("2022-01-01", "2023-01-01")),
+        ("back in 1998", ("1998-01-01", "1999-01-01")),
+    ],
+)
+def test_query_names_a_year(text: str, expected: tuple[str, str]) -> None:
+    assert query(text) == expected
+
+
+@pytest.mark.parametrize("text", ["walked in 1500 steps", "in 2022.5 cases", "in 2022,5"])
+def test_numbers_after_in_are_not_years(text: str) -> None:
+    assert query(text) is None
+
+
+def test_a_memory_dated_in_a_named_month_and_year() -> None:
+    assert spans("I moved there in October 2021", WEDNESDAY) == [("2021-10-01", "2021-11-01")]

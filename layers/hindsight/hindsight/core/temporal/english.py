@@ -20,6 +20,7 @@ from hindsight.core.temporal.days import (
     safe_date,
     shift,
     upcoming,
+    year_span,
 )
 from hindsight.core.temporal.patterns import (
     Pattern,
@@ -165,7 +166,14 @@ def _month_only(m: re.Match[str], ref: date) -> Span | None:
         return None
     month = _MONTHS[m.group("mon").lower()]
     year = m.groupdict().get("y")
-    return month_span(int(year) if year else guess_month_year(ref, month), month)
+    if year and plausible_year(int(year)):
+        return month_span(int(year), month)
+    return month_span(guess_month_year(ref, month), month)
+
+
+def _year_only(m: re.Match[str], ref: date) -> Span | None:
+    year = int(m.group("y"))
+    return year_span(year) if plausible_year(year) else None
 
 
 def _month_relative(m: re.Match[str], ref: date) -> Span | None:
@@ -253,7 +261,10 @@ ENGLISH_EXPRESSIONS: list[Pattern] = [
     pattern(rf"\b(?P<rel>next|last|this)\s+{_MONTH_FULL}\b", _month_relative),
     pattern(rf"\b{_MONTH_FULL}\s+(?P<y>\d{{4}})\b", _month_only),
     pattern(
-        rf"\b(?:in|during|since|until|till|by|early|late|mid|of)[\s-]+{_MONTH_FULL}\b",
+        # "in October 2023": the year is part of it (else "in October" alone, the longer
+        # match at the earlier position, took the coming October)
+        rf"\b(?:in|during|since|until|till|by|early|late|mid|of)[\s-]+{_MONTH_FULL}\b"
+        rf"(?:,?\s+(?P<y>\d{{4}})\b)?",
         _month_only,
     ),
 ]
@@ -271,5 +282,8 @@ ENGLISH_QUERY_ONLY: list[Pattern] = [
         _past,
     ),
     pattern(r"\bthe past (?P<n>)(?P<unit>week|month|year)\b", _past),
+    # "what did she do in 2022?": the whole year (questions only: in a memory's text a
+    # bare year is as often a count or a model name)
+    pattern(r"\b(?:in|during|back in)\s+(?P<y>(?:19|20)\d{2})\b(?![-/.,]?\d)", _year_only),
 ]
 """Spans of the recent past a question may ask about, in English."""
