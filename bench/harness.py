@@ -123,6 +123,36 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def wait_for_http(url: str, process: subprocess.Popen[Any], seconds: float, log: Path) -> float:
+    """Poll ``url`` until it answers 200; the seconds it took. Fails with the tail of the
+    server's ``log`` when the process exits first, and names the log when time runs out."""
+    import httpx
+
+    started = time.monotonic()
+    while True:
+        if process.poll() is not None:
+            tail = log.read_text(encoding="utf-8", errors="replace")[-1500:]
+            raise RuntimeError(f"the server exited ({process.returncode}):\n{tail}")
+        try:
+            if httpx.get(url, timeout=5).status_code == 200:
+                return time.monotonic() - started
+        except httpx.TransportError:
+            pass
+        if time.monotonic() - started > seconds:
+            raise RuntimeError(f"{url} did not answer within {seconds:g} s; see {log}")
+        time.sleep(0.05)
+
+
+def stop_process(process: subprocess.Popen[Any], grace: float = 20.0) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within ``grace`` seconds."""
+    process.terminate()
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 # --- services and embedders --------------------------------------------------------------
 
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -54,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsig
 
 from extraction import extracted
 from extraction_data import REPO, CachedEmbedder, Score, real_embedder, speaker_turns, test_split
+from harness import free_port, stop_process, wait_for_http
 
 from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
 from hindsight.adapters.reflectors.learned import LearnedReflector
@@ -79,12 +79,6 @@ SAMPLES_KEPT = 6
 # --- the model server --------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def assembled_gguf(server_python: str) -> str:
     """The GGUF file the model package assembles (in the server's venv)."""
     code = f"from {GGUF_PACKAGE} import assemble; print(assemble())"
@@ -104,7 +98,7 @@ def llama_server(
     server_python: str, gguf: str, alias: str, n_ctx: int, threads: int, chat_format: str, log: Path
 ) -> Iterator[str]:
     """``llama_cpp.server`` on a free loopback port, stopped on exit; yields its base URL."""
-    port = _free_port()
+    port = free_port()
     command = [
         server_python,
         "-m",
@@ -131,27 +125,13 @@ def llama_server(
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            if process.poll() is not None:
-                tail = log.read_text(encoding="utf-8", errors="replace")[-1500:]
-                raise SystemExit(f"the model server exited ({process.returncode}):\n{tail}")
-            try:
-                if httpx.get(f"{base}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit(f"the model server did not answer within 300 s (log: {log})")
-            time.sleep(0.5)
+        try:
+            wait_for_http(f"{base}/models", process, 300, log)
+        except RuntimeError as exc:
+            raise SystemExit(f"the model server did not start: {exc}") from exc
         yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
 
 
 class RecordingTransport(httpx.HTTPTransport):

@@ -35,7 +35,9 @@ from harness import (
     open_service,
     proc_status_mb,
     retrieve_plan,
+    stop_process,
     time_retrieves,
+    wait_for_http,
     with_embedder,
 )
 from synthetic import generate_memories
@@ -257,20 +259,9 @@ def measure_server(
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     try:
-        startup = None
+        wait_for_http(f"{url}/v1/health", process, 900, log)
+        startup = time.perf_counter() - started
         with httpx.Client(timeout=60.0) as client:
-            while time.perf_counter() - started < 900:
-                if process.poll() is not None:
-                    raise RuntimeError(f"server exited with {process.returncode}; see {log}")
-                try:
-                    if client.get(f"{url}/v1/health").status_code == 200:
-                        startup = time.perf_counter() - started
-                        break
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.05)
-            if startup is None:
-                raise RuntimeError("server did not answer /v1/health within 900 s")
             idle = proc_status_mb(process.pid)
 
             def post(query: str) -> float:
@@ -286,12 +277,7 @@ def measure_server(
             seconds = [post(queries[(i + 1) % len(queries)]) for i in range(requests)]
         after = proc_status_mb(process.pid)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process, grace=30)
     return {
         "command": " ".join(command),
         "startup_seconds_until_health": round(startup, 2),

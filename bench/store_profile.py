@@ -45,6 +45,8 @@ from harness import (
     free_port,
     machine_header,
     machine_info,
+    stop_process,
+    wait_for_http,
     write_json,
 )
 
@@ -187,19 +189,10 @@ def server(spec: str) -> Iterator[str]:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment)
         url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:
-                try:
-                    if httpx.get(f"{url}/v1/health", timeout=5).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    time.sleep(0.2)
-            else:
-                raise RuntimeError(f"the server did not start; see {folder}/server.log")
+            wait_for_http(f"{url}/v1/health", process, 120, Path(folder) / "server.log")
             yield url
         finally:
-            process.terminate()
-            process.wait(timeout=60)
+            stop_process(process, grace=60)
             log.close()
 
 
