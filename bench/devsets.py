@@ -20,9 +20,10 @@ The variants (``VARIANTS``): fusion (linear, the default, against reciprocal-ran
 query-adaptive, ``core/fusion.py``), the lexical evidence strength off or over one hit
 (``Policy.lexical_strength``), the previous default (``BEFORE``: strength off, share 0.6),
 the dense share either side of the default 0.5,
-session pooling off and halved, the turn-before context off
-(stored without it: the store use case's ``with_session_context`` replaced, for this
-bench only, by the identity), both off, the speaker boost off, and time decay off;
+session pooling off and halved, a session turn's vector without the turn alone mixed in
+(``Policy.turn_weight`` 0, before session 11) and with more of it (0.3, 0.5), the turn-before
+context off (stored without it: the store use case's ``with_session_context`` replaced, for
+this bench only, by the identity), both off, the speaker boost off, and time decay off;
 session 10's tried-and-off options: the words naming a speaker dropped from the keyword
 search, from session pooling or from the coverage (``Policy.speaker_name_keywords``), the
 coverage weighed by each term's rarity (``lexical_idf``) and without the words of named
@@ -46,7 +47,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,11 @@ class Variant:
     overrides: dict[str, Any] = field(default_factory=dict)
     time_decay: float | None = None  # the request's time_decay (None: the default)
     context: bool = True  # each session turn stored with the turn before it as context
+    turn_weight: float | None = None  # Policy.turn_weight at store time (None: the default)
+
+    @property
+    def stored_as(self) -> tuple[bool, float | None]:
+        return (self.context, self.turn_weight)
 
 
 # the ranking defaults before lexical evidence strength (session 9): no scaling, share 0.6
@@ -109,6 +115,9 @@ VARIANTS = (
     Variant("session_pooling=0", {"session_pooling": 0.0}),
     Variant("session_pooling=0.25", {"session_pooling": 0.25}),
     Variant("vector_weight=0.7 + pooling=0.25", {"vector_weight": 0.7, "session_pooling": 0.25}),
+    Variant("turn_weight=0 (before session 11)", turn_weight=0.0),
+    Variant("turn_weight=0.3", turn_weight=0.3),
+    Variant("turn_weight=0.5", turn_weight=0.5),
     Variant("no turn-before context", context=False),
     Variant("no context, no pooling", {"session_pooling": 0.0}, context=False),
     Variant("speaker_boost=1", {"speaker_boost": 1.0}),
@@ -127,14 +136,19 @@ QUICK = {"locomo": 2, "longmem": 1, "msc": 2}  # conversations / users a languag
 
 
 @contextmanager
-def hindsight_store(embedder: Embedder, context: bool) -> Iterator[MemoryService]:
+def hindsight_store(
+    embedder: Embedder, context: bool, turn_weight: float | None = None
+) -> Iterator[MemoryService]:
     """A fresh embedded service in a temp dir; without ``context`` its store use case
-    keeps no turn-before context (this bench's ablation only)."""
+    keeps no turn-before context (this bench's ablation only); ``turn_weight`` replaces
+    the policy's at store time."""
     with tempfile.TemporaryDirectory(prefix="devsets-") as tmp:
         service = open_service(Path(tmp), embedder)
+        store = service.use_cases.store
         if not context:
-            store = service.use_cases.store
             store.with_session_context = lambda memories: list(memories)  # type: ignore[method-assign]
+        if turn_weight is not None:
+            store.chunk_sizes = replace(store.chunk_sizes, turn_weight=turn_weight)
         try:
             yield service
         finally:
@@ -148,16 +162,18 @@ AskFn = Callable[[MemoryService, Any, Variant], Rows]
 def run_variants(
     embedder: Embedder, variants: Sequence[Variant], store: StoreFn, ask: AskFn
 ) -> dict[str, Rows]:
-    """Store once per store variant (with or without context); ask per policy variant."""
+    """Store once per store variant (context, turn weight); ask per policy variant."""
     out: dict[str, Rows] = {}
-    for context in (True, False):
-        chosen = [v for v in variants if v.context is context]
-        if not chosen:
-            continue
-        with hindsight_store(embedder, context) as service:
+    for stored_as in dict.fromkeys(v.stored_as for v in variants):
+        chosen = [v for v in variants if v.stored_as == stored_as]
+        with hindsight_store(embedder, *stored_as) as service:
             began = time.perf_counter()
             stored = store(service)
-            print(f"  stored (context={context}) in {time.perf_counter() - began:.1f} s")
+            context, weight = stored_as
+            print(
+                f"  stored (context={context}, turn_weight={weight}) in "
+                f"{time.perf_counter() - began:.1f} s"
+            )
             for variant in chosen:
                 began = time.perf_counter()
                 out[variant.name] = ask(with_policy(service, **variant.overrides), stored, variant)
@@ -479,7 +495,12 @@ def main(argv: list[str] | None = None) -> int:
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": machine_info(),
         "variants": {
-            v.name: {"policy": v.overrides, "time_decay": v.time_decay, "context": v.context}
+            v.name: {
+                "policy": v.overrides,
+                "time_decay": v.time_decay,
+                "context": v.context,
+                "turn_weight": v.turn_weight,
+            }
             for v in variants
         },
         "sets": {},

@@ -274,6 +274,36 @@ def test_vector_search_ranks_the_nearest_first(search_index: SearchIndex) -> Non
     assert len(search_index.vector_search(everyone(), query, 100)) == 40
 
 
+def test_a_mixed_vector_scores_its_inner_product(search_index: SearchIndex) -> None:
+    """A session turn's vector mixes two unit vectors (core/embedding.py), so it is shorter
+    than 1: its score is the inner product (the mix of the two cosines), not its cosine,
+    which would rank it first here."""
+    rng = np.random.default_rng(21)
+    query = unit_vector(rng.standard_normal(64))
+    q = query.values
+
+    def towards(cosine: float) -> np.ndarray:  # a unit vector at this cosine to the query
+        other = rng.standard_normal(64)
+        other -= (other @ q) * q
+        other /= np.linalg.norm(other)
+        return (cosine * q + np.sqrt(1.0 - cosine**2) * other).astype(np.float32)
+
+    a, b = towards(0.9), towards(-0.3)  # b points away: the mix is much shorter than 1
+    mixed = (0.5 * a + 0.5 * b).astype(np.float32)  # inner product 0.30, cosine ~0.45
+    plain = towards(0.4)
+    search_index.upsert(
+        [
+            document("mixed", "a", vector=StoredVector(model=query.model, values=mixed)),
+            document("plain", "b", vector=StoredVector(model=query.model, values=plain)),
+        ]
+    )
+    hits = search_index.vector_search(everyone(), query, 5)
+    assert [h.memory_id for h in hits] == ["plain", "mixed"]
+    assert hits[0].score == pytest.approx(0.4, abs=1e-4)
+    assert hits[1].score == pytest.approx(float(mixed @ q), abs=1e-4)
+    assert float(mixed @ q) / float(np.linalg.norm(mixed)) > 0.4  # its cosine would win
+
+
 def test_vector_search_on_an_empty_index_finds_nothing(search_index: SearchIndex) -> None:
     assert search_index.vector_search(everyone(), text_vector("x"), 5) == []
     assert search_index.keyword_search(everyone(), "x", 5) == []

@@ -48,7 +48,7 @@ def test_documents_are_routed_by_user_and_keyed_by_tenant(index: OpenSearchSearc
     assert stored["_source"]["text_tokens"] == " ".join(tokenize("peanuts"))
 
 
-def test_the_mapping_is_knn_lucene_hnsw_cosine(index: OpenSearchSearchIndex) -> None:
+def test_the_mapping_is_knn_lucene_hnsw_inner_product(index: OpenSearchSearchIndex) -> None:
     assert index.ensure_index() is False  # already there: nothing to do
     body = index.client.indices.get(index=index.index_name)[index.index_name]
     assert body["settings"]["index"]["knn"] == "true"
@@ -56,10 +56,34 @@ def test_the_mapping_is_knn_lucene_hnsw_cosine(index: OpenSearchSearchIndex) -> 
     assert vector["type"] == "knn_vector"
     assert vector["dimension"] == 64
     assert vector["method"]["engine"] == "lucene"
-    assert vector["method"]["space_type"] == "cosinesimil"
+    assert vector["method"]["space_type"] == "innerproduct"
     assert vector["method"]["name"] == "hnsw"
     assert body["mappings"]["properties"]["tenant_id"]["type"] == "keyword"
     assert body["mappings"]["properties"]["text_tokens"]["analyzer"] == "whitespace"
+
+
+def test_an_index_made_with_cosine_still_reads_cosines() -> None:
+    """An index created before the inner product (schema 2, ``cosinesimil``) keeps its
+    space type (fixed at creation): its scores are read with the cosine formula."""
+    client = local_client()
+    name = f"hindsight-test-{uuid.uuid4().hex[:12]}"
+    body = create_index_body(64, model="test-hashing-64")
+    body["mappings"]["properties"]["vector"]["method"]["space_type"] = "cosinesimil"
+    body["mappings"]["_meta"]["hindsight"]["schema"] = 2
+    client.indices.create(index=name, body=body)  # type: ignore[attr-defined]
+    index = OpenSearchSearchIndex(client, name, 64, refresh="wait_for")
+    try:
+        rng = np.random.default_rng(4)
+        vectors = [unit_vector(rng.standard_normal(64)) for _ in range(3)]
+        index.upsert([document(f"m{n}", "note", vector=v) for n, v in enumerate(vectors)])
+        query = unit_vector(rng.standard_normal(64))
+        hits = index.vector_search(everyone(), query, 3)
+        exact = {f"m{n}": float(v.values @ query.values) for n, v in enumerate(vectors)}
+        assert [h.memory_id for h in hits] == sorted(exact, key=lambda m: -exact[m])
+        for hit in hits:
+            assert hit.score == pytest.approx(exact[hit.memory_id], abs=1e-4)
+    finally:
+        drop(index)
 
 
 def test_the_template_file_is_generated_and_accepted_by_opensearch() -> None:

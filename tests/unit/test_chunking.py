@@ -118,6 +118,36 @@ def test_embed_memories_chunks_only_what_does_not_fit() -> None:
     assert np.allclose(np.linalg.norm(vectors[1].values, axis=1), 1.0, atol=1e-5)
 
 
+def test_a_session_turn_is_embedded_as_a_mix_of_itself_and_itself_in_context() -> None:
+    before = "Did you ever go back to Portugal after the wedding?"
+    reply = episode("Yes, twice, both times in Lisbon.", "m1", context=before)
+    lone = episode("The user likes green tea.", "m2")
+    long = episode(english(300), "m3", context=before)
+    sizes = ChunkSizes(tokens=64, overlap=8, turn_weight=0.3)
+    mixed, single, chunked = embed_memories(EMBEDDER, [reply, lone, long], sizes)
+    alone = EMBEDDER.embed_documents([reply.content])[0]
+    in_context = EMBEDDER.embed_documents([f"{before}\n{reply.content}"])[0]
+    assert np.allclose(mixed.values, 0.3 * alone + 0.7 * in_context, atol=1e-6)
+    query = EMBEDDER.embed_query("trips to Lisbon")
+    # its inner product with a query is the same mix of the two cosines, not their cosine
+    assert float(mixed.values @ query) == pytest.approx(
+        0.3 * float(alone @ query) + 0.7 * float(in_context @ query), abs=1e-6
+    )
+    assert np.linalg.norm(mixed.values) < 1.0
+    # a memory without a turn before it is embedded as it always was
+    assert np.allclose(single.values, EMBEDDER.embed_documents([lone.content])[0], atol=1e-6)
+    # a long turn: only its first chunk holds the turn before, so only that row is mixed
+    first = chunked.spans[0]
+    chunk = long.content[first[0] : first[1]]
+    expected = 0.3 * EMBEDDER.embed_documents([chunk])[0]
+    expected += 0.7 * EMBEDDER.embed_documents([f"{before}\n{chunk}"])[0]
+    assert np.allclose(chunked.values[0], expected, atol=1e-6)
+    assert np.allclose(np.linalg.norm(chunked.values[1:], axis=1), 1.0, atol=1e-5)
+    # weight 0: the turn with the turn before, unmixed (the behaviour before session 11)
+    plain = embed_memories(EMBEDDER, [reply], ChunkSizes(tokens=64, overlap=8))[0]
+    assert np.allclose(plain.values, in_context, atol=1e-6)
+
+
 def test_a_stored_vector_refuses_rows_that_do_not_match_its_spans() -> None:
     with pytest.raises(ValueError, match="one row per span"):
         StoredVector("m", np.zeros((3, 4), dtype=np.float32), spans=((0, 1), (1, 2)))

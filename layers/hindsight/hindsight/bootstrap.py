@@ -68,7 +68,7 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
     """Wire every use case from exactly the ports and policy knobs it uses."""
     policy = policy or Policy()
     records, writer, clock = ports.records, ports.writer, ports.clock
-    sizes = ChunkSizes(policy.chunk_tokens, policy.chunk_overlap_tokens)
+    sizes = ChunkSizes(policy.chunk_tokens, policy.chunk_overlap_tokens, policy.turn_weight)
     retrieve = RetrieveMemories(
         records, ports.index, ports.embedder, clock, policy, hits=HitLog(records, clock)
     )
@@ -278,7 +278,7 @@ def _follow_served_model(
     build = embedders or _embedder_by_spec(settings)
     served = follow_served_model(index, configured, settings.embedder, build)
     policy = policy_from(settings)
-    sizes = ChunkSizes(policy.chunk_tokens, policy.chunk_overlap_tokens)
+    sizes = ChunkSizes(policy.chunk_tokens, policy.chunk_overlap_tokens, policy.turn_weight)
     repair_on_switch(index, records, served, SystemClock(), sizes)
     return served
 

@@ -35,7 +35,7 @@ def reembedding(
 
     embedder = embedder or build_embedder(settings)
     policy = policy_from(settings)
-    sizes = ChunkSizes(policy.chunk_tokens, policy.chunk_overlap_tokens)
+    sizes = ChunkSizes(policy.chunk_tokens, policy.chunk_overlap_tokens, policy.turn_weight)
     backend = settings.backend.strip().lower()
     if backend == "embedded":
         from hindsight.adapters.embedded.generations import EmbeddedIndexMigration

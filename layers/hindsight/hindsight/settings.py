@@ -136,6 +136,8 @@ class Settings(BaseSettings):
     # chunk size (tokens, the embedder's window at most) and overlap of long memories
     chunk_tokens: int = Field(default=_POLICY.chunk_tokens, ge=32, le=8_192)
     chunk_overlap_tokens: int = Field(default=_POLICY.chunk_overlap_tokens, ge=0, le=1_024)
+    # share of a session turn's vector that is the turn alone (the rest: with the turn before)
+    turn_weight: float = Field(default=_POLICY.turn_weight, ge=0, le=1)
     retrieve_budget_seconds: float = Field(default=_POLICY.retrieve_budget_seconds, gt=0)
     auto_approve_high_confidence: bool = _POLICY.auto_approve_high_confidence
     # hits per search before fusion

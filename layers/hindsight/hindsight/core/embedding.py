@@ -10,7 +10,7 @@ import numpy as np
 from hindsight.core import chunking
 from hindsight.core.errors import UnavailableError
 from hindsight.core.indexing import chunk_texts, index_text
-from hindsight.core.models import Memory, Span, StoredVector
+from hindsight.core.models import EpisodicMemory, Memory, Span, StoredVector
 from hindsight.core.ports import Embedder
 
 
@@ -26,11 +26,17 @@ def embed_documents(embedder: Embedder, texts: Sequence[str]) -> list[StoredVect
 
 @dataclass(frozen=True)
 class ChunkSizes:
-    """How long memories are cut for search: at most ``tokens`` a chunk (the embedder's
-    window at most), consecutive chunks overlapping by ``overlap`` tokens."""
+    """How memories are embedded. Long ones are cut for search: at most ``tokens`` a chunk
+    (the embedder's window at most), consecutive chunks overlapping by ``overlap`` tokens.
+
+    ``turn_weight`` is the share of a session turn's vector that is the turn alone; the
+    rest is the turn searched with the turn before it (its ``context``). See
+    ``embed_memories``.
+    """
 
     tokens: int = 256
     overlap: int = 32
+    turn_weight: float = 0.0
 
 
 DEFAULT_CHUNK_SIZES = ChunkSizes()
@@ -44,20 +50,40 @@ def embed_memories(
     A memory whose search text (``index_text``) is at most ``sizes.tokens`` tokens (capped
     by the model's window) is embedded whole, as it always was; a longer one is split
     (``core/chunking.py``) and every chunk embedded. All texts go to the model in one call.
+
+    A session turn is searched together with the turn before it (``EpisodicMemory.context``,
+    so a reply is found by what it answers), but a turn that says all it means on its own
+    loses by it: the turn before pulls its vector towards another subject. With
+    ``sizes.turn_weight`` w > 0 the row holding the context (the whole memory, or its first
+    chunk) is ``w * v(the text without the context) + (1 - w) * v(with it)``: its inner
+    product with a query is the same mix of the two cosines. Not normalised, on purpose:
+    normalising divides by the mix's length, which is shorter the more the two vectors
+    differ, and so favours exactly the turns whose context leads away (bench/devsets.py).
     """
     limit = max(8, min(sizes.tokens, embedder.window_tokens))
     plans: list[tuple[Span, ...]] = []
     texts: list[str] = []
+    alone: list[tuple[int, str]] = []  # (row of the text with the context, text without)
     for memory in memories:
         whole = index_text(memory)
+        context = sizes.turn_weight > 0 and isinstance(memory, EpisodicMemory) and memory.context
         if _fits(embedder, whole, limit):
             plans.append(())
+            if context:
+                alone.append((len(texts), index_text(memory.model_copy(update={"context": None}))))
             texts.append(whole)
             continue
         spans = tuple(chunking.split(memory.content, embedder.count_tokens, limit, sizes.overlap))
         plans.append(spans)
+        if context:
+            bare = memory.model_copy(update={"context": None})
+            alone.append((len(texts), chunk_texts(bare, spans)[0]))
         texts.extend(chunk_texts(memory, spans))
-    rows = embed_documents(embedder, texts)
+    rows = embed_documents(embedder, texts + [text for _, text in alone])
+    weight = sizes.turn_weight
+    for (row, _), extra in zip(alone, rows[len(texts) :], strict=True):
+        mixed = weight * extra.values + (1.0 - weight) * rows[row].values
+        rows[row] = StoredVector(model=embedder.model_name, values=mixed.astype(np.float32))
     out: list[StoredVector] = []
     position = 0
     for spans in plans:

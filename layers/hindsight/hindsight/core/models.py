@@ -226,7 +226,9 @@ class StoredVector:
     """
 
     model: str
-    values: np.ndarray  # float32, L2-normalised rows
+    # float32 rows of unit length; a session turn's row mixes two (core/embedding.py), so
+    # its length is at most 1 and its inner product with a query is the mix of cosines
+    values: np.ndarray
     spans: tuple[Span, ...] = ()
 
     def __post_init__(self) -> None:

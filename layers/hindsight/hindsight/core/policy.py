@@ -142,6 +142,9 @@ class Policy:
     # chunks of at most this size, overlapping by chunk_overlap_tokens (core/chunking.py)
     chunk_tokens: int = 256
     chunk_overlap_tokens: int = 32
+    # a session turn's vector: turn_weight x the turn alone + the rest x the turn with the
+    # turn before it (core/embedding.py). 0: with the turn before only, as before session 11
+    turn_weight: float = 0.2
     retrieve_budget_seconds: float = 5.0
     auto_approve_high_confidence: bool = False
     candidate_pool: int = 100  # how many hits each search returns before fusion

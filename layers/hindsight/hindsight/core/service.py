@@ -201,7 +201,9 @@ class MemoryService:
         return self._export().import_lines(principal, lines, user_id)
 
     def _export(self) -> ExportMemories:
-        sizes = ChunkSizes(self.policy.chunk_tokens, self.policy.chunk_overlap_tokens)
+        sizes = ChunkSizes(
+            self.policy.chunk_tokens, self.policy.chunk_overlap_tokens, self.policy.turn_weight
+        )
         ports = self.ports
         return ExportMemories(ports.records, ports.index, ports.embedder, ports.clock, sizes)
 

@@ -6,7 +6,8 @@ Search is exact (matrix @ query, masked, argpartition) while fewer than
 ``ann_threshold`` vectors pass the filter; above that an HNSW graph (hnswlib, chosen
 by ``bench/decisions/ann_choice.py``) is searched with oversampling and post-filtered, falling back
 to exact search when the filter is too selective to fill ``k``. Returned scores are always
-exact cosine similarities (vectors are L2-normalised).
+exact inner products: the cosine for a unit vector, the mix of two cosines for a session
+turn's mixed vector (``core/embedding.py``).
 
 Each partition also holds BM25 postings of its documents' terms (``keyword_postings``), so
 keyword search shares the partition's filter columns and costs microseconds per term.
@@ -67,7 +68,7 @@ def _partition_file(tenant_id: str, user_id: str) -> str:
 
 
 class VectorIndex:
-    """Partitioned, filtered cosine search over L2-normalised float32 vectors; thread-safe.
+    """Partitioned, filtered inner-product search over float32 vectors; thread-safe.
 
     Locking: writes (``upsert``, ``delete``, ``delete_user``, ``clear``) take
     ``_write_lock``, one at a time, and within it the write lock of each partition they

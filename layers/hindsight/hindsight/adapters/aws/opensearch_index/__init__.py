@@ -17,9 +17,12 @@ One index holds every tenant. Documents:
 - ``text`` (standard analyzer) and ``text_tokens``: ``core.text.tokenize`` output joined by
   spaces and indexed with the whitespace analyzer, so Chinese (jieba) and English (light
   stemming) are segmented exactly like the embedded index, without the ICU/smartcn plugins;
-- ``vector``: ``knn_vector`` of the configured dimension, HNSW on the ``lucene`` engine with
-  ``cosinesimil`` (pure Java, efficient filtering, works on Amazon OpenSearch Service and
-  Serverless too). For tens of millions of vectors the ``faiss`` engine is the option
+- ``vector``: ``knn_vector`` of the configured dimension, HNSW on the ``lucene`` engine (pure
+  Java, efficient filtering, works on Amazon OpenSearch Service and Serverless too) with
+  ``innerproduct``: a session turn's vector mixes two unit vectors and is scored by its inner
+  product (``core/embedding.py``); an index made before (``cosinesimil``, schema 2) is read
+  with its own score formula (``mapping.similarity_of``), right for the unit vectors it holds.
+  For tens of millions of vectors the ``faiss`` engine is the option
   (``create_index_body(engine="faiss")``); its filtering is efficient from 2.9 on.
 
 Chunks as documents of their own, not nested objects. Both searches ``collapse`` on

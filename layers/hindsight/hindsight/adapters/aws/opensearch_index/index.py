@@ -11,8 +11,11 @@ from typing import Any, Literal
 from hindsight.adapters.aws.opensearch_index.errors import translated_errors
 from hindsight.adapters.aws.opensearch_index.mapping import (
     CHUNK_FIELDS,
+    VECTOR_SPACE,
     create_index_body,
     index_meta,
+    similarity_of,
+    vector_space,
 )
 from hindsight.adapters.aws.opensearch_index.queries import (
     MAX_CANDIDATES,
@@ -49,6 +52,7 @@ class _IndexState:
     dimension: int
     shards: int
     previous: dict[str, Any] | None = None  # the index served before a migration's switch
+    space: str = VECTOR_SPACE  # the vector field's space type (mapping.vector_space)
 
 
 class OpenSearchSearchIndex:
@@ -129,7 +133,9 @@ class OpenSearchSearchIndex:
                 index=self.index_name, body={"properties": CHUNK_FIELDS}
             )
             logger.info("opensearch index mapping extended index=%s", self.index_name)
-        self._state = _IndexState(meta.get("model"), dimension, shards, meta.get("previous"))
+        self._state = _IndexState(
+            meta.get("model"), dimension, shards, meta.get("previous"), vector_space(mappings)
+        )
         return self._state
 
     def _current(self) -> _IndexState:
@@ -159,7 +165,7 @@ class OpenSearchSearchIndex:
             index=self.index_name,
             body={"_meta": {"hindsight": index_meta(vector.model, vector.dim)}},
         )
-        self._state = _IndexState(vector.model, vector.dim, state.shards)
+        self._state = _IndexState(vector.model, vector.dim, state.shards, space=state.space)
 
     # --- writes --------------------------------------------------------------------------
     def upsert(self, documents: Sequence[IndexDocument]) -> None:
@@ -363,8 +369,7 @@ class OpenSearchSearchIndex:
                 if (state.model, state.dimension) == (vector.model, vector.dim):
                     raise
                 return self._search_previous(search_filter, vector, k, state)
-        # lucene's cosinesimil score is (1 + cos) / 2; the port speaks cosine
-        return hits_of(search_filter, response, lambda score: 2.0 * score - 1.0)
+        return hits_of(search_filter, response, similarity_of(self._current().space))
 
     def _search_previous(
         self, search_filter: SearchFilter, vector: StoredVector, k: int, state: _IndexState
@@ -378,7 +383,9 @@ class OpenSearchSearchIndex:
                 model_mismatch(state.model or "", state.dimension, vector)
             )
         older = OpenSearchSearchIndex(self.client, str(previous["index"]), vector.dim)
-        older._state = _IndexState(vector.model, vector.dim, state.shards)
+        with self._translate("vector search"):
+            space = older._read_state().space  # made before the switch: maybe cosinesimil
+        older._state = _IndexState(vector.model, vector.dim, state.shards, space=space)
         try:
             return older.vector_search(search_filter, vector, k)
         except UnavailableError as exc:

@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-SCHEMA_VERSION = 2  # 2: a document per chunk of a long memory (``chunk`` fields)
+# 2: a document per chunk of a long memory (``chunk`` fields); 3: inner product
+SCHEMA_VERSION = 3
+# a session turn's vector mixes two unit vectors (core/embedding.py): its inner product
+# with the query is the mix of the two cosines, which ``cosinesimil`` would divide by the
+# vector's length. An index made before (``cosinesimil``) is still read right for unit
+# vectors; ``vector_space`` tells the two apart
+VECTOR_SPACE = "innerproduct"
+
+
+def vector_space(mappings: dict[str, Any]) -> str:
+    """The space type of an index's vector field (as ``indices.get`` returns its mappings)."""
+    method = mappings.get("properties", {}).get("vector", {}).get("method", {})
+    return str(method.get("space_type", "cosinesimil"))
+
+
+def similarity_of(space: str) -> Callable[[Any], float]:
+    """The port's similarity (a cosine, or the inner product of a mixed vector) from the
+    score OpenSearch gives a k-NN hit in that space."""
+    if space == "innerproduct":
+        # score = 1 + ip for ip >= 0, 1 / (1 - ip) below
+        return lambda score: float(score) - 1.0 if float(score) >= 1.0 else 1.0 - 1.0 / float(score)
+    # lucene's cosinesimil score is (1 + cos) / 2
+    return lambda score: 2.0 * float(score) - 1.0
+
+
 DEFAULT_INDEX_PATTERN = "hindsight-memories*"
 _KEYWORDS = (
     "memory_id",
@@ -40,7 +64,7 @@ def _mappings(dimension: int, engine: str, model: str | None) -> dict[str, Any]:
         "method": {
             "name": "hnsw",
             "engine": engine,
-            "space_type": "cosinesimil",
+            "space_type": VECTOR_SPACE,
             "parameters": {"m": 16, "ef_construction": 128},
         },
     }
@@ -94,7 +118,7 @@ def index_template_body(
         "index_patterns": list(index_patterns),
         "template": body,
         "_meta": {
-            "description": "Hindsight memories: k-NN (HNSW, cosine) + BM25 on pre-tokenised "
+            "description": "Hindsight memories: k-NN (HNSW, inner product) + BM25 on pre-tokenised "
             "text; dimension follows the configured embedder",
             "generated_by": "hindsight.adapters.aws.opensearch_index.index_template_body",
         },
