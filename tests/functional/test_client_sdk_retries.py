@@ -233,6 +233,27 @@ def test_a_slow_answer_is_a_timeout(server: ScriptedServer) -> None:
     assert len(server.requests) == 1
 
 
+def test_an_erase_waits_longer_than_the_client_timeout(server: ScriptedServer) -> None:
+    """An erase rewrites the user's files on the server; it may take longer than other
+    calls, so it waits at least ERASE_TIMEOUT whatever the client's timeout (sync and
+    async), while another call with the same slow answer still times out."""
+    erased = {"status": "success", "user_id": "u1", "deleted": 3}
+    options = {"timeout": 0.3, "max_retries": 0}
+    server.script = [Answer(200, erased, delay=0.8)]
+    with client(server, **options) as memory:
+        assert memory.erase_user("u1").deleted == 3
+        server.script = [Answer(200, HEALTH, delay=0.8)]
+        with pytest.raises(HindsightTimeoutError):
+            memory.health()
+
+    async def erase() -> int:
+        async with AsyncHindsight(server.url, "k", **options) as memory:
+            return (await memory.erase_user("u1")).deleted
+
+    server.script = [Answer(200, erased, delay=0.8)]
+    assert asyncio.run(erase()) == 3
+
+
 def test_a_refused_connection_is_retried_even_for_a_store() -> None:
     with Hindsight("http://127.0.0.1:9", max_retries=2, backoff=0.01) as memory:
         started = time.monotonic()

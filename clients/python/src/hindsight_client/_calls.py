@@ -49,6 +49,9 @@ API_KEY_ENV = "HINDSIGHT_API_KEY"
 MAX_BATCH_ITEMS = 100  # the server's limit for POST /v1/memories/batch
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 DEFAULT_TIMEOUT = 30.0
+# an erase rewrites the user's store files on the embedded server (~14 s at 100k memories
+# on two cores, bench/decisions/erase_rewrite.py): it waits this long whatever the timeout
+ERASE_TIMEOUT = 600.0
 USER_AGENT = "hindsight-client-python/0.1.0"
 
 
@@ -80,6 +83,15 @@ def make_timeout(timeout: float | httpx.Timeout | None) -> httpx.Timeout:
         return timeout
     seconds = DEFAULT_TIMEOUT if timeout is None else float(timeout)
     return httpx.Timeout(seconds, connect=min(seconds, 10.0))
+
+
+def call_timeout(client: httpx.Timeout, call: Call[Any]) -> httpx.Timeout | None:
+    """The timeout of one call: None (the client's) unless the call needs a longer read
+    timeout than the client's, which it then gets (connect, write and pool unchanged)."""
+    least = call.least_read_timeout
+    if least is None or client.read is None or client.read >= least:
+        return None
+    return httpx.Timeout(connect=client.connect, read=least, write=client.write, pool=client.pool)
 
 
 # --- retries ----------------------------------------------------------------------------
@@ -204,6 +216,7 @@ class Call(Generic[T]):
     params: dict[str, str] | None = None
     idempotent: bool = False
     headers: dict[str, str] | None = None
+    least_read_timeout: float | None = None  # the client's read timeout, raised to this
 
     def with_cursor(self, cursor: str) -> Call[T]:
         """The same call for the page after ``cursor`` (body or query, as the call has it)."""
@@ -348,7 +361,9 @@ def review(memory_id: str, approve: bool) -> Call[Memory]:
 
 def erase_user(user_id: str) -> Call[EraseResult]:
     path = f"/v1/users/{_segment(user_id, 'user_id')}"
-    return Call("DELETE", path, _parser(EraseResult), idempotent=True)
+    return Call(
+        "DELETE", path, _parser(EraseResult), idempotent=True, least_read_timeout=ERASE_TIMEOUT
+    )
 
 
 def health() -> Call[Health]:

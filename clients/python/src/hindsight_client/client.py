@@ -106,7 +106,12 @@ class Hindsight:
         attempt = 0
         while True:
             request = self._http.build_request(
-                call.method, call.path, json=call.body, params=call.params, headers=call.headers
+                call.method,
+                call.path,
+                json=call.body,
+                params=call.params,
+                headers=call.headers,
+                timeout=_calls.call_timeout(self._http.timeout, call) or httpx.USE_CLIENT_DEFAULT,
             )
             try:
                 response = self._http.send(request)
@@ -295,7 +300,10 @@ class Hindsight:
         return self._send(_calls.delete(memory_id))
 
     def erase_user(self, user_id: str) -> EraseResult:
-        """Erase a user and everything derived from them (``DELETE /v1/users/{user_id}``)."""
+        """Erase a user and everything derived from them (``DELETE /v1/users/{user_id}``).
+
+        It waits at least 10 minutes for the answer, whatever the client's timeout: the
+        server rewrites the user's store files (seconds per 100k memories)."""
         return self._send(_calls.erase_user(user_id))
 
     def health(self) -> Health:
