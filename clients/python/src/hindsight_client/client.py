@@ -105,14 +105,7 @@ class Hindsight:
     def _send(self, call: Call[T]) -> T:
         attempt = 0
         while True:
-            request = self._http.build_request(
-                call.method,
-                call.path,
-                json=call.body,
-                params=call.params,
-                headers=call.headers,
-                timeout=_calls.call_timeout(self._http.timeout, call) or httpx.USE_CLIENT_DEFAULT,
-            )
+            request = _calls.build_request(self._http, call)
             try:
                 response = self._http.send(request)
             except httpx.TransportError as exc:
