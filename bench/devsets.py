@@ -101,16 +101,22 @@ class Variant:
 
 
 # the ranking defaults before lexical evidence strength (session 9): no scaling, share 0.6
-BEFORE = {"lexical_strength": 0, "vector_weight": 0.6}
+BEFORE = {"lexical_strength": 0, "vector_weight": 0.6, "centering": 0.0}
+# the defaults before query centering (session 12): no centering, dense share 0.5
+BEFORE_CENTERING = {"centering": 0.0, "vector_weight": 0.5}
 VARIANTS = (
     Variant(DEFAULT),
-    Variant("before: lexical_strength=0, vector_weight=0.6", BEFORE),
+    Variant("before session 9: lexical_strength=0, vector_weight=0.6, no centering", BEFORE),
     Variant("lexical_strength=0", {"lexical_strength": 0}),
     Variant("lexical_strength=1", {"lexical_strength": 1}),
     Variant("fusion=rrf", {"fusion": "rrf"}),
     Variant("fusion=adaptive", {"fusion": "adaptive"}),
-    Variant("vector_weight=0.4", {"vector_weight": 0.4}),
-    Variant("vector_weight=0.6", {"vector_weight": 0.6}),
+    Variant("before session 12: centering=0, vector_weight=0.5", BEFORE_CENTERING),
+    Variant("centering=0", {"centering": 0.0}),
+    Variant("centering=0.25", {"centering": 0.25}),
+    Variant("centering=1", {"centering": 1.0}),
+    Variant("centering=1 + vector_weight=0.7", {"centering": 1.0, "vector_weight": 0.7}),
+    Variant("vector_weight=0.5", {"vector_weight": 0.5}),
     Variant("vector_weight=0.7", {"vector_weight": 0.7}),
     Variant("session_pooling=0", {"session_pooling": 0.0}),
     Variant("session_pooling=0.25", {"session_pooling": 0.25}),

@@ -164,8 +164,15 @@ def test_rocchio_moves_the_query_towards_its_top_hits(service, principal):
     store(service, principal, "peanut allergy epipen")
     store(service, principal, "epipen refill order")
     store(service, principal, "sunny weather forecast")
+    # centering off: with three memories it changes which two the first pass finds (the
+    # one least like the others gains), and this is about the feedback's move
     expanded = found(
-        service, principal, "peanut allergy", candidate_pool=2, query_expansion="rocchio=1"
+        service,
+        principal,
+        "peanut allergy",
+        candidate_pool=2,
+        query_expansion="rocchio=1",
+        centering=0.0,
     )
     assert expanded[:2] == ["peanut allergy epipen", "epipen refill order"]
 

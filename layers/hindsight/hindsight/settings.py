@@ -156,6 +156,8 @@ class Settings(BaseSettings):
     time_cue_boost: float = Field(default=_POLICY.time_cue_boost, ge=0)
     # vector share; the rest keyword
     vector_weight: float = Field(default=_POLICY.vector_weight, ge=0, le=1)
+    # the query less this share of the user's mean memory vector (core/centering.py; 0: off)
+    centering: float = Field(default=_POLICY.centering, ge=0, le=2)
     # fusion of vector and keyword evidence: linear, rrf (rank fusion) or adaptive
     fusion: Literal["linear", "rrf", "adaptive"] = "linear"  # Policy.fusion
     rrf_k: float = Field(default=_POLICY.rrf_k, gt=0)

@@ -159,8 +159,15 @@ class Policy:
     # share of vector similarity in relevance, the rest keyword (linear fusion); with the
     # lexical evidence strength below it is the share for a query whose best keyword hits
     # hold every query term, and grows as they hold fewer. 0.5 with lexical_strength 3
-    # replaced 0.6 without it (session 9; figures with lexical_strength)
-    vector_weight: float = 0.5
+    # replaced 0.6 without it (session 9); 0.6 again with centering (session 12, below)
+    vector_weight: float = 0.6
+    # the query vector searched is q - centering x the user's mean memory vector
+    # (core/centering.py): a memory that looks like everything the user says scores less.
+    # 0: off. recall@10 / hit@5 before (0, vector_weight 0.5) -> after (0.5, 0.6),
+    # bench/results/devsets.md: LoCoMo 0.757/0.774 -> 0.763/0.779, long-memory en
+    # 0.872/0.795 -> 0.923/0.821, zh 0.923/0.923 -> 1.000/0.949, MSC 0.476/0.565 ->
+    # 0.520/0.605; centering 0.5 with the share 0.5 lost MSC hit@5 (0.560), 1.0 more
+    centering: float = 0.5
     # how dense and keyword evidence are fused (core/fusion.py): "linear" (the weighted sum
     # of the scaled scores), "rrf" (weighted reciprocal-rank fusion, rrf_k) or "adaptive"
     # (linear with a per-query dense share from how clearly each signal picks its best).

@@ -121,6 +121,16 @@ class Scoring:
     keyword_terms: frozenset[str] | None = None  # the terms keywords count (core/speakers.py)
     pooled_keyword_hits: dict[str, float] | None = None  # what pooling's keywords count
     term_weights: dict[str, float] | None = None  # how rare each term is (core/lexical.py)
+    centred: Centred | None = None  # what the dense part is scaled from (core/centering.py)
+
+
+@dataclass(frozen=True, slots=True)
+class Centred:
+    """The candidates' similarities to the centred query vector and its floor: the dense
+    part of relevance is scaled from these; the cosines stay what the calibration reads."""
+
+    similarities: dict[str, float]
+    floor: float
 
 
 def rank(
@@ -205,11 +215,13 @@ def _scaled(
 ) -> tuple[dict[str, float], dict[str, float], float]:
     """Each candidate's scaled similarity (those that have one) and scaled keyword score,
     and the dense share of relevance (1 without keyword hits, 0 without similarities)."""
-    similarities, keyword_hits = scoring.similarities, scoring.keyword_hits
+    similarities, keyword_hits, floor = scoring.similarities, scoring.keyword_hits, scoring.floor
+    if scoring.centred is not None:
+        similarities, floor = scoring.centred.similarities, scoring.centred.floor
     sims = [similarities[c.memory_id] for c in candidates if c.memory_id in similarities]
     # similarity is scaled from the query's similarity to an empty text (or the weakest
     # candidate, if lower) up to the best candidate
-    low, high = (min([*sims, scoring.floor]), max(sims)) if sims else (0.0, 1.0)
+    low, high = (min([*sims, floor]), max(sims)) if sims else (0.0, 1.0)
     # all alike (one candidate, say): each is the best there is
     spread = high - low if high - low > 1e-6 else 0.0
     best_keyword = max((keyword_hits.get(c.memory_id, 0.0) for c in candidates), default=0.0)

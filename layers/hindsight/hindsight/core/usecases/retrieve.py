@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from hindsight.core.access import readable_scopes
+from hindsight.core.centering import UserMeans, centred
 from hindsight.core.commands import Highlight, RetrieveCommand, RetrieveResult, ScoredMemory
 from hindsight.core.embedding import embed_query, neutral_vector
 from hindsight.core.highlight import Match, cut_around, highlight, query_words
@@ -41,7 +42,15 @@ from hindsight.core.query_expansion import (
     diversified,
     parse_expansion,
 )
-from hindsight.core.ranking import SCORE_DIGITS, Candidate, Parts, Scoring, calibrate, rank
+from hindsight.core.ranking import (
+    SCORE_DIGITS,
+    Candidate,
+    Centred,
+    Parts,
+    Scoring,
+    calibrate,
+    rank,
+)
 from hindsight.core.retrieve_cursor import decode_cursor, encode_cursor, fingerprint
 from hindsight.core.score_cut import with_state_groups
 from hindsight.core.speakers import SPEAKER_PROBE, check_mode, named_speakers
@@ -73,6 +82,8 @@ class RetrieveMemories:
         # parsed once: a bad spec fails the service's start, not each query
         self.expansion = parse_expansion(policy.query_expansion)
         self.speaker_names = check_mode(policy.speaker_name_keywords)
+        # each user's mean memory vector, for query centering (core/centering.py)
+        self.means = UserMeans(records, clock.monotonic)
 
     def __call__(self, principal: Principal, command: RetrieveCommand) -> RetrieveResult:
         policy = self.policy
@@ -132,6 +143,7 @@ class RetrieveMemories:
             keyword_terms=query_terms - names if names else None,
             pooled_keyword_hits=search.pooled_keyword_hits,
             term_weights=search.rarity(query_terms - names) if self._weighs_terms() else None,
+            centred=_centred_scale(search, neutral),
         )
         wanted = min(offset + command.top_k, policy.max_results)
         exact = max(wanted, STATE_WINDOW)  # the states' window is ordered whatever the page
@@ -308,6 +320,9 @@ class _Search:
         self.facts: dict[str, HitFacts | None] = {}
         self.similarities: dict[str, float] = {}
         self.query_vector: StoredVector | None = None
+        self.centred_vector: StoredVector | None = None  # core/centering.py
+        # the candidates' similarities to the centred vector, when there is one
+        self.centred_similarities: dict[str, float] | None = None
         self.candidate_ids: list[str] = []
         self.fetched: dict[str, Memory | None] = {}  # None: gone from the store, or filtered
         self.matches: dict[str, list[Match]] = {}  # the chunks long memories were found by
@@ -333,7 +348,9 @@ class _Search:
             self._matched(hit, "keyword")
         if clock.monotonic() < deadline:
             self.query_vector = embed_query(self.use_case.embedder, self.command.query)
-            for hit in index.vector_search(self.filter, self.query_vector, pool):
+            self.centred_vector = self._centred(self.query_vector)
+            searched = self.centred_vector or self.query_vector
+            for hit in index.vector_search(self.filter, searched, pool):
                 self.vector_hits[hit.memory_id] = hit.score
                 self.facts[hit.memory_id] = self.facts.get(hit.memory_id) or hit.facts
                 self._matched(hit, "vector")
@@ -344,6 +361,18 @@ class _Search:
         self.candidate_ids = list(dict.fromkeys([*self.keyword_hits, *self.vector_hits]))
         if clock.monotonic() >= deadline:
             self.partial = True
+
+    def _centred(self, query: StoredVector) -> StoredVector | None:
+        """The query less ``Policy.centering`` times the user's mean memory vector (None
+        when centering is off or the user has no vector of the model): what the vector
+        search and the dense part of relevance use. The cosines (the floor, ``why``,
+        ``min_similarity``, the calibration) stay the query's own."""
+        weight = self.use_case.policy.centering
+        if weight <= 0.0:
+            return None
+        user = self.filter.user_id
+        mean = self.use_case.means.mean(self.tenant_id, user, query, self.filter.now)
+        return None if mean is None else centred(query, mean, weight)
 
     def without_speaker_names(self, query_terms: frozenset[str], mode: str) -> frozenset[str]:
         """The query's terms naming a speaker of its best keyword hits (``core/speakers.py``)
@@ -413,7 +442,10 @@ class _Search:
             if c.memory_id in self.vector_hits
         }
         keyword_only = [c.memory_id for c in candidates if c.memory_id not in self.vector_hits]
-        query = self.query_vector
+        query, centred_query = self.query_vector, self.centred_vector
+        if centred_query is not None:  # the vector hits' scores are centred: both from vectors
+            self.centred_similarities = dict(self.similarities)
+            keyword_only = [c.memory_id for c in candidates]
         if query is None or not keyword_only:
             return
         if self.use_case.clock.monotonic() >= deadline:
@@ -424,10 +456,22 @@ class _Search:
             if vector.model == query.model and vector.dim == query.dim:
                 scores = vector.rows @ query.values
                 best = int(np.argmax(scores))
+                if centred_query is not None and self.centred_similarities is not None:
+                    centred_scores = vector.rows @ centred_query.values
+                    best = int(np.argmax(centred_scores))
+                    self.centred_similarities[memory_id] = float(centred_scores[best])
                 self.similarities[memory_id] = float(scores[best])
-                if vector.chunked:
+                if vector.chunked and memory_id not in self.vector_hits:
                     hit = SearchHit(memory_id, float(scores[best]), None, best, vector.spans[best])
                     self._matched(hit, "vector")
+
+
+def _centred_scale(search: _Search, neutral: np.ndarray) -> Centred | None:
+    """The candidates' similarities to the centred query and its floor, if centred."""
+    if search.centred_vector is None or search.centred_similarities is None:
+        return None
+    floor = float(np.dot(neutral, search.centred_vector.values))
+    return Centred(search.centred_similarities, floor)
 
 
 def _allowed(memory: Memory, search_filter: SearchFilter, as_of: datetime | None) -> bool:
