@@ -18,11 +18,13 @@ fresh embedded store per dev set and store variant; a policy variant is the same
 read with other ``Policy`` fields (``harness.with_policy``) or another ``time_decay``.
 The variants (``VARIANTS``): fusion (linear, the default, against reciprocal-rank and
 query-adaptive, ``core/fusion.py``), the lexical evidence strength off or over one hit
-(``Policy.lexical_strength``), the previous default (``BEFORE``: strength off, share 0.6),
-the dense share either side of the default 0.5,
-session pooling off and halved, a session turn's vector without the turn alone mixed in
-(``Policy.turn_weight`` 0, before session 11) and with more of it (0.3, 0.5), the turn-before
-context off (stored without it: the store use case's ``with_session_context`` replaced, for
+(``Policy.lexical_strength``), the defaults before session 9 (``BEFORE``: strength off,
+share 0.6, no centering) and before session 12 (``BEFORE_CENTERING``: no query centering,
+share 0.5), query centering off, lighter and heavier (``Policy.centering``,
+``core/centering.py``), the dense share either side of the default 0.6, session pooling
+off and halved, a session turn's vector without the turn alone mixed in
+(``Policy.turn_weight`` 0, before session 11), session 11's 0.2 and more of it (0.5), the
+turn-before context off (stored without it: the store use case's ``with_session_context`` replaced, for
 this bench only, by the identity), both off, the speaker boost off, and time decay off;
 session 10's tried-and-off options: the words naming a speaker dropped from the keyword
 search, from session pooling or from the coverage (``Policy.speaker_name_keywords``), the
@@ -122,7 +124,7 @@ VARIANTS = (
     Variant("session_pooling=0.25", {"session_pooling": 0.25}),
     Variant("vector_weight=0.7 + pooling=0.25", {"vector_weight": 0.7, "session_pooling": 0.25}),
     Variant("turn_weight=0 (before session 11)", turn_weight=0.0),
-    Variant("turn_weight=0.3", turn_weight=0.3),
+    Variant("turn_weight=0.2 (session 11)", turn_weight=0.2),
     Variant("turn_weight=0.5", turn_weight=0.5),
     Variant("no turn-before context", context=False),
     Variant("no context, no pooling", {"session_pooling": 0.0}, context=False),

@@ -143,8 +143,11 @@ class Policy:
     chunk_tokens: int = 256
     chunk_overlap_tokens: int = 32
     # a session turn's vector: turn_weight x the turn alone + the rest x the turn with the
-    # turn before it (core/embedding.py). 0: with the turn before only, as before session 11
-    turn_weight: float = 0.2
+    # turn before it (core/embedding.py). 0: with the turn before only, as before session 11;
+    # 0.2 in session 11; 0.3 since query centering (session 12), against which it lost on no
+    # dev set (bench/results/devsets.md, recall@10 / hit@5 against 0.2: LoCoMo +0.000 /
+    # +0.001, long-memory en +0.000 / +0.026, zh +0 / +0, MSC +0.024 / +0.004)
+    turn_weight: float = 0.3
     retrieve_budget_seconds: float = 5.0
     auto_approve_high_confidence: bool = False
     candidate_pool: int = 100  # how many hits each search returns before fusion
