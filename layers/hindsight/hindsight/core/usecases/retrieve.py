@@ -323,6 +323,8 @@ class _Search:
         self.centred_vector: StoredVector | None = None  # core/centering.py
         # the candidates' similarities to the centred vector, when there is one
         self.centred_similarities: dict[str, float] | None = None
+        self.centred_ids: frozenset[str] = frozenset()  # found by the centred search
+        self.plain_hits: dict[str, float] = {}  # the plain query's vector hits, if centred
         self.candidate_ids: list[str] = []
         self.fetched: dict[str, Memory | None] = {}  # None: gone from the store, or filtered
         self.matches: dict[str, list[Match]] = {}  # the chunks long memories were found by
@@ -354,6 +356,12 @@ class _Search:
                 self.vector_hits[hit.memory_id] = hit.score
                 self.facts[hit.memory_id] = self.facts.get(hit.memory_id) or hit.facts
                 self._matched(hit, "vector")
+            if self.centred_vector is not None:
+                # the plain cosines of the same neighbourhood: a second search costs less
+                # than reading every candidate's vector (those it misses are read)
+                self.centred_ids = frozenset(self.vector_hits)
+                plain = index.vector_search(self.filter, self.query_vector, pool)
+                self.plain_hits = {hit.memory_id: hit.score for hit in plain}
         else:
             self.partial = True
         if self.command.include_archived and self.query_vector is not None:
@@ -443,9 +451,12 @@ class _Search:
         }
         keyword_only = [c.memory_id for c in candidates if c.memory_id not in self.vector_hits]
         query, centred_query = self.query_vector, self.centred_vector
-        if centred_query is not None:  # the vector hits' scores are centred: both from vectors
-            self.centred_similarities = dict(self.similarities)
-            keyword_only = [c.memory_id for c in candidates]
+        if centred_query is not None:  # both similarities: from the two searches, or vectors
+            ids = [c.memory_id for c in candidates]
+            centred_ids, plain = self.centred_ids, self.plain_hits
+            self.centred_similarities = {i: self.vector_hits[i] for i in ids if i in centred_ids}
+            self.similarities = {i: plain[i] for i in ids if i in plain}
+            keyword_only = [i for i in ids if i not in centred_ids or i not in plain]
         if query is None or not keyword_only:
             return
         if self.use_case.clock.monotonic() >= deadline:
