@@ -25,7 +25,8 @@ share 0.5), query centering off, lighter and heavier (``Policy.centering``,
 off and halved, a session turn's vector without the turn alone mixed in
 (``Policy.turn_weight`` 0, before session 11), session 11's 0.2 and more of it (0.5), the
 turn-before context off (stored without it: the store use case's
-``with_session_context`` replaced, for this bench only, by the identity), both off, the speaker boost off, and time decay off;
+``with_session_context`` replaced, for this bench only, by the identity), both off, the
+speaker boost off, and time decay off;
 session 10's tried-and-off options: the words naming a speaker dropped from the keyword
 search, from session pooling or from the coverage (``Policy.speaker_name_keywords``), the
 coverage weighed by each term's rarity (``lexical_idf``) and without the words of named
