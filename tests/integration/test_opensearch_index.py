@@ -20,7 +20,7 @@ from hindsight.adapters.aws.opensearch_index import (
 )
 from hindsight.adapters.embedded.search_index import EmbeddedSearchIndex
 from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
-from hindsight.core.models import SearchFilter
+from hindsight.core.models import SearchFilter, StoredVector
 from hindsight.core.text import tokenize
 from tests.contract.builders import document, text_vector, unit_vector
 from tests.services.opensearch_local import drop, fresh_index, local_client
@@ -82,6 +82,15 @@ def test_an_index_made_with_cosine_still_reads_cosines() -> None:
         assert [h.memory_id for h in hits] == sorted(exact, key=lambda m: -exact[m])
         for hit in hits:
             assert hit.score == pytest.approx(exact[hit.memory_id], abs=1e-4)
+        # a centred query (core/centering.py) is not of unit length: cosinesimil divides
+        # by its length, which the adapter scales back, so scores stay inner products
+        mean = np.mean([v.values for v in vectors], axis=0)
+        centred = StoredVector(query.model, (query.values - 0.5 * mean).astype(np.float32))
+        assert abs(float(np.linalg.norm(centred.values)) - 1.0) > 0.05
+        hits = index.vector_search(everyone(), centred, 3)
+        for hit in hits:
+            inner = float(vectors[int(hit.memory_id[1:])].values @ centred.values)
+            assert hit.score == pytest.approx(inner, abs=1e-4)
     finally:
         drop(index)
 

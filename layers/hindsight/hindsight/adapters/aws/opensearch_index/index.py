@@ -8,6 +8,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+
 from hindsight.adapters.aws.opensearch_index.errors import translated_errors
 from hindsight.adapters.aws.opensearch_index.mapping import (
     CHUNK_FIELDS,
@@ -369,7 +371,9 @@ class OpenSearchSearchIndex:
                 if (state.model, state.dimension) == (vector.model, vector.dim):
                     raise
                 return self._search_previous(search_filter, vector, k, state)
-        return hits_of(search_filter, response, similarity_of(self._current().space))
+        space = self._current().space
+        norm = 1.0 if space == VECTOR_SPACE else float(np.linalg.norm(vector.values))
+        return hits_of(search_filter, response, similarity_of(space, norm))
 
     def _search_previous(
         self, search_filter: SearchFilter, vector: StoredVector, k: int, state: _IndexState

@@ -20,14 +20,17 @@ def vector_space(mappings: dict[str, Any]) -> str:
     return str(method.get("space_type", "cosinesimil"))
 
 
-def similarity_of(space: str) -> Callable[[Any], float]:
-    """The port's similarity (a cosine, or the inner product of a mixed vector) from the
-    score OpenSearch gives a k-NN hit in that space."""
+def similarity_of(space: str, query_norm: float = 1.0) -> Callable[[Any], float]:
+    """The port's similarity (the inner product of the query with a memory's unit or
+    mixed vector) from the score OpenSearch gives a k-NN hit in that space.
+
+    ``cosinesimil`` divides by the query's length, which is not 1 for a centred query
+    (``core/centering.py``): its cosine is scaled back by ``query_norm``."""
     if space == "innerproduct":
         # score = 1 + ip for ip >= 0, 1 / (1 - ip) below
         return lambda score: float(score) - 1.0 if float(score) >= 1.0 else 1.0 - 1.0 / float(score)
     # lucene's cosinesimil score is (1 + cos) / 2
-    return lambda score: 2.0 * float(score) - 1.0
+    return lambda score: (2.0 * float(score) - 1.0) * query_norm
 
 
 DEFAULT_INDEX_PATTERN = "hindsight-memories*"
