@@ -153,3 +153,11 @@ def test_min_similarity_still_reads_the_cosine(chatty, principal) -> None:  # ty
     command = RetrieveCommand(user_id="u1", query=QUERY, min_similarity=least, min_score=0)
     kept = {r.content for r in tuned.retrieve(principal, command).results}
     assert kept == {t for t, c in cosines.items() if c >= least}
+
+
+def test_erasing_a_user_drops_their_kept_mean(chatty, principal) -> None:  # type: ignore[no-untyped-def]
+    means = chatty.use_cases.retrieve.means
+    chatty.retrieve(principal, RetrieveCommand(user_id="u1", query=QUERY))
+    assert any(key[:2] == (principal.tenant_id, "u1") for key in means._kept)
+    chatty.erase_user(principal, "u1")
+    assert not any(key[:2] == (principal.tenant_id, "u1") for key in means._kept)

@@ -99,7 +99,7 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
         review=ReviewFacts(records, writer, clock),
         context=BuildContext(records, ports.reflector, clock, retrieve),
         browse=BrowseMemories(records, clock),
-        forget=ForgetMemories(records, writer, clock, ports.answers),
+        forget=ForgetMemories(records, writer, clock, ports.answers, means=retrieve.means),
         reindex=ReindexMemories(records, ports.index, ports.embedder, sizes, ports.keys),
         archive=ArchiveMemories(records, ports.index, clock, policy),
         documents=StoreDocument(

@@ -6,6 +6,7 @@ import logging
 from typing import Any
 
 from hindsight.core.access import load_readable, require_write
+from hindsight.core.centering import UserMeans
 from hindsight.core.errors import ForbiddenError
 from hindsight.core.models import EpisodicMemory, ListQuery, MemoryKind, Principal, SemanticMemory
 from hindsight.core.ports import Clock, KeptAnswers, MemoryWriter, RecordStore
@@ -23,11 +24,14 @@ class ForgetMemories:
         writer: MemoryWriter,
         clock: Clock,
         answers: KeptAnswers | None = None,
+        means: UserMeans | None = None,
     ) -> None:
         self.records = records
         self.writer = writer
         self.clock = clock
         self.answers = answers
+        # the retrieve use case's kept means (core/centering.py): an erased user's goes too
+        self.means = means
 
     def forget_memory(self, principal: Principal, memory_id: str) -> dict[str, Any]:
         """Delete a memory. Facts that came only from a deleted episode go with it; facts
@@ -77,6 +81,8 @@ class ForgetMemories:
         # what it stores goes with them
         answers = self.answers.forget_user(principal.tenant_id, user_id) if self.answers else 0
         deleted = self.writer.erase_user(principal.tenant_id, user_id)
+        if self.means is not None:
+            self.means.forget(principal.tenant_id, user_id)
         logger.info(
             "user erased tenant=%s deleted=%d kept_answers=%d",
             principal.tenant_id,
