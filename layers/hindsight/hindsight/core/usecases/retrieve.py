@@ -467,11 +467,11 @@ class _Search:
             if vector.model == query.model and vector.dim == query.dim:
                 scores = vector.rows @ query.values
                 best = int(np.argmax(scores))
+                self.similarities[memory_id] = float(scores[best])  # its best piece's cosine
                 if centred_query is not None and self.centred_similarities is not None:
                     centred_scores = vector.rows @ centred_query.values
-                    best = int(np.argmax(centred_scores))
+                    best = int(np.argmax(centred_scores))  # the piece the ranking reads
                     self.centred_similarities[memory_id] = float(centred_scores[best])
-                self.similarities[memory_id] = float(scores[best])
                 if vector.chunked and memory_id not in self.vector_hits:
                     hit = SearchHit(memory_id, float(scores[best]), None, best, vector.spans[best])
                     self._matched(hit, "vector")
