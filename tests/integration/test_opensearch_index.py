@@ -251,3 +251,41 @@ def test_serverless_bodies_leave_shards_and_replicas_to_the_service() -> None:
     settings = create_index_body(1024, shards=None, replicas=None)["settings"]["index"]
     assert settings == {"knn": True}
     assert create_index_body(8)["settings"]["index"]["number_of_shards"] == 1
+
+
+def test_keyword_scores_ignore_length_and_an_older_index_drops_its_norms(tmp_path: Path) -> None:
+    """BM25 without length normalisation (index_rules.BM25_B = 0): a word every turn of a
+    speaker holds scores a short turn and a long one alike. An index made while the field
+    kept norms has them turned off on first use."""
+    client = local_client()
+    name = f"hindsight-test-{uuid.uuid4().hex[:12]}"
+    body = create_index_body(64, model="test-hashing-64")
+    del body["mappings"]["properties"]["text_tokens"]["norms"]  # as made before
+    client.indices.create(index=name, body=body)  # type: ignore[attr-defined]
+    index = OpenSearchSearchIndex(client, name, 64, refresh="wait_for")
+    try:
+        index.upsert([document("seed", "a memory written on the first use")])
+        index.upsert(
+            [
+                document("short", "Morgan: hi!"),
+                document("long", "Morgan: my day job is wrestling, and at night I fix up cars"),
+            ]
+        )
+        mapping = client.indices.get_mapping(index=name)[name]["mappings"]  # type: ignore[attr-defined]
+        assert mapping["properties"]["text_tokens"]["norms"] is False
+        hits = {hit.memory_id: hit.score for hit in index.keyword_search(everyone(), "Morgan", 5)}
+        assert set(hits) == {"short", "long"}
+        assert hits["short"] == pytest.approx(hits["long"], rel=1e-6)
+        embedded = EmbeddedSearchIndex(tmp_path / "embedded")
+        embedded.upsert(
+            [
+                document("short", "Morgan: hi!"),
+                document("long", "Morgan: my day job is wrestling, and at night I fix up cars"),
+            ]
+        )
+        alike = {
+            hit.memory_id: hit.score for hit in embedded.keyword_search(everyone(), "Morgan", 5)
+        }
+        assert alike["short"] == pytest.approx(alike["long"], rel=1e-6)
+    finally:
+        drop(index)

@@ -13,6 +13,7 @@ import numpy as np
 from hindsight.adapters.aws.opensearch_index.errors import translated_errors
 from hindsight.adapters.aws.opensearch_index.mapping import (
     CHUNK_FIELDS,
+    TEXT_TOKENS,
     VECTOR_SPACE,
     create_index_body,
     index_meta,
@@ -135,6 +136,12 @@ class OpenSearchSearchIndex:
                 index=self.index_name, body={"properties": CHUNK_FIELDS}
             )
             logger.info("opensearch index mapping extended index=%s", self.index_name)
+        if mappings["properties"].get("text_tokens", {}).get("norms", True):
+            # made before BM25 dropped length normalisation (index_rules.BM25_B)
+            self.client.indices.put_mapping(
+                index=self.index_name, body={"properties": {"text_tokens": dict(TEXT_TOKENS)}}
+            )
+            logger.info("opensearch index norms turned off index=%s", self.index_name)
         self._state = _IndexState(
             meta.get("model"), dimension, shards, meta.get("previous"), vector_space(mappings)
         )

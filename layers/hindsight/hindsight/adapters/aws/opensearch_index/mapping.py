@@ -53,6 +53,13 @@ CHUNK_FIELDS: dict[str, Any] = {
 }
 
 
+# BM25 without norms scores every document as of one length: no length normalisation, as
+# index_rules.BM25_B (0) for the embedded index. Norms can be turned off on an existing
+# field, so an index made before takes it on first use (documents already written keep
+# theirs until their segments merge)
+TEXT_TOKENS: dict[str, Any] = {"type": "text", "analyzer": "whitespace", "norms": False}
+
+
 def _mappings(dimension: int, engine: str, model: str | None) -> dict[str, Any]:
     properties: dict[str, Any] = {name: {"type": "keyword"} for name in _KEYWORDS}
     properties.update({name: {"type": "long"} for name in _MOMENTS})
@@ -60,7 +67,7 @@ def _mappings(dimension: int, engine: str, model: str | None) -> dict[str, Any]:
     properties["text"] = {"type": "text", "analyzer": "standard"}
     # the text's terms and the memory's store-time search keys (core.indexing.piece_terms):
     # keys needed no new field, so an index made before them takes them as it is
-    properties["text_tokens"] = {"type": "text", "analyzer": "whitespace"}
+    properties["text_tokens"] = dict(TEXT_TOKENS)
     properties["vector"] = {
         "type": "knn_vector",
         "dimension": dimension,
