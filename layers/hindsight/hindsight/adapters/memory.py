@@ -265,7 +265,7 @@ class _Corpus:
 
 
 class InMemorySearchIndex:
-    """SearchIndex with exact BM25 (k1=1.2, b=0.75) per user and exact inner-product search
+    """SearchIndex with exact BM25 (k1 1.2, b 0) per user and exact inner-product search
     (the cosine of unit vectors).
 
     A long memory's chunks are searched one by one; a memory scores as its best chunk.

@@ -13,7 +13,8 @@ behind; they are skipped while scoring (document frequency counts live documents
 and dropped by ``compact`` once they outnumber the live ones.
 
 Scoring is Okapi BM25 with Lucene's non-negative idf, ``log(1 + (N - n + 0.5) / (n + 0.5))``,
-k1 = 1.2, b = 0.75, over the partition's live documents.
+k1 = 1.2 and b = 0 (no length normalisation: ``index_rules.BM25_B``), over the partition's
+live documents.
 """
 
 from __future__ import annotations
