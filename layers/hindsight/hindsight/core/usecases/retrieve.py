@@ -444,25 +444,22 @@ class _Search:
     def complete_similarities(self, candidates: list[Candidate], deadline: float) -> None:
         """Cosines of every candidate: the vector search's, and for keyword hits it did not
         return, from their stored vectors (while the budget lasts)."""
-        self.similarities = {
-            c.memory_id: self.vector_hits[c.memory_id]
-            for c in candidates
-            if c.memory_id in self.vector_hits
-        }
-        keyword_only = [c.memory_id for c in candidates if c.memory_id not in self.vector_hits]
+        ids = [c.memory_id for c in candidates]
         query, centred_query = self.query_vector, self.centred_vector
-        if centred_query is not None:  # both similarities: from the two searches, or vectors
-            ids = [c.memory_id for c in candidates]
-            centred_ids, plain = self.centred_ids, self.plain_hits
-            self.centred_similarities = {i: self.vector_hits[i] for i in ids if i in centred_ids}
-            self.similarities = {i: plain[i] for i in ids if i in plain}
-            keyword_only = [i for i in ids if i not in centred_ids or i not in plain]
-        if query is None or not keyword_only:
+        # centred: the vector hits' scores are the centred query's, the plain cosines come
+        # from the second search; those either search missed are read from their vectors
+        plain = self.vector_hits if centred_query is None else self.plain_hits
+        centred = plain.keys() if centred_query is None else self.centred_ids
+        self.similarities = {i: plain[i] for i in ids if i in plain}
+        if centred_query is not None:
+            self.centred_similarities = {i: self.vector_hits[i] for i in ids if i in centred}
+        unread = [i for i in ids if i not in plain or i not in centred]
+        if query is None or not unread:
             return
         if self.use_case.clock.monotonic() >= deadline:
             self.partial = True
             return
-        stored = self.use_case.records.get_vectors(self.tenant_id, keyword_only)
+        stored = self.use_case.records.get_vectors(self.tenant_id, unread)
         for memory_id, vector in stored.items():
             if vector.model == query.model and vector.dim == query.dim:
                 scores = vector.rows @ query.values
