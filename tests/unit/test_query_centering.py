@@ -58,13 +58,24 @@ def test_the_centred_query_is_the_query_less_the_weighed_mean() -> None:
 
 
 class _CountingRecords(InMemoryRecordStore):
+    """Counts the reads of the newest ids (``lists``) and of memories' content."""
+
     def __init__(self) -> None:
         super().__init__()
         self.lists = 0
+        self.contents = 0
+
+    def list_ids(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.lists += 1
+        return super().list_ids(*args, **kwargs)
 
     def list(self, *args, **kwargs):  # type: ignore[no-untyped-def]
-        self.lists += 1
+        self.contents += 1
         return super().list(*args, **kwargs)
+
+    def get_many(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.contents += 1
+        return super().get_many(*args, **kwargs)
 
 
 def _records_holding(texts: list[str]) -> _CountingRecords:
@@ -76,7 +87,7 @@ def _records_holding(texts: list[str]) -> _CountingRecords:
     service = assemble(ports, Policy())
     for text in texts:
         service.store(Principal(tenant_id="acme"), StoreMemoryCommand(user_id="u1", content=text))
-    records.lists = 0
+    records.lists = records.contents = 0
     return records
 
 
@@ -99,6 +110,7 @@ def test_a_users_mean_is_kept_for_its_time_then_read_again() -> None:
     assert records.lists == 3
     # another user (and a user without memories) is read for itself
     assert means.mean("acme", "nobody", query, None) is None and records.lists == 4
+    assert records.contents == 0  # ids and vectors only: no memory's content is read
 
 
 def test_the_least_recently_used_mean_goes_first() -> None:

@@ -135,6 +135,17 @@ class InMemoryRecordStore:
             ]
         return page_of(chosen, query, limit, cursor)
 
+    def list_ids(
+        self, tenant_id: str, user_id: str, query: ListQuery, limit: int
+    ) -> builtins.list[str]:
+        with self._lock:  # the page sorts the memories themselves; no copies are made
+            chosen = [
+                m
+                for (tenant, _), m in self._memories.items()
+                if tenant == tenant_id and m.user_id == user_id and query.admits(m)
+            ]
+            return [m.memory_id for m in page_of(chosen, query, limit, None).items]
+
     def delete(self, tenant_id: str, memory_id: str) -> bool:
         with self._lock:
             if self._memories.pop((tenant_id, memory_id), None) is None:

@@ -14,8 +14,9 @@ like everything the user says. This is the hubness correction of the embedding
 literature (removing the common mean; CSLS's penalty on points near many others), with
 the user's own memories as the background.
 
-The mean is read through the record store's ports (the newest ``MEAN_SAMPLE`` memories
-and their stored vectors, the same for every backend) and kept per user for
+The mean is read through the record store's ports (the ids of the newest ``MEAN_SAMPLE``
+memories, then their stored vectors, the same for every backend; their content is not
+read, which on AWS would fetch each large memory's body from S3) and kept per user for
 ``MEAN_TTL_SECONDS``: it is a slow statistic of hundreds of memories, so a few new ones
 move it little. A user with no stored vector of the query's model is searched as before.
 The newest 200 rank as well as the newest 1,000 on every dev set (devsets.py R@10 / H@5,
@@ -98,8 +99,7 @@ class UserMeans:
             if kept is not None and at - kept[0] < self._ttl:
                 self._kept.move_to_end(key)
                 return kept[1]
-        page = self._records.list(tenant_id, user_id, ListQuery(now=now), self._sample)
-        ids = [memory.memory_id for memory in page.items]
+        ids = self._records.list_ids(tenant_id, user_id, ListQuery(now=now), self._sample)
         vectors = list(self._records.get_vectors(tenant_id, ids).values()) if ids else []
         mean = mean_of(vectors, query.model, query.dim)
         with self._lock:

@@ -85,6 +85,11 @@ class RecordStore(Protocol):
         ``next_cursor``; an invalid cursor raises InvalidRequestError.
         """
 
+    def list_ids(self, tenant_id: str, user_id: str, query: ListQuery, limit: int) -> Sequence[str]:
+        """The ids of ``list``'s first page (same filters, same order), without reading
+        the memories themselves: their content (which may be large and kept elsewhere)
+        and their hit counts."""
+
     def delete(self, tenant_id: str, memory_id: str) -> bool:
         """Delete one memory (and its dedup marker); False if it did not exist."""
 

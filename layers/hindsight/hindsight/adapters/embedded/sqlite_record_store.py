@@ -425,8 +425,40 @@ class SqliteRecordStore:
         limit: int,
         cursor: str | None = None,
     ) -> Page:
+        limit = max(1, limit)
+        rows = self._list_rows(
+            f"occurred_at, memory_id, {_MEMORY_COLUMNS}",
+            tenant_id,
+            user_id,
+            query,
+            limit + 1,
+            cursor,
+        )
+        chosen = rows[:limit]
+        next_cursor = None
+        if len(rows) > limit:
+            next_cursor = encode_page_cursor(chosen[-1][0], chosen[-1][1], query.oldest_first)
+        return Page(items=[_memory(*row[2:]) for row in chosen], next_cursor=next_cursor)
+
+    def list_ids(
+        self, tenant_id: str, user_id: str, query: ListQuery, limit: int
+    ) -> builtins.list[str]:
+        rows = self._list_rows("memory_id", tenant_id, user_id, query, max(1, limit), None)
+        return [row[0] for row in rows]
+
+    def _list_rows(
+        self,
+        columns: str,
+        tenant_id: str,
+        user_id: str,
+        query: ListQuery,
+        limit: int,
+        cursor: str | None,
+    ) -> builtins.list[Any]:
+        """Up to ``limit`` rows of ``columns`` of the user's memories that ``query`` admits,
+        in list order, after ``cursor``."""
         clauses = ["tenant_id = ?", "user_id = ?"]
-        params: list[Any] = [tenant_id, user_id]
+        params: builtins.list[Any] = [tenant_id, user_id]
 
         def within(column: str, values: frozenset[Any] | None) -> None:
             if values is not None:
@@ -457,19 +489,13 @@ class SqliteRecordStore:
             occurred_us, memory_id = decode_page_cursor(cursor, query.oldest_first)
             clauses.append(f"(occurred_at, memory_id) {'>' if query.oldest_first else '<'} (?, ?)")
             params.extend((occurred_us, memory_id))
-        limit = max(1, limit)
         sql = (
-            f"SELECT occurred_at, memory_id, {_MEMORY_COLUMNS} FROM memories "
+            f"SELECT {columns} FROM memories "
             f"WHERE {' AND '.join(clauses)} "
             f"ORDER BY occurred_at {direction}, memory_id {direction} LIMIT ?"
         )
         with self._read() as conn:
-            rows = conn.execute(sql, (*params, limit + 1)).fetchall()
-        chosen = rows[:limit]
-        next_cursor = None
-        if len(rows) > limit:
-            next_cursor = encode_page_cursor(chosen[-1][0], chosen[-1][1], query.oldest_first)
-        return Page(items=[_memory(*row[2:]) for row in chosen], next_cursor=next_cursor)
+            return conn.execute(sql, (*params, limit)).fetchall()
 
     def get_cursor(self, tenant_id: str, user_id: str, name: str) -> datetime | None:
         with self._read() as conn:

@@ -46,13 +46,9 @@ def list_page(
     limit = max(1, limit)
     partition = user_pk(tenant_id, user_id)
     start_key = None if cursor is None else _start_key(tenant_id, partition, query, cursor)
-    if query.scopes is not None and not query.scopes:
+    params = _query_params(table, partition, query, limit)
+    if params is None:
         return Page(items=[])
-    low = None if query.since is None else occurred_key(epoch_us(query.since))
-    high = None if query.until is None else occurred_key(epoch_us(query.until))
-    if low is not None and high is not None and low >= high:
-        return Page(items=[])
-    params = _query_params(table, partition, query, limit, low, high)
     chosen, more = _read_page(table, params, start_key, limit, bodies)
     next_cursor = None
     if more:
@@ -61,6 +57,19 @@ def list_page(
             epoch_us(last.occurred_at), last.memory_id, query.oldest_first
         )
     return Page(items=chosen, next_cursor=next_cursor)
+
+
+def list_ids(
+    table: TableRequests, tenant_id: str, user_id: str, query: ListQuery, limit: int
+) -> list[str]:
+    """The ids of ``list_page``'s first page, read from the ``by_user`` index's sort key
+    (``occurred_key``): no memory body is parsed or fetched from S3."""
+    limit = max(1, limit)
+    params = _query_params(table, user_pk(tenant_id, user_id), query, limit, projected="gsi1sk")
+    if params is None:
+        return []
+    raws, _ = _read_items(table, params, None, limit)
+    return [raw["gsi1sk"]["S"].partition("#")[2] for raw in raws]
 
 
 def _start_key(tenant_id: str, partition: str, query: ListQuery, cursor: str) -> dict[str, Any]:
@@ -92,10 +101,16 @@ def _query_params(
     partition: str,
     query: ListQuery,
     limit: int,
-    low: str | None,
-    high: str | None,
-) -> dict[str, Any]:
-    """The ``Query`` request of a list page on the ``by_user`` index."""
+    projected: str = "body",
+) -> dict[str, Any] | None:
+    """The ``Query`` request of a list page on the ``by_user`` index, reading the
+    ``projected`` attribute of each item (None: the query admits nothing)."""
+    if query.scopes is not None and not query.scopes:
+        return None
+    low = None if query.since is None else occurred_key(epoch_us(query.since))
+    high = None if query.until is None else occurred_key(epoch_us(query.until))
+    if low is not None and high is not None and low >= high:
+        return None
     expr = Expression()
     key_condition = _key_condition(expr, partition, low, high)
     filters = list_filter(query, expr)
@@ -104,7 +119,7 @@ def _query_params(
         "IndexName": BY_USER_INDEX,
         "KeyConditionExpression": key_condition,
         "ScanIndexForward": query.oldest_first,
-        "ProjectionExpression": expr.name("body"),
+        "ProjectionExpression": expr.name(projected),
         # a filter drops items after they are read: read bigger pages then
         "Limit": limit + 1 if not filters else min(1_000, max(50, 4 * (limit + 1))),
     }
@@ -123,21 +138,31 @@ def _read_page(
 ) -> tuple[list[Memory], bool]:
     """Up to ``limit`` memories, reading on while the filter leaves pages short; and
     whether there are more after them."""
-    texts: list[str] = []
+    raws, more = _read_items(table, params, start_key, limit)
+    texts = [raw["body"]["S"] for raw in raws]
+    return [MEMORY.validate_json(text) for text in bodies(texts)], more
+
+
+def _read_items(
+    table: TableRequests, params: dict[str, Any], start_key: dict[str, Any] | None, limit: int
+) -> tuple[list[dict[str, Any]], bool]:
+    """Up to ``limit`` index items, reading on while the filter leaves pages short; and
+    whether there are more after them."""
+    raws: list[dict[str, Any]] = []
     more = False
     while not more:
         if start_key is not None:
             params["ExclusiveStartKey"] = start_key
         response = table.call("Query", **params)
         for raw in response.get("Items", []):
-            if len(texts) == limit:
+            if len(raws) == limit:
                 more = True
                 break
-            texts.append(raw["body"]["S"])
+            raws.append(raw)
         start_key = response.get("LastEvaluatedKey")
         if not start_key:
             break
-    return [MEMORY.validate_json(text) for text in bodies(texts)], more
+    return raws, more
 
 
 def scan_memories(

@@ -46,6 +46,7 @@ from hindsight.adapters.aws.dynamodb_record_store.large_items import (
 )
 from hindsight.adapters.aws.dynamodb_record_store.listing import (
     active_users_since,
+    list_ids,
     list_page,
     scan_memories,
 )
@@ -400,6 +401,11 @@ class DynamoDBRecordStore:
         )
         with_hits(self._table, tenant_id, page.items)
         return page
+
+    def list_ids(
+        self, tenant_id: str, user_id: str, query: ListQuery, limit: int
+    ) -> builtins.list[str]:
+        return list_ids(self._table, tenant_id, user_id, query, limit)  # reads no S3 object
 
     def get_cursor(self, tenant_id: str, user_id: str, name: str) -> datetime | None:
         found = self._table.call(
