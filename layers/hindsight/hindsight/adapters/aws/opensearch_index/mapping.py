@@ -63,7 +63,7 @@ TEXT_TOKENS: dict[str, Any] = {"type": "text", "analyzer": "whitespace", "norms"
 def _mappings(dimension: int, engine: str, model: str | None) -> dict[str, Any]:
     properties: dict[str, Any] = {name: {"type": "keyword"} for name in _KEYWORDS}
     properties.update({name: {"type": "long"} for name in _MOMENTS})
-    properties.update(CHUNK_FIELDS)
+    properties.update({name: dict(spec) for name, spec in CHUNK_FIELDS.items()})  # own copies
     properties["text"] = {"type": "text", "analyzer": "standard"}
     # the text's terms and the memory's store-time search keys (core.indexing.piece_terms):
     # keys needed no new field, so an index made before them takes them as it is
