@@ -53,6 +53,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -241,7 +242,7 @@ def msc_systems(
     return conversation_systems(conversations, embedder, variants, msc_devset.CATEGORIES)
 
 
-# --- long memory -------------------------------------------------------------------------
+# --- long memory; a user's past events (zh, en) -------------------------------------------
 
 
 def longmem_systems(
@@ -294,23 +295,17 @@ def longmem_systems(
     return systems
 
 
-# --- a user's past events (zh, en) --------------------------------------------------------
-
-
 def events_systems(
     embedder: CachedEmbedder, variants: Sequence[Variant], users: int | None
 ) -> dict[str, Rows]:
     dataset = events_devset.load(users_a_language=users)
     print(f"events: {len(dataset.users)} users, {len(dataset.questions)} questions", flush=True)
 
-    def store(service: MemoryService) -> dict[str, list[str]]:
-        return events_devset.store(service, dataset)
+    def ask(service: MemoryService, owner: Any, v: Variant) -> Rows:
+        decay = None if v.time_decay is None else {"time_decay": v.time_decay}
+        return events_devset.ask(service, dataset, owner, decay)
 
-    def ask(service: MemoryService, owner: Any, variant: Variant) -> Rows:
-        extra = {} if variant.time_decay is None else {"time_decay": variant.time_decay}
-        return events_devset.ask(service, dataset, owner, extra)
-
-    systems = run_variants(embedder, variants, store, ask)
+    systems = run_variants(embedder, variants, partial(events_devset.store, dataset=dataset), ask)
     systems["bm25"] = events_devset.run_bm25(dataset)
     systems["dense"] = events_devset.run_dense(dataset, embedder)
     return systems
