@@ -38,10 +38,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import REPO
+from harness import REPO, dense_scores, store_in_batches
 from locomo import bm25_scores
 
-from hindsight.core.commands import BatchItem, RetrieveCommand, StoreBatchCommand
+from hindsight.core.commands import BatchItem, RetrieveCommand
 from hindsight.core.models import Principal
 from hindsight.core.ports import Embedder
 from hindsight.core.service import MemoryService
@@ -50,7 +50,6 @@ from hindsight.core.text import tokenize
 DATA_DIR = REPO / "bench" / "data" / "events"
 LANGUAGES = ("zh", "en")
 PRINCIPAL = Principal(tenant_id="events", key_id="bench")
-BATCH = 100  # store_batch's limit
 TOP = 10  # recall@10 and hit@5 need no more
 
 Row = tuple[str, str, list[str], tuple[str, ...]]  # language, category, ranked ids, evidence
@@ -126,17 +125,13 @@ def store(service: MemoryService, dataset: EventsSet) -> dict[str, list[str]]:
     """Every memory through ``store_batch``; the data ids each stored memory holds."""
     owner: dict[str, list[str]] = {}
     for user in dataset.users:
-        for start in range(0, len(user.memories), BATCH):
-            chunk = user.memories[start : start + BATCH]
-            items = [
-                BatchItem(content=e.text, occurred_at=e.occurred_at, session_id=e.session)
-                for e in chunk
-            ]
-            outcomes = service.store_batch(
-                PRINCIPAL, StoreBatchCommand(user_id=user.user_id, items=items)
-            )
-            for event, outcome in zip(chunk, outcomes, strict=True):
-                owner.setdefault(outcome.memory_id, []).append(event.memory_id)
+        items = [
+            BatchItem(content=e.text, occurred_at=e.occurred_at, session_id=e.session)
+            for e in user.memories
+        ]
+        outcomes = store_in_batches(service, PRINCIPAL, user.user_id, items)
+        for event, outcome in zip(user.memories, outcomes, strict=True):
+            owner.setdefault(outcome.memory_id, []).append(event.memory_id)
     return owner
 
 
@@ -191,11 +186,8 @@ def run_bm25(dataset: EventsSet) -> list[Row]:
 
 def run_dense(dataset: EventsSet, embedder: Embedder) -> list[Row]:
     def score(user: User, questions: list[Question]) -> np.ndarray:
-        docs = np.asarray(embedder.embed_documents([e.text for e in user.memories]))
-        docs = docs / np.linalg.norm(docs, axis=1, keepdims=True)
-        queries = np.stack([np.asarray(embedder.embed_query(q.text)) for q in questions])
-        queries = queries / np.linalg.norm(queries, axis=1, keepdims=True)
-        return (queries @ docs.T) + 1.0  # cosine + 1 > 0: every memory is ranked
+        texts = [e.text for e in user.memories]
+        return dense_scores(embedder, texts, [q.text for q in questions])
 
     return _per_user(dataset, score)
 

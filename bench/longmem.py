@@ -65,6 +65,7 @@ from harness import (
     REPO,
     RESULTS_DIR,
     close_service,
+    dense_scores,
     latency_summary,
     machine_info,
     open_service,
@@ -275,11 +276,7 @@ def run_dense(dataset: Dataset, embedder: Embedder) -> tuple[dict[str, Ranked], 
     started = time.perf_counter()
 
     def score(user: History, questions: list[Question]) -> np.ndarray:
-        turns = np.asarray(embedder.embed_documents([t.content for t in user.turns]))
-        turns = turns / np.linalg.norm(turns, axis=1, keepdims=True)
-        queries = np.stack([np.asarray(embedder.embed_query(q.text)) for q in questions])
-        queries = queries / np.linalg.norm(queries, axis=1, keepdims=True)
-        return (queries @ turns.T) + 1.0  # cosine + 1 > 0: every turn is ranked
+        return dense_scores(embedder, [t.content for t in user.turns], [q.text for q in questions])
 
     ranked = _rank_per_user(dataset, score)
     return ranked, {"seconds": round(time.perf_counter() - started, 2)}
