@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from hindsight.core.commands import RetrieveCommand
+from hindsight.core.commands import MAX_BATCH_ITEMS, RetrieveCommand, StoreBatchCommand
 from hindsight.core.indexing import index_document
 from hindsight.core.models import GLOBAL_SCOPE, EpisodicMemory, Principal, StoredVector
 from hindsight.core.ports import Embedder
@@ -258,8 +258,6 @@ def store_in_batches(
 ) -> list[Any]:
     """``items`` (``BatchItem``) through ``store_batch``, as many a call as it takes; the
     outcomes in the items' order."""
-    from hindsight.core.commands import MAX_BATCH_ITEMS, StoreBatchCommand
-
     outcomes: list[Any] = []
     for start in range(0, len(items), MAX_BATCH_ITEMS):
         batch = list(items[start : start + MAX_BATCH_ITEMS])

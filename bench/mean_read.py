@@ -32,10 +32,11 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from harness import synthetic_episode  # noqa: E402
+
 from hindsight.adapters.aws.dynamodb_record_store import DynamoDBRecordStore  # noqa: E402
 from hindsight.core.centering import MEAN_SAMPLE, mean_of  # noqa: E402
-from hindsight.core.models import EpisodicMemory, ListQuery, StoredVector  # noqa: E402
-from hindsight.core.text import content_hash  # noqa: E402
+from hindsight.core.models import ListQuery, StoredVector  # noqa: E402
 from tests.integration.dynamodb_local import fresh_store  # noqa: E402
 
 MODEL, DIM = "bench-model", 384
@@ -61,16 +62,7 @@ def fill(store: DynamoDBRecordStore, memories: int, long: int, seed: int) -> Non
         spans = tuple((i * CHUNK_CHARS, (i + 1) * CHUNK_CHARS) for i in range(rows))
         vector = StoredVector(MODEL, values, spans) if is_long else StoredVector(MODEL, values[0])
         at = T0 + timedelta(minutes=n)
-        memory = EpisodicMemory(
-            memory_id=f"m{n:05d}",
-            tenant_id="t1",
-            user_id="u1",
-            content=content,
-            occurred_at=at,
-            created_at=at,
-            updated_at=at,
-            content_hash=content_hash(content),
-        )
+        memory = synthetic_episode(f"m{n:05d}", "t1", "u1", content, "note", at, at, f"s{n // 10}")
         store.put(memory, vector)
 
 
