@@ -12,6 +12,7 @@ WEDNESDAY = datetime(2026, 6, 3, 15, 30, tzinfo=UTC)
 SUNDAY = datetime(2026, 6, 7, 23, 0, tzinfo=UTC)
 MONDAY = datetime(2026, 6, 8, 0, 5, tzinfo=UTC)
 NEW_YEARS_EVE = datetime(2026, 12, 31, 12, 0, tzinfo=UTC)
+FIRST_OF_MARCH = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def spans(text: str, reference: datetime) -> list[tuple[str, str]]:
@@ -112,10 +113,15 @@ def test_english_expressions(text: str, expected: tuple[str, str]) -> None:
     assert one(text, WEDNESDAY) == expected
 
 
-def test_month_day_long_past_means_next_year() -> None:
+def test_a_date_without_a_year_is_its_nearest_occurrence() -> None:
     # On New Year's Eve "on March 3" is the coming March, "on December 2" this one.
     assert one("on March 3", NEW_YEARS_EVE) == day("2027-03-03")
     assert one("on December 2", NEW_YEARS_EVE) == day("2026-12-02")
+    # On 1 March the last New Year's Eve is two months back, the next ten months on.
+    assert one("on December 31st", FIRST_OF_MARCH) == day("2025-12-31")
+    assert one("十二月三十一号", FIRST_OF_MARCH) == day("2025-12-31")
+    assert one("in November", FIRST_OF_MARCH) == ("2025-11-01", "2025-12-01")
+    assert one("in May", FIRST_OF_MARCH) == ("2026-05-01", "2026-06-01")
 
 
 @pytest.mark.parametrize(
@@ -187,7 +193,7 @@ def test_english_non_expressions(text: str) -> None:
         ("2026年5月7日", day("2026-05-07")),
         ("5月7号", day("2026-05-07")),
         ("五月七日", day("2026-05-07")),
-        ("十二月二十五号", day("2026-12-25")),
+        ("十二月二十五号", day("2025-12-25")),  # the nearer one: 160 days back, not 205 on
         ("八月份", ("2026-08-01", "2026-09-01")),
     ],
 )
@@ -352,3 +358,63 @@ def test_numbers_after_in_are_not_years(text: str) -> None:
 
 def test_a_memory_dated_in_a_named_month_and_year() -> None:
     assert spans("I moved there in October 2021", WEDNESDAY) == [("2021-10-01", "2021-11-01")]
+
+
+# --- a month, day, season or part of a year named with its year ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a month or day of a relatively named year is that year's, not the union of "last
+        # year" and the nearest such month (before session 15: 2025-01-01 to 2026-06-01)
+        ("去年五月", ("2025-05-01", "2025-06-01")),
+        ("去年七月带孩子去医院查了什么", ("2025-07-01", "2025-08-01")),
+        ("前年的12月", ("2024-12-01", "2025-01-01")),
+        ("去年的五月三号", day("2025-05-03")),
+        ("明年3月8日", day("2027-03-08")),
+        ("what did we eat in February of last year", ("2025-02-01", "2025-03-01")),
+        ("May last year", ("2025-05-01", "2025-06-01")),
+        ("in March this year", ("2026-03-01", "2026-04-01")),
+        ("on December 31st last year", day("2025-12-31")),
+        ("the 4th of July next year", day("2027-07-04")),
+        # seasons (meteorological: a year's winter is its December and the next two months)
+        ("去年夏天", ("2025-06-01", "2025-09-01")),
+        ("2024年冬季", ("2024-12-01", "2025-03-01")),
+        ("今年暑假", ("2026-07-01", "2026-09-01")),
+        ("今年寒假", ("2026-01-01", "2026-03-01")),
+        ("last summer", ("2025-06-01", "2025-09-01")),
+        ("over the past winter", ("2025-12-01", "2026-03-01")),
+        ("this winter", ("2025-12-01", "2026-03-01")),  # just over, nearer than the coming one
+        ("this summer", ("2026-06-01", "2026-09-01")),
+        ("next autumn", ("2026-09-01", "2026-12-01")),
+        ("the fall of 2024", ("2024-09-01", "2024-12-01")),
+        ("summer 2023", ("2023-06-01", "2023-09-01")),
+        ("spring of last year", ("2025-03-01", "2025-06-01")),
+        # parts of a year: its first, middle or last four months, or a half
+        ("去年年底", ("2025-09-01", "2026-01-01")),
+        ("今年初", ("2026-01-01", "2026-05-01")),
+        ("2025年上半年", ("2025-01-01", "2025-07-01")),
+        ("in late 2025", ("2025-09-01", "2026-01-01")),
+        ("at the start of this year", ("2026-01-01", "2026-05-01")),
+        ("mid-2023", ("2023-05-01", "2023-09-01")),
+        ("the end of last year", ("2025-09-01", "2026-01-01")),
+        ("in the second half of 2024", ("2024-07-01", "2025-01-01")),
+        ("earlier this year", ("2026-01-01", "2026-03-02")),
+    ],
+)
+def test_named_year_expressions(text: str, expected: tuple[str, str]) -> None:
+    assert one(text, FIRST_OF_MARCH) == expected
+    assert query(text, FIRST_OF_MARCH) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I had a fall last year", ("2025-01-01", "2026-01-01")),  # a tumble, not autumn
+        ("夏天很热", None),  # summers in general
+        ("this may be fine next year", ("2027-01-01", "2028-01-01")),  # "may" the verb
+    ],
+)
+def test_words_that_are_not_seasons_or_months(text: str, expected: tuple[str, str] | None) -> None:
+    assert query(text, FIRST_OF_MARCH) == expected

@@ -7,17 +7,21 @@ from datetime import date, timedelta
 
 from hindsight.core.temporal.days import (
     Span,
+    add_months,
     day_span,
     guess_month_year,
     guess_year,
     in_week,
     month_span,
     safe_date,
+    season_span,
     shift,
     upcoming,
     week_span,
     weekend_span,
+    year_part_span,
 )
+from hindsight.core.temporal.holidays import CHINESE_HOLIDAYS, holiday_span
 from hindsight.core.temporal.patterns import (
     Pattern,
     Resolver,
@@ -61,6 +65,22 @@ _UNITS = {
     "年": "year",
 }
 _NO_NUM_BEFORE = r"(?<![\d一二三四五六七八九十两零〇])"
+# a year named by its digits (2025年) or relatively (去年); the guard keeps 之后年 / 以前年 out
+_YEARS = {"今年": 0, "去年": -1, "前年": -2, "明年": 1, "后年": 2}
+_YEAR = r"(?:(?P<y>\d{4})年|(?<![之以然最落先背向提面眼目当从])(?P<ry>今年|去年|前年|明年|后年)的?)"
+_HOLIDAY = "|".join(sorted(CHINESE_HOLIDAYS, key=len, reverse=True))
+_SEASONS = {"春": "spring", "夏": "summer", "秋": "autumn", "冬": "winter"}
+_PARTS = {
+    "年初": "early",
+    "初": "early",
+    "年中": "mid",
+    "年底": "late",
+    "年末": "late",
+    "底": "late",
+    "末": "late",
+    "上半年": "first half",
+    "下半年": "second half",
+}
 _WEEK_WORD = r"(?:周|星期|礼拜)"
 _WEEK_NOUN = r"(?:周|个?星期|个?礼拜)"
 
@@ -122,13 +142,21 @@ def _weekend(m: re.Match[str], ref: date) -> Span:
     return weekend_span(ref, 0)
 
 
+def _year(m: re.Match[str], ref: date) -> int | None:
+    """The year a match names (2025年, 去年), or None if it names none."""
+    groups = m.groupdict()
+    if groups.get("y"):
+        return int(groups["y"])
+    return ref.year + _YEARS[groups["ry"]] if groups.get("ry") else None
+
+
 def _month_day(m: re.Match[str], ref: date) -> Span | None:
     month = _number(m.group("mo"))
     day = _number(m.group("d"))
     if month is None or day is None:
         return None
-    year = m.groupdict().get("y")
-    found = safe_date(int(year), month, day) if year else guess_year(ref, month, day)
+    year = _year(m, ref)
+    found = safe_date(year, month, day) if year else guess_year(ref, month, day)
     return None if found is None else day_span(found)
 
 
@@ -136,8 +164,34 @@ def _month_only(m: re.Match[str], ref: date) -> Span | None:
     month = _number(m.group("mo"))
     if month is None or not 1 <= month <= 12:
         return None
-    year = m.groupdict().get("y")
-    return month_span(int(year) if year else guess_month_year(ref, month), month)
+    year = _year(m, ref)
+    return month_span(year or guess_month_year(ref, month), month)
+
+
+def _season(m: re.Match[str], ref: date) -> Span | None:
+    """去年夏天, 2024年冬季 (meteorological seasons), 今年暑假 (July, August), 寒假 (January,
+    February)."""
+    year = _year(m, ref)
+    if year is None:
+        return None
+    word = m.group("s")
+    if word in ("暑假", "寒假"):
+        start = date(year, 7 if word == "暑假" else 1, 1)
+        return start, add_months(start, 2)
+    return season_span(year, _SEASONS[word[0]])
+
+
+def _holiday(m: re.Match[str], ref: date) -> Span | None:
+    """去年国庆, 过年那阵, 春节前, 2024年中秋节 (core/temporal/holidays.py)."""
+    side = m.group("side") or ""
+    direction = -1 if "前" in side else 1 if side else 0
+    return holiday_span(CHINESE_HOLIDAYS[m.group("h")], ref, _year(m, ref), None, direction)
+
+
+def _year_part(m: re.Match[str], ref: date) -> Span | None:
+    """去年年底, 今年初, 2025年上半年."""
+    year = _year(m, ref)
+    return None if year is None else year_part_span(year, _PARTS[m.group("part")])
 
 
 def _past(m: re.Match[str], ref: date) -> Span | None:
@@ -187,12 +241,21 @@ CHINESE_EXPRESSIONS: list[Pattern] = [
     pattern(rf"过(?P<n>{_NUM})(?P<unit>天)", _relative(1)),
     # calendar dates
     pattern(
-        rf"{_NO_NUM_BEFORE}(?:(?P<y>\d{{4}})年)?(?P<mo>{_MONTH_NUM})月(?P<d>{_DAY_NUM})[日号]",
+        rf"{_NO_NUM_BEFORE}{_YEAR}?(?P<mo>{_MONTH_NUM})月(?P<d>{_DAY_NUM})[日号]",
         _month_day,
     ),
     pattern(
-        rf"{_NO_NUM_BEFORE}(?:(?P<y>\d{{4}})年)?(?P<mo>{_MONTH_NUM})月份?(?![\d一二三四五六七八九十])",
+        rf"{_NO_NUM_BEFORE}{_YEAR}?(?P<mo>{_MONTH_NUM})月份?(?![\d一二三四五六七八九十])",
         _month_only,
+    ),
+    # seasons and parts of a named year (a bare 夏天 is as often "in summers")
+    pattern(rf"{_YEAR}(?P<s>[春夏秋冬](?:天|季)|暑假|寒假)", _season),
+    pattern(rf"{_YEAR}(?P<part>年初|年中|年底|年末|上半年|下半年|初|底|末)", _year_part),
+    # holidays; 五一 and 六一 not inside a number or a street's name (五一路)
+    pattern(
+        rf"{_YEAR}?(?<![\d〇零一二三四五六七八九十两])(?P<h>{_HOLIDAY})(?![\d〇零一二三四五六七八九十路街号])"
+        r"(?:节|假期|小长假|长假|黄金周)?(?P<side>之前|以前|前夕|前|之后|以后|后)?",
+        _holiday,
     ),
 ]
 """Times a text talks about, in Chinese."""

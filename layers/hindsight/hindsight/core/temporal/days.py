@@ -47,6 +47,50 @@ def year_span(year: int) -> Span:
     return date(year, 1, 1), date(year + 1, 1, 1)
 
 
+# the seasons by meteorological months (northern hemisphere): a year's winter is its
+# December and the next year's January and February
+SEASON_MONTHS = {"spring": 3, "summer": 6, "autumn": 9, "winter": 12}
+
+
+def season_span(year: int, season: str) -> Span:
+    start = date(year, SEASON_MONTHS[season], 1)
+    return start, add_months(start, 3)
+
+
+def relative_season_span(ref: date, season: str, offset: int) -> Span:
+    """Last (-1), this (0) or next (1) such season: the latest one over by ``ref``; the one
+    ``ref`` is in, else the nearer of the one just over and the coming one ("this winter"
+    said on 1 March is the one that just ended, "this summer" the coming one); the first
+    one starting after ``ref``."""
+    spans = [season_span(y, season) for y in range(ref.year - 2, ref.year + 2)]
+    over = max((s for s in spans if s[1] <= ref), key=lambda s: s[0])
+    coming = min((s for s in spans if s[0] > ref), key=lambda s: s[0])
+    if offset < 0:
+        return over
+    if offset > 0:
+        return coming
+    current = [s for s in spans if s[0] <= ref < s[1]]
+    if current:
+        return current[0]
+    return over if (ref - over[1]).days <= (coming[0] - ref).days else coming
+
+
+# a part of a year: its first or last four months, its middle four, or a half
+YEAR_PARTS = {
+    "early": (1, 4),
+    "mid": (5, 4),
+    "late": (9, 4),
+    "first half": (1, 6),
+    "second half": (7, 6),
+}
+
+
+def year_part_span(year: int, part: str) -> Span:
+    month, length = YEAR_PARTS[part]
+    start = date(year, month, 1)
+    return start, add_months(start, length)
+
+
 def safe_date(year: int, month: int, day: int) -> date | None:
     try:
         return date(year, month, day)
@@ -55,18 +99,23 @@ def safe_date(year: int, month: int, day: int) -> date | None:
 
 
 def guess_year(ref: date, month: int, day: int) -> date | None:
-    """A month/day without a year: this year's, or next year's if long past."""
-    candidate = safe_date(ref.year, month, day)
-    if candidate is None:
-        return safe_date(ref.year + 1, month, day)
-    if (ref - candidate).days > 183:
-        return safe_date(ref.year + 1, month, day) or candidate
-    return candidate
+    """A month/day without a year: its nearest occurrence to ``ref``, before or after.
+
+    "On December 31st" asked on 1 March is the one two months ago, not ten months ahead;
+    "on March 3" said on New Year's Eve is the coming one. (Before session 15 this year's
+    was taken unless more than half a year past, so a date later this year always won.)
+    """
+    found = [d for y in (ref.year - 1, ref.year, ref.year + 1) if (d := safe_date(y, month, day))]
+    return min(found, key=lambda d: (abs((d - ref).days), d < ref)) if found else None
 
 
 def guess_month_year(ref: date, month: int) -> int:
-    first = date(ref.year, month, 1)
-    return ref.year + 1 if (ref - add_months(first, 1)).days > 183 else ref.year
+    """A month without a year: the year of its nearest occurrence (by the month's middle)."""
+
+    def distance(year: int) -> int:
+        return abs((date(year, month, 15) - ref).days)
+
+    return min((ref.year - 1, ref.year, ref.year + 1), key=lambda y: (distance(y), y < ref.year))
 
 
 def plausible_year(year: int) -> bool:

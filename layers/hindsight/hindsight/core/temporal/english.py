@@ -17,11 +17,15 @@ from hindsight.core.temporal.days import (
     month_span,
     plausible_year,
     previous,
+    relative_season_span,
     safe_date,
+    season_span,
     shift,
     upcoming,
+    year_part_span,
     year_span,
 )
+from hindsight.core.temporal.holidays import ENGLISH_HOLIDAYS, holiday_span
 from hindsight.core.temporal.patterns import (
     Pattern,
     Resolver,
@@ -109,6 +113,24 @@ _MONTH_FULL = (
     r"november|december)"
 )
 _ORD = r"(?:st|nd|rd|th)?"
+_RELATIVE = {"next": 1, "last": -1, "this": 0, "past": -1}
+_REL_YEAR = r"(?P<rel>last|this|next)\s+year"
+# what may lead a time expression; part of the match so that the whole expression starts
+# where a shorter one would ("in February of last year", not "in February" + "last year")
+_LEAD = r"(?:(?:in|during|on|by|since|until|till|over|from|through|at)\s+)?(?:the\s+)?"
+_SEASONS = {"spring": "spring", "summer": "summer", "autumn": "autumn", "fall": "autumn"}
+_SEASONS["winter"] = "winter"
+_PARTS = {
+    "early": "early",
+    "start": "early",
+    "beginning": "early",
+    "mid": "mid",
+    "middle": "mid",
+    "late": "late",
+    "end": "late",
+    "first half": "first half",
+    "second half": "second half",
+}
 
 
 def _number(text: str) -> int | None:
@@ -189,6 +211,83 @@ def _month_relative(m: re.Match[str], ref: date) -> Span | None:
     return month_span(year, month)
 
 
+def _year_of(m: re.Match[str], ref: date) -> int | None:
+    """The year a match names: its digits (``y``) or last/this/next year (``rel``)."""
+    if m.groupdict().get("y"):
+        year = int(m.group("y"))
+        return year if plausible_year(year) else None
+    return ref.year + _RELATIVE[m.group("rel").lower()]
+
+
+def _month_of_year(m: re.Match[str], ref: date) -> Span | None:
+    """ "February of last year", "in May this year": that month of that year."""
+    year = _year_of(m, ref)
+    if _verb_not_month(m.group("mon")) or year is None:
+        return None
+    return month_span(year, _MONTHS[m.group("mon").lower()])
+
+
+def _day_of_year(m: re.Match[str], ref: date) -> Span | None:
+    """ "December 31st last year": that day of that year."""
+    year = _year_of(m, ref)
+    if year is None:
+        return None
+    found = safe_date(year, _MONTHS[m.group("mon").lower()], int(m.group("d")))
+    return None if found is None else day_span(found)
+
+
+def _season(m: re.Match[str], ref: date) -> Span | None:
+    """ "last summer", "the fall of 2024", "winter this year" (meteorological seasons)."""
+    season = _SEASONS[m.group("s").lower()]
+    if m.groupdict().get("near"):
+        return relative_season_span(ref, season, _RELATIVE[m.group("near").lower()])
+    year = _year_of(m, ref)
+    return None if year is None else season_span(year, season)
+
+
+def _year_part(m: re.Match[str], ref: date) -> Span | None:
+    """ "late 2025", "the start of this year", "the first half of last year"."""
+    year = _year_of(m, ref)
+    part = " ".join(m.group("part").lower().split())
+    return None if year is None else year_part_span(year, _PARTS[part])
+
+
+def _earlier_this(m: re.Match[str], ref: date) -> Span:
+    """ "earlier this year/month": from its first day to today."""
+    start = date(ref.year, 1, 1) if m.group("unit").lower() == "year" else ref.replace(day=1)
+    return start, ref + timedelta(days=1)
+
+
+def _holiday_key(name: str) -> str:
+    return " ".join(name.lower().replace("'", "").replace("\u2019", "").split())
+
+
+_HOLIDAYS = {_holiday_key(name): holiday for name, holiday in ENGLISH_HOLIDAYS.items()}
+_HOLIDAY = "|".join(
+    sorted(
+        {
+            re.escape(name).replace("'", "['\u2019]?").replace(r"\ ", r"\s+")
+            for name in ENGLISH_HOLIDAYS
+        },
+        key=len,
+        reverse=True,
+    )
+)
+
+
+def _holiday(m: re.Match[str], ref: date) -> Span | None:
+    """ "last Christmas", "Thanksgiving 2024", "over the holidays", "before Easter"."""
+    groups = m.groupdict()
+    year = None
+    if groups.get("y") or groups.get("rel"):
+        year = _year_of(m, ref)
+        if year is None:
+            return None
+    near = _RELATIVE[groups["near"].lower()] if groups.get("near") else None
+    side = {"before": -1, "after": 1}.get((groups.get("side") or "").lower(), 0)
+    return holiday_span(_HOLIDAYS[_holiday_key(m.group("h"))], ref, year, near, side)
+
+
 def _iso_date(m: re.Match[str], ref: date) -> Span | None:
     if not plausible_year(int(m.group("y"))):
         return None
@@ -266,6 +365,42 @@ ENGLISH_EXPRESSIONS: list[Pattern] = [
         rf"\b(?:in|during|since|until|till|by|early|late|mid|of)[\s-]+{_MONTH_FULL}\b"
         rf"(?:,?\s+(?P<y>\d{{4}})\b)?",
         _month_only,
+    ),
+    # a month or a day of a year named relatively
+    pattern(rf"\b{_LEAD}{_MONTH_FULL}\s+(?:of\s+)?{_REL_YEAR}\b", _month_of_year),
+    pattern(
+        rf"\b{_LEAD}{_MONTH}\s+(?P<d>\d{{1,2}}){_ORD},?\s+(?:of\s+)?{_REL_YEAR}\b", _day_of_year
+    ),
+    pattern(
+        rf"\b{_LEAD}(?P<d>\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MONTH},?\s+(?:of\s+)?{_REL_YEAR}\b",
+        _day_of_year,
+    ),
+    # seasons: "fall" only beside a year or last/this/next ("a fall last year" is a tumble)
+    pattern(
+        rf"\b{_LEAD}(?P<near>last|this|next|past)\s+(?P<s>spring|summer|autumn|fall|winter)\b",
+        _season,
+    ),
+    pattern(
+        rf"\b{_LEAD}(?P<s>spring|summer|autumn|fall|winter)\s+(?:of\s+)?(?P<y>(?:19|20)\d{{2}})\b",
+        _season,
+    ),
+    pattern(rf"\b{_LEAD}(?P<s>spring|summer|autumn|winter)\s+(?:of\s+)?{_REL_YEAR}\b", _season),
+    pattern(rf"\b{_LEAD}(?P<s>fall)\s+of\s+{_REL_YEAR}\b", _season),
+    # parts of a year
+    pattern(
+        r"\b(?:(?:in|during|by|since|until|till|from|at|around)\s+)?"
+        r"(?:the\s+)?(?P<part>early|late|mid|start|beginning|middle|end|first\s+half|"
+        r"second\s+half)(?:\s+of)?[\s-]+"
+        rf"(?:(?P<y>(?:19|20)\d{{2}})|{_REL_YEAR})\b",
+        _year_part,
+    ),
+    pattern(r"\bearlier\s+this\s+(?P<unit>year|month)\b", _earlier_this),
+    # holidays (core/temporal/holidays.py)
+    pattern(
+        r"\b(?:(?P<side>before|after)\s+)?(?:(?:on|at|over|for|during|since|until|by|around)\s+)?"
+        rf"(?:(?P<near>last|this|next)\s+)?(?P<h>{_HOLIDAY})"
+        rf"(?:,?\s+(?:of\s+)?(?:(?P<y>(?:19|20)\d{{2}})|{_REL_YEAR}))?(?![\w'\u2019])",
+        _holiday,
     ),
 ]
 """Times a text talks about, in English."""
