@@ -118,8 +118,13 @@ _REL_YEAR = r"(?P<rel>last|this|next)\s+year"
 # what may lead a time expression; part of the match so that the whole expression starts
 # where a shorter one would ("in February of last year", not "in February" + "last year")
 _LEAD = r"(?:(?:in|during|on|by|since|until|till|over|from|through|at)\s+)?(?:the\s+)?"
-_SEASONS = {"spring": "spring", "summer": "summer", "autumn": "autumn", "fall": "autumn"}
-_SEASONS["winter"] = "winter"
+_SEASONS = {
+    "spring": "spring",
+    "summer": "summer",
+    "autumn": "autumn",
+    "fall": "autumn",
+    "winter": "winter",
+}
 _PARTS = {
     "early": "early",
     "start": "early",

@@ -15,6 +15,7 @@ third of June; Thanksgiving the US one. The lunar dates come from ``lunar_python
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -59,17 +60,18 @@ def easter(year: int) -> date:
 
 def lunar(month: int, day: int, shift: int = 0) -> FirstDay:
     """A day of the Chinese lunar calendar in the lunar year that starts in ``year``."""
+    return lambda year: _lunar_day(year, month, day, shift)
 
-    def first(year: int) -> date | None:
-        from lunar_python import Lunar  # imported on first use: 14 ms nobody else pays
 
-        try:
-            solar = Lunar.fromYmd(year, month, day).getSolar()
-        except (ValueError, IndexError, KeyError):
-            return None
-        return date(solar.getYear(), solar.getMonth(), solar.getDay()) + timedelta(days=shift)
+@functools.lru_cache(maxsize=1024)
+def _lunar_day(year: int, month: int, day: int, shift: int) -> date | None:
+    from lunar_python import Lunar  # imported on first use: 14 ms nobody else pays
 
-    return first
+    try:
+        solar = Lunar.fromYmd(year, month, day).getSolar()
+    except (ValueError, IndexError, KeyError):
+        return None
+    return date(solar.getYear(), solar.getMonth(), solar.getDay()) + timedelta(days=shift)
 
 
 @dataclass(frozen=True)
