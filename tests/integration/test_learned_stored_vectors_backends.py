@@ -95,9 +95,9 @@ def test_stored_vectors_are_reused_where_they_are_a_statements_own(
     service, recording = backend
     for text in ALONE:
         service.store(PRINCIPAL, StoreMemoryCommand(user_id="u1", content=text))
-    for text in ("Do you have any hobbies?", IN_SESSION):
-        command = StoreMemoryCommand(user_id="u1", content=text, session_id="s1")
-        service.store(PRINCIPAL, command)
+    for speaker, text in (("assistant", "Do you have any hobbies?"), ("user", IN_SESSION)):
+        command = StoreMemoryCommand(user_id="u1", content=text, session_id="s1", speaker=speaker)
+        service.store(PRINCIPAL, command)  # a reply: its vector holds the turn before
     recording.passages.clear()
     dry = service.reflect(PRINCIPAL, ReflectCommand(user_id="u1", dry_run=True))
     assert not set(ALONE) & set(recording.passages)

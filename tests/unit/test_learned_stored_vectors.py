@@ -202,11 +202,14 @@ def test_episodes_stored_with_the_turn_before_are_not_read_for_vectors() -> None
     records = AskedRecordStore()
     service = service_with(records, learned(embedder), embedder)
     principal = Principal(tenant_id="acme")
-    ids = [
+    ids = [  # two speakers taking turns: every turn after the first is a reply
         service.store(
-            principal, StoreMemoryCommand(user_id="u1", content=text, session_id="s1")
+            principal,
+            StoreMemoryCommand(
+                user_id="u1", content=text, session_id="s1", speaker=("Ann", "Bo")[i % 2]
+            ),
         ).memory_id
-        for text in TURNS
+        for i, text in enumerate(TURNS)
     ]
     records.asked.clear()
     service.reflect(principal, ReflectCommand(user_id="u1"))

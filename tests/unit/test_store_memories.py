@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 import pytest
@@ -184,7 +185,7 @@ def test_index_failure_undoes_the_write(service, principal):
     assert store(service, principal, content="a").status == "success"
 
 
-def test_a_turn_is_searched_with_the_turn_before_it_in_its_session(service, principal, clock):
+def test_a_reply_is_searched_with_the_turn_before_it_in_its_session(service, principal, clock):
     from hindsight.core.commands import BatchItem, RetrieveCommand
 
     service.store_batch(
@@ -192,26 +193,49 @@ def test_a_turn_is_searched_with_the_turn_before_it_in_its_session(service, prin
         StoreBatchCommand(
             user_id="u1",
             items=[
-                BatchItem(content="Do you keep any pets at home?", session_id="s1"),
-                BatchItem(content="Yes, a grey cat called Pixel.", session_id="s1"),
-                BatchItem(content="Lovely weather today.", session_id="s2"),
+                BatchItem(content="Do you keep any pets at home?", session_id="s1", speaker="Ann"),
+                BatchItem(content="Yes, a grey cat called Pixel.", session_id="s1", speaker="Bo"),
+                BatchItem(content="Lovely weather today.", session_id="s2", speaker="Ann"),
+                BatchItem(content="And a goldfish.", session_id="s1", speaker="Bo"),
             ],
         ),
     )
     clock.advance(minutes=1)
-    store(service, principal, content="She sleeps all day.", session_id="s1")
-    store(service, principal, content="Also for work only.", session_id="s1", scope="work")
+    store(service, principal, content="She sleeps all day?", session_id="s1", speaker="Ann")
+    store(service, principal, content="Also for work.", session_id="s1", scope="work", speaker="Bo")
+    store(service, principal, content="Booked the vet.", session_id="s1")
 
     memories = {m.content: m for m, _ in service.ports.records.iter_all() if m.kind == "episodic"}
     assert memories["Do you keep any pets at home?"].context is None  # first of s1
     assert memories["Yes, a grey cat called Pixel."].context == "Do you keep any pets at home?"
     assert memories["Lovely weather today."].context is None  # another session
+    assert memories["And a goldfish."].context is None  # its speaker goes on: not a reply
     # a single store finds the newest stored turn of its session
-    assert memories["She sleeps all day."].context == "Yes, a grey cat called Pixel."
-    assert memories["Also for work only."].context is None  # sessions do not cross scopes
+    assert memories["She sleeps all day?"].context == "And a goldfish."
+    assert memories["Also for work."].context is None  # sessions do not cross scopes
+    assert memories["Booked the vet."].context is None  # no speaker: a note, not a reply
 
     # the reply is found by the question's words, and its content is returned unchanged
     result = service.retrieve(principal, RetrieveCommand(user_id="u1", query="pets"))
     by_content = {r.content: r for r in result.results}
     assert by_content["Yes, a grey cat called Pixel."].why["keyword"] > 0
     assert "context" not in by_content["Yes, a grey cat called Pixel."].model_dump()
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [("all", ["Where to?", "Lisbon.", "For a week."]), ("off", [None, None, None])],
+)
+def test_session_context_all_or_off(service, principal, mode, expected):
+    from hindsight.core.commands import BatchItem
+
+    chosen = rewire(service, policy=dataclasses.replace(service.policy, session_context=mode))
+    items = [
+        BatchItem(content="Where to?", session_id="s1"),
+        BatchItem(content="Lisbon.", session_id="s1", speaker="Bo"),
+        BatchItem(content="For a week.", session_id="s1", speaker="Bo"),
+        BatchItem(content="Nice!", session_id="s1", speaker="Ann"),
+    ]
+    chosen.store_batch(principal, StoreBatchCommand(user_id="u1", items=items))
+    memories = {m.content: m for m, _ in service.ports.records.iter_all() if m.kind == "episodic"}
+    assert [memories[c].context for c in ("Lisbon.", "For a week.", "Nice!")] == expected

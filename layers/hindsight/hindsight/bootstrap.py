@@ -84,6 +84,7 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
             chunk_sizes=sizes,
             secrets=SecretScreen(secrets_mode(policy.secrets)),
             keys=ports.keys,
+            session_context=policy.session_context,
         ),
         retrieve=retrieve,
         reflect=ReflectOnMemories(

@@ -138,6 +138,8 @@ class Settings(BaseSettings):
     chunk_overlap_tokens: int = Field(default=_POLICY.chunk_overlap_tokens, ge=0, le=1_024)
     # share of a session turn's vector that is the turn alone (the rest: with the turn before)
     turn_weight: float = Field(default=_POLICY.turn_weight, ge=0, le=1)
+    # which session turns are searched with the turn before: replies (speaker differs), all, off
+    session_context: Literal["replies", "all", "off"] = "replies"
     retrieve_budget_seconds: float = Field(default=_POLICY.retrieve_budget_seconds, gt=0)
     auto_approve_high_confidence: bool = _POLICY.auto_approve_high_confidence
     # hits per search before fusion

@@ -148,6 +148,10 @@ class Policy:
     # dev set (bench/results/devsets.md, recall@10 / hit@5 against 0.2: LoCoMo +0.000 /
     # +0.001, long-memory en +0.000 / +0.026, zh +0 / +0, MSC +0.024 / +0.004)
     turn_weight: float = 0.3
+    # which session turns are searched with the turn before (usecases/store.py): "replies"
+    # (a turn whose speaker differs from the turn before's; since session 15), "all" (every
+    # session memory, as before), "off"
+    session_context: str = "replies"
     retrieve_budget_seconds: float = 5.0
     auto_approve_high_confidence: bool = False
     candidate_pool: int = 100  # how many hits each search returns before fusion
