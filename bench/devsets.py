@@ -98,11 +98,11 @@ class Variant:
     name: str
     overrides: dict[str, Any] = field(default_factory=dict)
     time_decay: float | None = None  # the request's time_decay (None: the default)
-    context: bool = True  # each session turn stored with the turn before it as context
+    context: str | None = None  # Policy.session_context at store time (None: the default)
     turn_weight: float | None = None  # Policy.turn_weight at store time (None: the default)
 
     @property
-    def stored_as(self) -> tuple[bool, float | None]:
+    def stored_as(self) -> tuple[str | None, float | None]:
         return (self.context, self.turn_weight)
 
 
@@ -130,8 +130,9 @@ VARIANTS = (
     Variant("turn_weight=0 (before session 11)", turn_weight=0.0),
     Variant("turn_weight=0.2 (session 11)", turn_weight=0.2),
     Variant("turn_weight=0.5", turn_weight=0.5),
-    Variant("no turn-before context", context=False),
-    Variant("no context, no pooling", {"session_pooling": 0.0}, context=False),
+    Variant("session_context=all (before session 15)", context="all"),
+    Variant("no turn-before context", context="off"),
+    Variant("no context, no pooling", {"session_pooling": 0.0}, context="off"),
     Variant("speaker_boost=1", {"speaker_boost": 1.0}),
     Variant("speaker_name_keywords=drop", {"speaker_name_keywords": "drop"}),
     Variant("speaker_name_keywords=pool", {"speaker_name_keywords": "pool"}),
@@ -150,16 +151,15 @@ QUICK = {"locomo": 2, "longmem": 1, "msc": 2, "events": 1}
 
 @contextmanager
 def hindsight_store(
-    embedder: Embedder, context: bool, turn_weight: float | None = None
+    embedder: Embedder, context: str | None, turn_weight: float | None = None
 ) -> Iterator[MemoryService]:
-    """A fresh embedded service in a temp dir; without ``context`` its store use case
-    keeps no turn-before context (this bench's ablation only); ``turn_weight`` replaces
-    the policy's at store time."""
+    """A fresh embedded service in a temp dir; ``context`` and ``turn_weight`` replace the
+    policy's session context mode and turn weight at store time."""
     with tempfile.TemporaryDirectory(prefix="devsets-") as tmp:
         service = open_service(Path(tmp), embedder)
         store = service.use_cases.store
-        if not context:
-            store.with_session_context = lambda memories: list(memories)  # type: ignore[method-assign]
+        if context is not None:
+            store.session_context = context
         if turn_weight is not None:
             store.chunk_sizes = replace(store.chunk_sizes, turn_weight=turn_weight)
         try:

@@ -251,6 +251,28 @@ def test_query_time_cue_boosts_matching_memories(service, principal, clock):
     assert result.results[0].why["time_boost"] > 1.0
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "去年{month}月去北京做什么了",  # last year's month, not all last year or this month
+        "what did I do in Beijing around Christmas last year",
+        "去年春节在北京做什么了",  # the lunar new year of last year
+    ],
+)
+def test_a_month_or_holiday_of_a_named_year_boosts_that_time(service, principal, clock, query):
+    from hindsight.core.temporal import parse_query_time
+
+    now = clock.now()
+    query = query.format(month=now.month)
+    found = parse_query_time(query, now)
+    assert found is not None and found.start.year == now.year - 1
+    store(service, principal, "在北京看了展览 the Beijing exhibition", occurred_at=found.start)
+    store(service, principal, "在北京看了展览 the Beijing exhibition again", occurred_at=now)
+    result = retrieve(service, principal, query, time_decay=1.0)
+    assert result.results[0].content == "在北京看了展览 the Beijing exhibition"
+    assert result.results[0].why["time_boost"] > 1.0
+
+
 def test_as_of_hides_memories_from_after_that_time(service, principal, clock):
     store(service, principal, "first note about tea", occurred_at=clock.now() - timedelta(days=10))
     store(service, principal, "second note about tea")
