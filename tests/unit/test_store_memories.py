@@ -239,3 +239,33 @@ def test_session_context_all_or_off(service, principal, mode, expected):
     chosen.store_batch(principal, StoreBatchCommand(user_id="u1", items=items))
     memories = {m.content: m for m, _ in service.ports.records.iter_all() if m.kind == "episodic"}
     assert [memories[c].context for c in ("Lisbon.", "For a week.", "Nice!")] == expected
+
+
+class ListCountingRecords:
+    """The record store, counting ``list`` calls (how the turn before is read)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.listed = 0
+
+    def list(self, *args, **kwargs):
+        self.listed += 1
+        return self.inner.list(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def test_a_memory_without_a_speaker_does_not_read_the_turn_before(service, principal):
+    records = ListCountingRecords(service.ports.records)
+    counted = rewire(service, records=records)
+    store(counted, principal, content="Do you keep any pets?", session_id="s1", speaker="Ann")
+    records.listed = 0
+    store(counted, principal, content="Booked the vet for Friday.", session_id="s1")
+    assert records.listed == 0  # a note cannot be a reply: nothing to look up
+    store(counted, principal, content="Which vet?", session_id="s1", speaker="Ann")
+    store(counted, principal, content="The one on Elm Street.", session_id="s1", speaker="bo")
+    assert records.listed == 2
+    memories = {m.content: m for m, _ in service.ports.records.iter_all()}
+    assert memories["Which vet?"].context is None  # the turn before it has no speaker
+    assert memories["The one on Elm Street."].context == "Which vet?"  # Ann, then bo

@@ -216,8 +216,12 @@ class StoreMemories:
                 out.append(memory)
                 continue
             key = (memory.user_id, memory.scope, memory.session_id)
-            before = previous[key] if key in previous else self._stored_turn_before(memory)
+            before = previous.get(key)
             previous[key] = (memory.content, memory.speaker)
+            if self.session_context == "replies" and not memory.speaker:
+                out.append(memory)  # no speaker, no reply: the stored turn before is not read
+                continue
+            before = before or self._stored_turn_before(memory)
             if before and self._answers(memory, before[1]):
                 memory = memory.model_copy(update={"context": before[0][:MAX_CONTEXT_CHARS]})
             out.append(memory)
@@ -226,7 +230,9 @@ class StoreMemories:
     def _answers(self, memory: EpisodicMemory, speaker_before: str | None) -> bool:
         if self.session_context == "all":
             return True
-        return bool(memory.speaker and speaker_before and memory.speaker != speaker_before)
+        if not memory.speaker or not speaker_before:
+            return False
+        return memory.speaker.strip().casefold() != speaker_before.strip().casefold()
 
     def _stored_turn_before(self, memory: EpisodicMemory) -> tuple[str, str | None] | None:
         page = self.records.list(
