@@ -176,7 +176,11 @@ class StoreMemoryCommand(_Command):
     )
     category: Label | None = None
     emotion: Label | None = None
-    speaker: ShortText | None = None
+    speaker: ShortText | None = Field(
+        default=None,
+        description="who said it ('user', 'assistant', a name). A turn whose speaker differs "
+        "from the previous turn's in its session is searched together with that turn",
+    )
     participants: list[ShortText] = Field(default_factory=list, max_length=50)
     agent_action: ShortText | None = Field(default=None, description="what the agent did")
     outcome: ShortText | None = None
