@@ -177,6 +177,8 @@ class Settings(BaseSettings):
     speaker_boost: float = Field(default=_POLICY.speaker_boost, ge=0)
     # the query's words naming a speaker as keywords: keep, drop, or pool (core/speakers.py)
     speaker_name_keywords: Literal["keep", "drop", "pool"] = "keep"  # Policy's
+    # a query about a person no memory mentions: no result ("empty") or ranked ("off")
+    unknown_names: Literal["empty", "off"] = "empty"  # Policy's (core/subjects.py)
     # forgetting by use: days without a hit before an episode weighs unused_weight in
     # ranking, and before the maintenance run archives it
     unused_after_days: float = Field(default=_POLICY.unused_after_days, gt=0)

@@ -383,6 +383,14 @@ class RetrieveResult(BaseModel):
     query_time: TimeRange | None = Field(
         default=None, description="the time the query referred to, if it had a time cue"
     )
+    unknown_names: list[str] = Field(
+        default_factory=list,
+        description=(
+            "names the query asks about that no memory of the user mentions (nobody in its "
+            "conversations is called so); when there are any, no result is returned. Send "
+            "min_score 0 to rank anyway"
+        ),
+    )
 
 
 class ReflectCommand(_Command):

@@ -221,6 +221,11 @@ class Policy:
     # ("cover"). Keep: every other lost LoCoMo 0.005 / 0.005 and MSC (drop -0.004 / -0.036,
     # pool -0.004 / -0.016, cover -0.012 / +0.004), long-memory unchanged (devsets.md)
     speaker_name_keywords: str = "keep"
+    # a query that asks about a person the user's memories never mention, in a store whose
+    # memories have named speakers, gets no result ("empty"; "off": ranked as any other).
+    # core/subjects.py; LoCoMo questions asked of another conversation: 0 -> 0.99 rightly
+    # empty, own questions emptied 4 of 1,977 (bench/negatives.py)
+    unknown_names: str = "empty"
     # forgetting by use (core/lifecycle.py): an episode neither hit nor stored for
     # unused_after_days weighs unused_weight in ranking; one never hit and stored more than
     # archive_after_days ago (or last hit that long ago) is archived by the maintenance run

@@ -34,6 +34,7 @@ from datetime import datetime
 
 import numpy as np
 
+from hindsight.core.commands import ScoredMemory
 from hindsight.core.models import EpisodicMemory, Memory, StoredVector
 from hindsight.core.text import content_hash, tokenize
 
@@ -334,3 +335,21 @@ def _cosines(vectors: list[StoredVector]) -> list[list[float]]:
     )
     matrix: list[list[float]] = (rows @ rows.T).tolist()
     return matrix
+
+
+def marked_updated(result: ScoredMemory, newer: Memory | None) -> ScoredMemory:
+    """A result marked as updated by ``newer`` (a later memory stating a newer value of the
+    same attribute of the user), in its fields and its ``why``."""
+    if newer is None:
+        return result
+    why = {
+        **result.why,
+        "updated_later": {
+            "by": newer.memory_id,
+            "at": newer.occurred_at.isoformat(),
+            "reason": "a later memory states a newer value of the same attribute of the user",
+        },
+    }
+    return result.model_copy(
+        update={"why": why, "updated_later": True, "superseded_by": newer.memory_id}
+    )

@@ -58,6 +58,11 @@ def _jieba() -> object:
 
 
 @lru_cache(maxsize=8_192)
+def jieba_module() -> object:
+    """jieba, initialised once (``core/subjects.py`` reads its dictionary and tagger)."""
+    return _jieba()
+
+
 def _segment_chinese(run: str) -> tuple[str, ...]:
     jieba = _jieba()
     words = jieba.lcut_for_search(run)  # type: ignore[attr-defined]

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from hindsight.core.access import readable_scopes
 from hindsight.core.centering import UserMeans, centred
 from hindsight.core.commands import Highlight, RetrieveCommand, RetrieveResult, ScoredMemory
 from hindsight.core.embedding import embed_query, neutral_vector
@@ -52,9 +51,18 @@ from hindsight.core.ranking import (
     rank,
 )
 from hindsight.core.retrieve_cursor import decode_cursor, encode_cursor, fingerprint
+from hindsight.core.retrieve_filter import checks_validity, query_reference, search_filter
 from hindsight.core.score_cut import with_state_groups
 from hindsight.core.speakers import SPEAKER_PROBE, check_mode, named_speakers
-from hindsight.core.states import MAX_STATEMENT_CHARS, STATE_WINDOW, order_states, reference_time
+from hindsight.core.states import (
+    MAX_STATEMENT_CHARS,
+    STATE_WINDOW,
+    marked_updated,
+    order_states,
+    reference_time,
+)
+from hindsight.core.subjects import check_mode as check_subjects_mode
+from hindsight.core.subjects import unknown_names
 from hindsight.core.temporal import parse_query_time
 from hindsight.core.text import term_words, tokenize, without_terms
 
@@ -82,6 +90,7 @@ class RetrieveMemories:
         # parsed once: a bad spec fails the service's start, not each query
         self.expansion = parse_expansion(policy.query_expansion)
         self.speaker_names = check_mode(policy.speaker_name_keywords)
+        self.unknown_names = check_subjects_mode(policy.unknown_names)
         # each user's mean memory vector, for query centering (core/centering.py)
         self.means = UserMeans(records, clock.monotonic)
 
@@ -95,9 +104,17 @@ class RetrieveMemories:
         offset, as_of = 0, command.as_of or self.clock.now()
         if command.cursor:
             offset, as_of = decode_cursor(command.cursor, query_fingerprint)
-        search = _Search(self, principal, command, _search_filter(principal, command, as_of))
-        search.validity = _checks_validity(command)
+        search = _Search(self, principal, command, search_filter(principal, command, as_of))
+        search.validity = checks_validity(command)
         search.run(deadline)
+        if unknown := self._unknown_names(search, command):  # core/subjects.py
+            return RetrieveResult(
+                results=[],
+                has_more=False,
+                next_cursor=None,
+                partial=search.partial,
+                unknown_names=unknown,
+            )
         query_terms = frozenset(tokenize(command.query))
         names = frozenset[str]()
         mode = (
@@ -120,11 +137,7 @@ class RetrieveMemories:
             expander.expand(search, command.query)
         candidates = search.candidates()
         search.complete_similarities(candidates, deadline)
-        if command.min_similarity is not None:
-            least = command.min_similarity
-            candidates = [
-                c for c in candidates if search.similarities.get(c.memory_id, -1.0) >= least
-            ]
+        candidates = search.at_least(command.min_similarity, candidates)
 
         query_vector = search.query_vector
         floor = float(np.dot(neutral, query_vector.values)) if query_vector is not None else 0.0
@@ -157,7 +170,7 @@ class RetrieveMemories:
                 ranked,
                 held,
                 lambda ids: self.records.get_vectors(principal.tenant_id, ids),
-                _reference(command, as_of, query_time),
+                query_reference(command, as_of, query_time),
                 command.query,
             )
             total += len(ranked) - shown
@@ -168,7 +181,7 @@ class RetrieveMemories:
             query_words(command.query), command.max_content_chars, policy.vector_weight
         )
         page = [
-            _marked(
+            marked_updated(
                 shaping.result(
                     memory,
                     calibrate(memory, parts, scoring).probability,
@@ -206,6 +219,13 @@ class RetrieveMemories:
         searched alone): with ``lexical_idf`` and the coverage on."""
         return self.policy.lexical_idf and self.policy.lexical_strength > 0
 
+    def _unknown_names(self, search: _Search, command: RetrieveCommand) -> list[str]:
+        """The names that leave the query unanswerable here (``core/subjects.py``); none
+        when the gate is off or the request's min_score is 0 (rank whatever there is)."""
+        if self.unknown_names == "off" or command.min_score == 0.0:
+            return []
+        return unknown_names(command.query, search.holds, search.speakers)
+
     def _min_score(self, command: RetrieveCommand) -> float:
         """The request's min_score; by default the policy's, when the scores are calibrated
         for this embedding model (with another model they rank but mean less: no cut)."""
@@ -241,64 +261,6 @@ class RetrieveMemories:
         rows = {row[2].memory_id: row for row in window}
         reordered = [rows[memory_id] for memory_id in states.order] + ranked[STATE_WINDOW:]
         return reordered, {old: rows[new][2] for old, new in states.updated_by.items()}
-
-
-def _reference(command: RetrieveCommand, as_of: datetime, query_time: TimeRange | None) -> datetime:
-    """The moment the query asks about (``core/states.reference_time``)."""
-    start, end = (query_time.start, query_time.end) if query_time else (None, None)
-    return reference_time(command.query, as_of, start, end)[0]
-
-
-def _marked(result: ScoredMemory, newer: Memory | None) -> ScoredMemory:
-    """A result marked as updated by ``newer`` (a later memory stating a newer value of the
-    same attribute of the user), in its fields and its ``why``."""
-    if newer is None:
-        return result
-    why = {
-        **result.why,
-        "updated_later": {
-            "by": newer.memory_id,
-            "at": newer.occurred_at.isoformat(),
-            "reason": "a later memory states a newer value of the same attribute of the user",
-        },
-    }
-    return result.model_copy(
-        update={"why": why, "updated_later": True, "superseded_by": newer.memory_id}
-    )
-
-
-def _checks_validity(command: RetrieveCommand) -> bool:
-    """Whether facts are kept to those valid at ``as_of``: reads of what holds
-    (``current_only``) at an explicit past moment, without explicit statuses."""
-    return command.current_only and command.as_of is not None and not command.statuses
-
-
-def _statuses(command: RetrieveCommand) -> frozenset[FactStatus]:
-    """Fact statuses searched: the command's; approved, and superseded ones too when they
-    may have held at an explicit ``as_of`` or when not only the current are asked for."""
-    if command.statuses:
-        return frozenset(command.statuses)
-    if not command.current_only or command.as_of is not None:
-        return frozenset({FactStatus.APPROVED, FactStatus.SUPERSEDED})
-    return frozenset({FactStatus.APPROVED})
-
-
-def _search_filter(principal: Principal, command: RetrieveCommand, as_of: datetime) -> SearchFilter:
-    """What the index filters by: the tenant, the user, the scopes the key may read, the
-    command's filters, approved facts unless other statuses are asked for, and expiry."""
-    return SearchFilter(
-        tenant_id=principal.tenant_id,
-        user_id=command.user_id,
-        scopes=readable_scopes(principal, command.scopes),
-        kinds=frozenset(command.kinds) if command.kinds else None,
-        categories=frozenset(command.categories) if command.categories else None,
-        emotions=frozenset(command.emotions) if command.emotions else None,
-        statuses=_statuses(command),
-        since=command.since,
-        until=command.until,
-        now=as_of,
-        session_id=command.session_id,
-    )
 
 
 class _Search:
@@ -409,6 +371,20 @@ class _Search:
         self.candidate_ids = list(dict.fromkeys([*self.candidate_ids, *hits]))
         return names
 
+    def holds(self, word: str) -> bool:
+        """Whether the keyword search finds ``word`` in a memory the query may read."""
+        return bool(self.use_case.index.keyword_search(self.filter, word, 1))
+
+    def speakers(self) -> list[str | None]:
+        """The speakers of the best keyword and vector hits (``core/subjects.py``)."""
+        best = [
+            *sorted(self.keyword_hits, key=lambda i: -self.keyword_hits[i])[:SPEAKER_PROBE],
+            *sorted(self.vector_hits, key=lambda i: -self.vector_hits[i])[:SPEAKER_PROBE],
+        ]
+        if unread := [i for i in dict.fromkeys(best) if i not in self.fetched]:
+            self.fetch(unread)
+        return [getattr(self.fetched.get(i), "speaker", None) for i in best]
+
     def rarity(self, terms: frozenset[str]) -> dict[str, float]:
         """Each term's weight by how many memories hold it (``core/lexical.py``): the
         keyword search asked for the term alone, up to the candidate pool."""
@@ -440,6 +416,12 @@ class _Search:
         self.fetch(self.candidate_ids)
         read = (self.fetched[i] for i in self.candidate_ids)
         return [Candidate.of_memory(memory) for memory in read if memory is not None]
+
+    def at_least(self, least: float | None, candidates: list[Candidate]) -> list[Candidate]:
+        """The candidates whose cosine is at least ``least`` (the request's min_similarity)."""
+        if least is None:
+            return candidates
+        return [c for c in candidates if self.similarities.get(c.memory_id, -1.0) >= least]
 
     def complete_similarities(self, candidates: list[Candidate], deadline: float) -> None:
         """Cosines of every candidate: the vector search's, and for keyword hits it did not

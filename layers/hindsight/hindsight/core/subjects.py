@@ -1,0 +1,173 @@
+"""Names a query asks about that none of the user's memories mention: nothing answers it.
+
+"What did Caroline paint?" asked of a store holding a conversation between Jon and Gina
+has no answer there, however close the nearest memories come: nobody in it has heard of
+Caroline. Similarity cannot tell (a turn about Gina's painting scores like an answer),
+but the names can, so retrieve looks at them before it ranks (``Policy.unknown_names``):
+
+- a *name* is a capitalised word of the query ("Caroline"; not "HR", "Dr", a month, a
+  weekday, a holiday or a family title such as "Mum") other than its first word unless
+  that is possessive; a *subject* is a name in a subject's place: after an auxiliary verb
+  ("did Caroline", "is Caroline"), possessive ("Caroline's") or joined to "I" ("Nadia and
+  I"). Chinese: jieba's person names (``nr``) of two or three characters starting with a
+  common surname that its dictionary does not list as a common word ("王芳", not "黄金周");
+- a name is *known* when the keyword index finds it in a memory the query may read, or
+  when it is one edit from the name of a speaker of the query's best hits (a misspelt
+  name is still that person);
+- the check applies only where those hits have named speakers (not "user", "assistant"
+  and the like): a store of notes in the first person never names its user, so a name
+  asked about there proves nothing;
+- nothing is returned when a subject is unknown, or when a name is unknown and the query
+  names none of the speakers found (the unknown names come back in ``unknown_names``).
+
+Measured on LoCoMo (bench/negatives.py): each question asked of another conversation's
+user is answered with nothing for 0.99 of them, and of the 1,977 asked of their own
+user, 4 are (a name misspelt beyond one edit, or nobody in the conversation by that
+name). A question that names nobody is not helped: see the README.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+
+UNKNOWN_NAMES = ("empty", "off")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_AUXILIARIES = _words(
+    "did does do is was were are has have had would will can could should might may must"
+)
+_NOT_NAMES = _words(
+    """i i'm i've i'd i'll what when where who whom whose why how which the a an dr mr mrs ms
+    st jr sr january february march april may june july august september october november
+    december monday tuesday wednesday thursday friday saturday sunday christmas easter
+    thanksgiving halloween hanukkah diwali ramadan mum mom mommy mummy dad daddy mother
+    father grandma grandpa granny grandad grandmother grandfather nana papa auntie aunt
+    uncle god santa english chinese"""
+)
+# speakers that are roles, not people: a store of them does not name its people
+_ROLES = _words("user assistant system agent bot human ai me you tool model unknown customer")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
+_POSSESSIVE = re.compile(r"['’]s?$")
+_CAPITALISED = re.compile(r"[A-Z][a-z]+")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+# common Chinese surnames: a person's name starts with one
+_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程"
+    "苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝"
+    "龚邵万钱严覃武戴莫孔向汤"
+)
+_COMMON_WORD = 100  # jieba's dictionary frequency from which a "name" is a common word
+
+
+def check_mode(mode: str) -> str:
+    """The mode, or a clear error for one that is not known."""
+    if mode not in UNKNOWN_NAMES:
+        raise ValueError(
+            f"unknown unknown_names {mode!r}; choose one of {', '.join(UNKNOWN_NAMES)}"
+        )
+    return mode
+
+
+@lru_cache(maxsize=4_096)
+def mentions(query: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The query's subjects and its other names, each once, in order."""
+    words = _WORD.findall(query)
+    subjects: list[str] = []
+    others: list[str] = []
+    for i, word in enumerate(words):
+        name = _POSSESSIVE.sub("", word)
+        if not _CAPITALISED.fullmatch(name) or name.lower() in _NOT_NAMES:
+            continue
+        possessive = name != word
+        if i == 0 and not possessive:
+            continue
+        before = words[i - 1].lower() if i else ""
+        after = " ".join(words[i + 1 : i + 3]).lower()
+        subject = possessive or before in _AUXILIARIES or after == "and i"
+        (subjects if subject else others).append(name)
+    if _CJK.search(query):
+        others += _chinese_names(query)
+    subjects = list(dict.fromkeys(subjects))
+    return tuple(subjects), tuple(n for n in dict.fromkeys(others) if n not in subjects)
+
+
+def _chinese_names(query: str) -> list[str]:
+    from jieba import posseg
+
+    from hindsight.core.text import jieba_module
+
+    frequencies = jieba_module().dt.FREQ  # type: ignore[attr-defined]
+    return [
+        word
+        for word, flag in posseg.cut(query)
+        if flag == "nr"
+        and 2 <= len(word) <= 3
+        and word[0] in _SURNAMES
+        and (frequencies.get(word) or 0) < _COMMON_WORD
+    ]
+
+
+def people(speakers: Iterable[str | None]) -> set[str]:
+    """The speakers that name a person (not a role), lower-cased."""
+    named = {s.strip().lower() for s in speakers if s and s.strip()}
+    return {s for s in named if s not in _ROLES}
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by at most one insertion, deletion or substitution."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    return a[i + 1 :] == b[i + 1 :] if len(a) == len(b) else a[i:] == b[i + 1 :]
+
+
+def _is_speaker(name: str, speakers: set[str]) -> bool:
+    lowered = name.lower()
+    for speaker in speakers:
+        words = speaker.split() or [speaker]
+        if lowered in words or lowered == speaker:
+            return True
+        if len(lowered) >= 4 and any(_one_edit(lowered, w) for w in words if len(w) >= 3):
+            return True
+    return False
+
+
+def unknown_names(
+    query: str, held: Callable[[str], bool], speakers: Callable[[], Iterable[str | None]]
+) -> list[str]:
+    """The names that leave the query unanswerable by this store (empty: rank as usual).
+
+    ``held(name)``: whether a memory the query may read holds the word; ``speakers()``:
+    the speakers of the query's best hits (read only when a name is not held)."""
+    subjects, others = mentions(query)
+    if not subjects and not others:
+        return []
+    missing = [name for name in (*subjects, *others) if not held(name)]
+    if not missing:
+        return []
+    known = people(speakers())
+    if not known:
+        return []
+    missing = [name for name in missing if not _is_speaker(name, known)]
+    if any(name in subjects for name in missing) or (missing and not _names_any(query, known)):
+        return missing
+    return []
+
+
+def _names_any(query: str, speakers: set[str]) -> bool:
+    """Whether the query names one of ``speakers`` (a word of it, or one edit from one)."""
+    words = {w.lower() for w in _WORD.findall(query)}
+    words |= {_POSSESSIVE.sub("", w) for w in words}
+    if any(_is_speaker(word, speakers) for word in words if len(word) >= 3):
+        return True
+    return any(_CJK.search(s) and s in query for s in speakers)
