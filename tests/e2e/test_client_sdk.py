@@ -173,3 +173,11 @@ def test_an_unreachable_server_is_a_connection_error() -> None:
     ):
         memory.health()
     assert failed.value.status is None and "127.0.0.1:9" in failed.value.message
+
+
+def test_a_question_about_someone_unknown_names_them(memory: Hindsight) -> None:
+    memory.store("sdk-names", "Jon: I am opening a dance studio", speaker="Jon")
+    memory.store("sdk-names", "Gina: I painted a sunset over the lake", speaker="Gina")
+    page = memory.retrieve("sdk-names", "What did Caroline paint?")
+    assert page.results == [] and page.unknown_names == ["Caroline"]
+    assert memory.retrieve("sdk-names", "What did Gina paint?").unknown_names == []

@@ -105,6 +105,36 @@ def test_retrieval_cases_give_the_embedded_backends_top_results(
     drop(opensearch)
 
 
+def test_a_question_about_someone_unknown_is_empty_on_both_backends(
+    aws_table: tuple[Settings, object], embedder: object, tmp_path: Path
+) -> None:
+    """core/subjects.py on DynamoDB + OpenSearch: a name is looked up in the keyword index
+    and among the best hits' speakers, as on the embedded backend."""
+    settings, client = aws_table
+    opensearch = fresh_index(dimension=embedder.dimension)  # type: ignore[attr-defined]
+    aws = build_aws_service(settings, embedder=embedder, index=opensearch, dynamodb_client=client)
+    embedded = build_embedded_service(Settings(data_dir=tmp_path), embedder=embedder)
+    turns = [
+        # the names only as speakers: found among the best hits' speakers
+        ("Jon", "I lost my job at the bank, so I am opening a dance studio"),
+        ("Gina", "I painted a sunset over the lake last weekend"),
+    ]
+    for service in (aws, embedded):
+        for speaker, content in turns:
+            command = StoreMemoryCommand(user_id="u", content=content, speaker=speaker)
+            service.store(PRINCIPAL, command)
+        unknown = service.retrieve(
+            PRINCIPAL, RetrieveCommand(user_id="u", query="What did Caroline paint?")
+        )
+        assert unknown.results == [] and unknown.unknown_names == ["Caroline"]
+        known = service.retrieve(
+            PRINCIPAL,
+            RetrieveCommand(user_id="u", query="What did Gina paint?"),
+        )
+        assert known.unknown_names == [] and known.results
+    drop(opensearch)
+
+
 class WritesFailIndex(InMemorySearchIndex):
     """An index whose writes fail (OpenSearch down for writes) until ``healthy``."""
 

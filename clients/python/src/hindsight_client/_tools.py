@@ -88,6 +88,8 @@ def store_text(result: StoreResult) -> str:
 
 
 def retrieve_text(page: RetrievePage) -> str:
+    if not page.results and page.unknown_names:
+        return f"No memories mention {', '.join(page.unknown_names)}."
     if not page.results:
         return "No memories about this."
     lines = []

@@ -84,6 +84,8 @@ class RetrievePage:
     next_cursor: str | None = None
     partial: bool = False
     query_time: TimeRange | None = None
+    # the people the query asks about that no memory of the user mentions (then no result)
+    unknown_names: list[str] = field(default_factory=list)
     raw: Mapping[str, Any] = _raw()
 
     def __iter__(self) -> Iterator[RetrievedMemory]:

@@ -94,7 +94,9 @@ def retrieve(
         if why:
             row.append(format_why(hit.why))
         rows.append(row)
-    if not rows:
+    if not rows and result.unknown_names:
+        console.print(f"no memory mentions {', '.join(result.unknown_names)}")
+    elif not rows:
         console.print("no matching memories")
     else:
         console.print(table(None, columns, rows))

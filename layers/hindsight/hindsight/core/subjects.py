@@ -33,6 +33,9 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 UNKNOWN_NAMES = ("empty", "off")
+# the best keyword hits and the best vector hits whose speakers are read when a name is
+# not in the keyword index (a speaker named only in the memories' speaker field)
+SPEAKERS_READ = 25
 
 
 def _words(text: str) -> frozenset[str]:

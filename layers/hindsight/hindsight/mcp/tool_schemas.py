@@ -213,7 +213,8 @@ RETRIEVE_DESCRIPTION = (
     "and status) come before raw events (kind 'episodic'). Filters only narrow the search; "
     "leave them out to search everything you may read. has_more=true: call again with "
     "cursor=next_cursor for more. partial=true: the search ran out of time and results may "
-    "be incomplete. An empty result means nothing relevant is known. Each score is the "
+    "be incomplete. An empty result means nothing relevant is known; unknown_names lists "
+    "the people the query asks about that no memory mentions. Each score is the "
     "estimated probability (0-1) that the memory answers the query; matches under the "
     "server's min_score are left out."
 )

@@ -144,13 +144,16 @@ def _retrieve(
 ) -> dict[str, Any]:
     command = _command(RetrieveCommand, _given(args))
     result = service.retrieve(principal, command)
-    return {
+    body = {
         "status": "success",
         "results": [_scored(r) for r in result.results[:MAX_PAGE_SIZE]],
         "has_more": result.has_more,
         "next_cursor": result.next_cursor,
         "partial": result.partial,
     }
+    if result.unknown_names:  # nobody of that name in the user's memories (core/subjects.py)
+        body["unknown_names"] = result.unknown_names
+    return body
 
 
 def _reflect(

@@ -61,8 +61,8 @@ from hindsight.core.states import (
     order_states,
     reference_time,
 )
+from hindsight.core.subjects import SPEAKERS_READ, unknown_names
 from hindsight.core.subjects import check_mode as check_subjects_mode
-from hindsight.core.subjects import unknown_names
 from hindsight.core.temporal import parse_query_time
 from hindsight.core.text import term_words, tokenize, without_terms
 
@@ -378,8 +378,8 @@ class _Search:
     def speakers(self) -> list[str | None]:
         """The speakers of the best keyword and vector hits (``core/subjects.py``)."""
         best = [
-            *sorted(self.keyword_hits, key=lambda i: -self.keyword_hits[i])[:SPEAKER_PROBE],
-            *sorted(self.vector_hits, key=lambda i: -self.vector_hits[i])[:SPEAKER_PROBE],
+            *sorted(self.keyword_hits, key=lambda i: -self.keyword_hits[i])[:SPEAKERS_READ],
+            *sorted(self.vector_hits, key=lambda i: -self.vector_hits[i])[:SPEAKERS_READ],
         ]
         if unread := [i for i in dict.fromkeys(best) if i not in self.fetched]:
             self.fetch(unread)
