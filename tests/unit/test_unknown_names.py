@@ -12,8 +12,9 @@ from hindsight.bootstrap import rewire
 from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
 from hindsight.core.errors import ConfigurationError
 from hindsight.core.policy import Policy
-from hindsight.core.subjects import check_mode, mentions, people, unknown_names
+from hindsight.core.subjects import check_mode, mentions, people, unknown_names, written_in
 from hindsight.settings import Settings
+from tests.fakes import numbered_episode
 
 
 @pytest.mark.parametrize(
@@ -70,6 +71,22 @@ def test_a_name_out_of_the_subjects_place_counts_only_when_no_speaker_is_named()
     assert _unknown("What motivated Caroline to pursue art?", set(), speakers) == ["Caroline"]
     assert _unknown("王芳上周去了哪里？", set(), ["张伟", "李娜"]) == ["王芳"]
     assert _unknown("王芳和张伟上周去了哪里？", set(), ["张伟", "李娜"]) == []
+
+
+def test_a_word_like_a_speakers_name_is_not_that_speaker():
+    # "time" is one edit from Tim, but only a capitalised word may be a misspelt name
+    speakers = ["Tim", "John"]
+    assert _unknown("What motivated Caroline at the time?", set(), speakers) == ["Caroline"]
+    assert _unknown("What motivated Caroline and Tims?", set(), speakers) == []
+
+
+def test_a_name_is_held_as_written_not_as_its_stem():
+    assert written_in("Tim", numbered_episode(1, "Tim: I read a lot"))
+    assert written_in("Tim", numbered_episode(2, "that is Tim's book"))
+    assert not written_in("Tim", numbered_episode(3, "I need more time"))  # stem "tim"
+    assert written_in("Tim", numbered_episode(4, "I need more time", speaker="Tim"))
+    assert written_in("王芳", numbered_episode(5, "我和王芳去了杭州"))
+    assert not written_in("Tim", None)
 
 
 def test_a_query_without_names_reads_nothing():

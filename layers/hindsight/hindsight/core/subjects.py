@@ -32,6 +32,8 @@ import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
+from hindsight.core.models import Memory
+
 UNKNOWN_NAMES = ("empty", "off")
 # the best keyword hits and the best vector hits whose speakers are read when a name is
 # not in the keyword index (a speaker named only in the memories' speaker field)
@@ -116,6 +118,20 @@ def _chinese_names(query: str) -> list[str]:
     ]
 
 
+def written_in(name: str, memory: Memory | None) -> bool:
+    """Whether the memory's content holds ``name`` as a word of its own, or its speaker
+    is ``name`` (case aside)."""
+    if memory is None:
+        return False
+    speaker = getattr(memory, "speaker", None) or ""
+    if name.lower() in speaker.lower().split():
+        return True
+    if _CJK.search(name):
+        return name in memory.content
+    pattern = rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])"
+    return re.search(pattern, memory.content, re.IGNORECASE) is not None
+
+
 def people(speakers: Iterable[str | None]) -> set[str]:
     """The speakers that name a person (not a role), lower-cased."""
     named = {s.strip().lower() for s in speakers if s and s.strip()}
@@ -168,9 +184,11 @@ def unknown_names(
 
 
 def _names_any(query: str, speakers: set[str]) -> bool:
-    """Whether the query names one of ``speakers`` (a word of it, or one edit from one)."""
-    words = {w.lower() for w in _WORD.findall(query)}
-    words |= {_POSSESSIVE.sub("", w) for w in words}
-    if any(_is_speaker(word, speakers) for word in words if len(word) >= 3):
+    """Whether the query names one of ``speakers``: a word of one, or a capitalised word
+    one edit from one (not any word: "time" is not Tim)."""
+    words = [_POSSESSIVE.sub("", word) for word in _WORD.findall(query)]
+    if {word.lower() for word in words} & {part for s in speakers for part in s.split()}:
+        return True
+    if any(_is_speaker(word, speakers) for word in words if _CAPITALISED.fullmatch(word)):
         return True
     return any(_CJK.search(s) and s in query for s in speakers)

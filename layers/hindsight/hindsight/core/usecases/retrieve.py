@@ -61,7 +61,7 @@ from hindsight.core.states import (
     order_states,
     reference_time,
 )
-from hindsight.core.subjects import SPEAKERS_READ, unknown_names
+from hindsight.core.subjects import SPEAKERS_READ, unknown_names, written_in
 from hindsight.core.subjects import check_mode as check_subjects_mode
 from hindsight.core.temporal import parse_query_time
 from hindsight.core.text import term_words, tokenize, without_terms
@@ -371,9 +371,14 @@ class _Search:
         self.candidate_ids = list(dict.fromkeys([*self.candidate_ids, *hits]))
         return names
 
-    def holds(self, word: str) -> bool:
-        """Whether the keyword search finds ``word`` in a memory the query may read."""
-        return bool(self.use_case.index.keyword_search(self.filter, word, 1))
+    def holds(self, name: str) -> bool:
+        """Whether a memory the query may read holds ``name`` as written (the keyword
+        search stems: "Tim" finds "time"), or names it as its speaker."""
+        index = self.use_case.index
+        hits = [hit.memory_id for hit in index.keyword_search(self.filter, name, SPEAKERS_READ)]
+        if unread := [i for i in hits if i not in self.fetched]:
+            self.fetch(unread)
+        return any(written_in(name, self.fetched.get(i)) for i in hits)
 
     def speakers(self) -> list[str | None]:
         """The speakers of the best keyword and vector hits (``core/subjects.py``)."""
