@@ -61,6 +61,8 @@ from hindsight.core.models import Principal
 from hindsight.core.service import MemoryService
 
 TOP = 10
+# a query-level gate on the best result's calibrated score, swept (not built: see README)
+BEST_SCORE_GATES = (0.01, 0.02, 0.03, 0.05, 0.1)
 LANGUAGES = ("zh", "en")
 
 
@@ -157,6 +159,7 @@ def measure(service: MemoryService, stored: Stored) -> dict[str, dict[str, Any]]
     """Per language: own recall@10 and empties, others' rightly empty, gate on and off."""
     modes = {"on": service, "off": with_policy(service, unknown_names="off")}
     out: dict[str, dict[str, Any]] = {}
+    best: dict[str, list[tuple[float, float, float]]] = {}  # gate on: own, its recall, other
     for ask in stored.asks:
         row = out.setdefault(ask.language, {"questions": 0} | {m: _zero() for m in modes})
         row["questions"] += 1
@@ -164,15 +167,37 @@ def measure(service: MemoryService, stored: Stored) -> dict[str, dict[str, Any]]
             counts = row[mode]
             own = _retrieve(variant, stored.principal, ask.user, ask.text, ask.as_of)
             ranked = [d for r in own.results for d in stored.owner.get(r.memory_id, [])]
-            counts["recall@10"] += question_scores(ranked, ask.evidence)[0]
+            recall = question_scores(ranked, ask.evidence)[0]
+            counts["recall@10"] += recall
             counts["own_empty"] += not own.results
             other = _retrieve(variant, stored.principal, ask.other, ask.text, ask.other_as_of)
             counts["rightly_empty"] += not other.results
-    for row in out.values():
+            if mode == "on":
+                scores = (_best(own), recall, _best(other))
+                best.setdefault(ask.language, []).append(scores)
+    for language, row in out.items():
         for mode in modes:
             row[mode]["recall@10"] = round(row[mode]["recall@10"] / row["questions"], 4)
             row[mode]["rightly_empty"] = round(row[mode]["rightly_empty"] / row["questions"], 4)
+        row["best_score_gate"] = _sweep(best[language])
     return out
+
+
+def _best(result: Any) -> float:
+    """The best calibrated score of a page (0: nothing came back)."""
+    return max((r.score for r in result.results), default=0.0)
+
+
+def _sweep(rows: list[tuple[float, float, float]]) -> dict[str, dict[str, float]]:
+    """Recall@10 and others' rightly empty if nothing came back under each best score."""
+    n = len(rows)
+    return {
+        str(gate): {
+            "recall@10": round(sum(r for own, r, _ in rows if own >= gate) / n, 4),
+            "rightly_empty": round(sum(other < gate for _, _, other in rows) / n, 4),
+        }
+        for gate in BEST_SCORE_GATES
+    }
 
 
 def _zero() -> dict[str, float]:
@@ -224,6 +249,16 @@ def markdown(results: dict[str, Any]) -> str:
         "own questions empty",
         "others' rightly empty",
     ]
+    gates = [
+        [f"{name} {language}"]
+        + [
+            f"{swept[str(g)]['recall@10']:.4f} / {swept[str(g)]['rightly_empty']:.3f}"
+            for g in BEST_SCORE_GATES
+        ]
+        for name, by_language in results["sets"].items()
+        for language, row in by_language.items()
+        for swept in [row["best_score_gate"]]
+    ]
     return "\n".join(
         [
             "# Negative queries: a question asked of a user who holds another history",
@@ -233,6 +268,12 @@ def markdown(results: dict[str, Any]) -> str:
             f"Command: `{results['command']}`",
             "",
             markdown_table(header, rows),
+            "",
+            "Not built, for comparison: nothing returned when the best result's calibrated",
+            "score is under a gate (with the unknown-names gate on); own recall@10 / others'",
+            "rightly empty:",
+            "",
+            markdown_table(["set", *(f"best < {g}" for g in BEST_SCORE_GATES)], gates),
             "",
         ]
     )

@@ -223,8 +223,8 @@ class Policy:
     speaker_name_keywords: str = "keep"
     # a query that asks about a person the user's memories never mention, in a store whose
     # memories have named speakers, gets no result ("empty"; "off": ranked as any other).
-    # core/subjects.py; LoCoMo questions asked of another conversation: 0 -> 0.99 rightly
-    # empty, own questions emptied 4 of 1,977 (bench/negatives.py)
+    # core/subjects.py; LoCoMo questions asked of another conversation: 0 -> 0.995 rightly
+    # empty, own recall@10 0.7643 -> 0.7633 (2 of 1,977 emptied; bench/negatives.py)
     unknown_names: str = "empty"
     # forgetting by use (core/lifecycle.py): an episode neither hit nor stored for
     # unused_after_days weighs unused_weight in ranking; one never hit and stored more than
