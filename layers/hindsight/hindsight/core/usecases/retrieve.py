@@ -373,12 +373,14 @@ class _Search:
 
     def holds(self, name: str) -> bool:
         """Whether a memory the query may read holds ``name`` as written (the keyword
-        search stems: "Tim" finds "time"), or names it as its speaker."""
-        index = self.use_case.index
-        hits = [hit.memory_id for hit in index.keyword_search(self.filter, name, SPEAKERS_READ)]
-        if unread := [i for i in hits if i not in self.fetched]:
-            self.fetch(unread)
-        return any(written_in(name, self.fetched.get(i)) for i in hits)
+        search stems: "Tim" finds "time"), or names it as its speaker: the query's own
+        best keyword hits first (the name is one of its words), then the name alone."""
+        best = sorted(self.keyword_hits, key=lambda i: -self.keyword_hits[i])[:SPEAKERS_READ]
+        if any(written_in(name, memory) for memory in self._read(best)):
+            return True
+        found = self.use_case.index.keyword_search(self.filter, name, SPEAKERS_READ)
+        alone = [hit.memory_id for hit in found if hit.memory_id not in best]
+        return any(written_in(name, memory) for memory in self._read(alone))
 
     def speakers(self) -> list[str | None]:
         """The speakers of the best keyword and vector hits (``core/subjects.py``)."""
@@ -386,9 +388,13 @@ class _Search:
             *sorted(self.keyword_hits, key=lambda i: -self.keyword_hits[i])[:SPEAKERS_READ],
             *sorted(self.vector_hits, key=lambda i: -self.vector_hits[i])[:SPEAKERS_READ],
         ]
-        if unread := [i for i in dict.fromkeys(best) if i not in self.fetched]:
+        return [getattr(memory, "speaker", None) for memory in self._read(best)]
+
+    def _read(self, memory_ids: list[str]) -> list[Memory | None]:
+        """The memories (None: gone or filtered), read once."""
+        if unread := [i for i in dict.fromkeys(memory_ids) if i not in self.fetched]:
             self.fetch(unread)
-        return [getattr(self.fetched.get(i), "speaker", None) for i in best]
+        return [self.fetched.get(i) for i in memory_ids]
 
     def rarity(self, terms: frozenset[str]) -> dict[str, float]:
         """Each term's weight by how many memories hold it (``core/lexical.py``): the
