@@ -145,6 +145,7 @@ bench: install-test
 	$(BIN)/python bench/longmem.py
 	$(BIN)/python bench/updates.py
 	$(BIN)/python bench/devsets.py
+	$(BIN)/python bench/negatives.py
 	$(BIN)/python bench/key_expansion.py
 	nice -n 5 $(BIN)/python bench/reflect_speed.py
 	nice -n 5 $(BIN)/python bench/extraction.py
