@@ -252,6 +252,28 @@ def test_ask_shows_the_why_of_every_score(
     assert shown == [r["memory_id"] for r in pending]
 
 
+def test_ask_says_whom_no_memory_mentions(
+    signed_in: Browser, server: str, api: httpx.Client, seeded: dict[str, Any]
+) -> None:
+    turns = [
+        {"content": "Jon: I am opening a dance studio", "speaker": "Jon"},
+        {"content": "Gina: I painted a sunset over the lake", "speaker": "Gina"},
+    ]
+    _store(api, "club", turns)
+    browser = signed_in
+    browser.goto(f"{server}/explorer?user_id=club&view=ask")
+    browser.fill("#ask-query", "What did Caroline paint?")
+    browser.click("#ask-form button[type=submit]")
+    browser.ready()
+    browser.wait("#ask-empty")
+    assert "mentions Caroline" in browser.text("#ask-empty")
+    browser.fill("#ask-query", "What did Gina paint?")
+    browser.click("#ask-form button[type=submit]")
+    browser.ready()
+    browser.wait("#ask-results")
+    assert browser.count("#ask-results > li") == 2
+
+
 def test_timeline_and_a_phone_screen(
     signed_in: Browser, server: str, seeded: dict[str, Any]
 ) -> None:

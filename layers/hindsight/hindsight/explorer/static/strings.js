@@ -117,6 +117,7 @@ export const STRINGS = {
     "ask.submit": "Ask",
     "ask.results": "Ranked results",
     "ask.empty": "Nothing matched.",
+    "ask.unknown_names": "No memory of this user mentions {names}: nothing here answers it.",
     "ask.order": "In the order the agent gets them: approved facts come ahead of episodes, whatever their score. Bars are scaled to the largest value of each part on this page.",
     "ask.score": "score {score}",
     "ask.why": "Why it ranked here",

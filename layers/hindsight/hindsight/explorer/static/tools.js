@@ -221,7 +221,9 @@ export async function askView({ params: state, userId, container }) {
             h("div", { class: "ranked-head" }, memoryLink(userId, result, result.content), h("span", { class: "score" }, t("ask.score", { score: result.score.toFixed(4) }))),
             h("small", {}, `${result.kind} · ${when(result.occurred_at)}${result.status ? ` · ${result.status}` : ""}`),
             whyBars(result.why || {}, scale))))
-      : h("p", { class: "empty" }, t("ask.empty")),
+      : h("p", { class: "empty", id: "ask-empty" }, answer.unknown_names?.length
+        ? t("ask.unknown_names", { names: answer.unknown_names.join(", ") })
+        : t("ask.empty")),
   );
 }
 
