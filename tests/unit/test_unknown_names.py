@@ -33,6 +33,12 @@ from tests.fakes import numbered_episode
         ("Where did I put my keys?", (), ()),
         ("What can't I eat?", (), ()),
         ("王芳上周去了哪里？", (), ("王芳",)),
+        ("李志强喜欢吃什么？", (), ("李志强",)),  # jieba splits it: 李 + 志强
+        ("周文静喜欢什么运动？", (), ("周文静",)),  # 周 + 文静 (a word: quiet)
+        ("林子里有鸟吗？", (), ()),
+        ("谢谢你，周末去哪里玩？", (), ()),
+        ("帮我们做家务的钟点工是谁？", (), ()),
+        ("我一张桌子都没买", (), ()),
         # common words jieba tags as names are not names
         ("去年十一黄金周游客都爱买啥？", (), ()),
         ("我老公现在靠什么挣钱？", (), ()),

@@ -10,7 +10,8 @@ but the names can, so retrieve looks at them before it ranks (``Policy.unknown_n
   that is possessive; a *subject* is a name in a subject's place: after an auxiliary verb
   ("did Caroline", "is Caroline"), possessive ("Caroline's") or joined to "I" ("Nadia and
   I"). Chinese: jieba's person names (``nr``) of two or three characters starting with a
-  common surname that its dictionary does not list as a common word ("王芳", not "黄金周");
+  common surname that its dictionary does not list as a common word ("王芳", not "黄金周"
+  or "钟点工"), or a surname and the given name it split off ("李" + "志强", "王" + "浩然");
 - a name is *known* when the keyword index finds it in a memory the query may read, or
   when it is one edit from the name of a speaker of the query's best hits (a misspelt
   name is still that person);
@@ -68,6 +69,9 @@ _SURNAMES = frozenset(
     "龚邵万钱严覃武戴莫孔向汤"
 )
 _COMMON_WORD = 100  # jieba's dictionary frequency from which a "name" is a common word
+# words jieba tags as names that end like a trade, a time or a place: 钟点工, 黄金周, 林子里
+_NOT_NAME_ENDINGS = frozenset("工员师匠周节里边")
+_NAME_FLAGS = frozenset({"nr", "nrfg", "nrt"})  # jieba's tags of (parts of) person names
 
 
 def check_mode(mode: str) -> str:
@@ -103,19 +107,32 @@ def mentions(query: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _chinese_names(query: str) -> list[str]:
+    """jieba's person names: a surname and a given name tagged as a name together ("王芳")
+    and not a common word of its dictionary, or apart: a surname and a given name tagged
+    as a name ("李" + "志强"), or a surname tagged as a name and a short noun or adjective
+    after it ("王" + "浩然")."""
     from jieba import posseg
 
     from hindsight.core.text import jieba_module
 
     frequencies = jieba_module().dt.FREQ  # type: ignore[attr-defined]
-    return [
-        word
-        for word, flag in posseg.cut(query)
-        if flag == "nr"
-        and 2 <= len(word) <= 3
-        and word[0] in _SURNAMES
-        and (frequencies.get(word) or 0) < _COMMON_WORD
-    ]
+    words = [(word, flag) for word, flag in posseg.cut(query)]
+    names = []
+    for i, (word, flag) in enumerate(words):
+        after, after_flag = words[i + 1] if i + 1 < len(words) else ("", "")
+        given = 1 <= len(after) <= 2 and _CJK.fullmatch(after[0]) is not None
+        named_after = after_flag in _NAME_FLAGS or (flag == "nr" and after_flag[:1] in "nazi")
+        if len(word) == 1 and word in _SURNAMES and given and named_after:
+            names.append(word + after)
+        elif (
+            flag in _NAME_FLAGS
+            and 2 <= len(word) <= 3
+            and word[0] in _SURNAMES
+            and word[-1] not in _NOT_NAME_ENDINGS
+            and (frequencies.get(word) or 0) < _COMMON_WORD
+        ):
+            names.append(word)
+    return names
 
 
 def written_in(name: str, memory: Memory | None) -> bool:
