@@ -40,6 +40,14 @@ def _store(api: httpx.Client, user: str, items: list[dict[str, Any]]) -> list[st
     return ids
 
 
+def _ask(browser: Browser, query: str, shown: str) -> None:
+    """Ask the query in the Ask view and wait for ``shown`` (the results or the empty line)."""
+    browser.fill("#ask-query", query)
+    browser.click("#ask-form button[type=submit]")
+    browser.ready()
+    browser.wait(shown)
+
+
 @pytest.fixture(scope="module")
 def seeded(api: httpx.Client) -> dict[str, Any]:
     ids = _store(api, USER, EPISODES)
@@ -214,10 +222,7 @@ def test_ask_shows_the_why_of_every_score(
 ) -> None:
     browser = signed_in
     browser.goto(f"{server}/explorer?user_id={USER}&view=ask")
-    browser.fill("#ask-query", "what food must she avoid")
-    browser.click("#ask-form button[type=submit]")
-    browser.ready()
-    browser.wait("#ask-results")
+    _ask(browser, "what food must she avoid", "#ask-results")
     answer = api.post(
         "/v1/retrieve", json={"user_id": USER, "query": "what food must she avoid", "top_k": 10}
     ).json()
@@ -262,15 +267,9 @@ def test_ask_says_whom_no_memory_mentions(
     _store(api, "club", turns)
     browser = signed_in
     browser.goto(f"{server}/explorer?user_id=club&view=ask")
-    browser.fill("#ask-query", "What did Caroline paint?")
-    browser.click("#ask-form button[type=submit]")
-    browser.ready()
-    browser.wait("#ask-empty")
+    _ask(browser, "What did Caroline paint?", "#ask-empty")
     assert "mentions Caroline" in browser.text("#ask-empty")
-    browser.fill("#ask-query", "What did Gina paint?")
-    browser.click("#ask-form button[type=submit]")
-    browser.ready()
-    browser.wait("#ask-results")
+    _ask(browser, "What did Gina paint?", "#ask-results")
     assert browser.count("#ask-results > li") == 2
 
 
