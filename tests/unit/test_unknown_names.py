@@ -167,3 +167,32 @@ def test_a_store_of_first_person_notes_is_not_gated(service, principal):
     service.store(principal, StoreMemoryCommand(user_id="u1", content="I am allergic to peanuts"))
     result = _retrieve(service, principal, "What is Alice allergic to?")
     assert result.unknown_names == [] and result.results
+
+
+def test_a_speaker_outside_the_best_hits_is_found_among_the_newest_speakers():
+    assert _unknown("What did Gina paint?", set(), ["Jon"]) == ["Gina"]
+    found = unknown_names(
+        "What did Gina paint?", lambda w: False, lambda: ["Jon"], lambda: ["Gina"]
+    )
+    assert found == []
+    nobody = unknown_names(
+        "What did Kim paint?", lambda w: False, lambda: ["Jon"], lambda: ["Gina"]
+    )
+    assert nobody == ["Kim"]
+
+
+def test_through_the_use_case_a_speaker_only_in_the_speaker_field_is_known(
+    service, principal, clock
+):
+    # Gina's one turn (the newest) neither names her nor shares a word with the question:
+    # the best hits are all Jon's, the newest memories' speakers have her
+    for number in range(120):
+        content = f"What did I paint? I painted fence number {number} blue"
+        service.store(principal, StoreMemoryCommand(user_id="u1", content=content, speaker="Jon"))
+        clock.advance(minutes=1)
+    service.store(
+        principal, StoreMemoryCommand(user_id="u1", content="adopted puppy", speaker="Gina")
+    )
+    result = _retrieve(service, principal, "What did Gina paint?")
+    assert result.unknown_names == [] and result.results
+    assert _retrieve(service, principal, "What did Kim paint?").unknown_names == ["Kim"]

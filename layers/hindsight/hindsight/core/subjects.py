@@ -42,6 +42,8 @@ UNKNOWN_NAMES = ("empty", "off")
 # the best keyword hits and the best vector hits whose speakers are read when a name is
 # not in the keyword index (a speaker named only in the memories' speaker field)
 SPEAKERS_READ = 25
+# the user's newest episodes whose speakers are read before a name is called unknown
+SPEAKERS_LISTED = 100
 
 
 def _words(text: str) -> frozenset[str]:
@@ -182,12 +184,18 @@ def _is_speaker(name: str, speakers: set[str]) -> bool:
 
 
 def unknown_names(
-    query: str, held: Callable[[str], bool], speakers: Callable[[], Iterable[str | None]]
+    query: str,
+    held: Callable[[str], bool],
+    speakers: Callable[[], Iterable[str | None]],
+    more_speakers: Callable[[], Iterable[str | None]] | None = None,
 ) -> list[str]:
     """The names that leave the query unanswerable by this store (empty: rank as usual).
 
     ``held(name)``: whether a memory the query may read holds the word; ``speakers()``:
-    the speakers of the query's best hits (read only when a name is not held)."""
+    the speakers of the query's best hits (read only when a name is not held);
+    ``more_speakers()``: other speakers of the store (its newest memories'), read only
+    before answering that a name is unknown (a speaker named only in the speaker field,
+    whose turns are not among the best hits)."""
     subjects, others = mentions(query)
     if not subjects and not others:
         return []
@@ -197,6 +205,18 @@ def unknown_names(
     known = people(speakers())
     if not known:
         return []
+    missing = _unknown(query, subjects, missing, known)
+    if missing and more_speakers is not None:
+        missing = _unknown(query, subjects, missing, known | people(more_speakers()))
+    return missing
+
+
+def _unknown(
+    query: str, subjects: tuple[str, ...], missing: list[str], known: set[str]
+) -> list[str]:
+    """Of the names no memory holds, those that leave the query unanswerable: a subject
+    nobody is called, or any name nobody is called when the query names none of
+    ``known``."""
     missing = [name for name in missing if not _is_speaker(name, known)]
     if any(name in subjects for name in missing) or (missing and not _names_any(query, known)):
         return missing

@@ -24,6 +24,7 @@ from hindsight.core.lifecycle import archived_hits
 from hindsight.core.models import (
     FactStatus,
     HitFacts,
+    ListQuery,
     Memory,
     MemoryKind,
     Principal,
@@ -61,7 +62,7 @@ from hindsight.core.states import (
     order_states,
     reference_time,
 )
-from hindsight.core.subjects import SPEAKERS_READ, unknown_names, written_in
+from hindsight.core.subjects import SPEAKERS_LISTED, SPEAKERS_READ, unknown_names, written_in
 from hindsight.core.subjects import check_mode as check_subjects_mode
 from hindsight.core.temporal import parse_query_time
 from hindsight.core.text import term_words, tokenize, without_terms
@@ -224,7 +225,7 @@ class RetrieveMemories:
         when the gate is off or the request's min_score is 0 (rank whatever there is)."""
         if self.unknown_names == "off" or command.min_score == 0.0:
             return []
-        return unknown_names(command.query, search.holds, search.speakers)
+        return unknown_names(command.query, search.holds, search.speakers, search.recent_speakers)
 
     def _min_score(self, command: RetrieveCommand) -> float:
         """The request's min_score; by default the policy's, when the scores are calibrated
@@ -389,6 +390,15 @@ class _Search:
             *sorted(self.vector_hits, key=lambda i: -self.vector_hits[i])[:SPEAKERS_READ],
         ]
         return [getattr(memory, "speaker", None) for memory in self._read(best)]
+
+    def recent_speakers(self) -> list[str | None]:
+        """The speakers of the user's newest episodes the query may read."""
+        records, user = self.use_case.records, self.filter.user_id
+        recent = ListQuery(
+            kinds=frozenset({MemoryKind.EPISODIC}), scopes=self.filter.scopes, now=self.filter.now
+        )
+        page = records.list(self.tenant_id, user, recent, SPEAKERS_LISTED)
+        return [getattr(memory, "speaker", None) for memory in page.items]
 
     def _read(self, memory_ids: list[str]) -> list[Memory | None]:
         """The memories (None: gone or filtered), read once."""
