@@ -15,7 +15,8 @@ but the names can, so retrieve looks at them before it ranks (``Policy.unknown_n
 - a name is *known* when a memory the query may read holds it as written or has it as
   its speaker (looked for among the query's best keyword hits, then by the name alone: the
   keyword index stems, "Tim" finds "time"), or when it is one edit from the name of a
-  speaker of the query's best hits (a misspelt name is still that person);
+  speaker of the query's best hits or, before a name is called unknown, of the user's
+  newest episodes (a misspelt name is still that person);
 - the check applies only where those hits have named speakers (not "user", "assistant"
   and the like): a store of notes in the first person never names its user, so a name
   asked about there proves nothing;
