@@ -11,13 +11,14 @@ default settings (top 10):
 
 Both with the unknown-names gate (``Policy.unknown_names``, ``core/subjects.py``) on, the
 default, and off (the ranking alone, min_score off: nothing is ever empty). LoCoMo and MSC
-questions name the people they ask about and their turns have named speakers; the
+questions name the people they ask about and their turns have named speakers (MSC reuses
+ten names for every user, so its next user has people of the same names); the
 long-memory and events questions name nobody ("What's my airline loyalty membership
 ID?") and their memories have no speakers, so the gate cannot help there: the figures say
 so rather than leave them out. ``names_zh`` (``names_zh.py``): Chinese conversations
 between named people, each fact asked about its speaker by name (the Chinese names' check).
 
-    .venv/bin/python bench/negatives.py                 # every set (~10 min, caches warm)
+    .venv/bin/python bench/negatives.py                 # every set (~5 min, caches warm)
     .venv/bin/python bench/negatives.py --sets locomo   # one set
 
 Writes bench/results/negatives.{json,md}.
