@@ -350,10 +350,7 @@ class _Search:
         and, if any and ``mode`` is drop or pool, the keyword search asked again without
         them: its hits become the keyword evidence (drop) or session pooling's only (pool).
         Hits of the first search stay candidates."""
-        best = sorted(self.keyword_hits, key=lambda i: -self.keyword_hits[i])[:SPEAKER_PROBE]
-        if unread := [memory_id for memory_id in best if memory_id not in self.fetched]:
-            self.fetch(unread)
-        names = named_speakers(query_terms, map(self.fetched.get, best))
+        names = named_speakers(query_terms, self._read(_best(self.keyword_hits, SPEAKER_PROBE)))
         if not names or mode == "cover":
             return names
         index, pool = self.use_case.index, self.use_case.policy.candidate_pool
@@ -376,7 +373,7 @@ class _Search:
         """Whether a memory the query may read holds ``name`` as written (the keyword
         search stems: "Tim" finds "time"), or names it as its speaker: the query's own
         best keyword hits first (the name is one of its words), then the name alone."""
-        best = sorted(self.keyword_hits, key=lambda i: -self.keyword_hits[i])[:SPEAKERS_READ]
+        best = _best(self.keyword_hits, SPEAKERS_READ)
         if any(written_in(name, memory) for memory in self._read(best)):
             return True
         found = self.use_case.index.keyword_search(self.filter, name, SPEAKERS_READ)
@@ -385,10 +382,7 @@ class _Search:
 
     def speakers(self) -> list[str | None]:
         """The speakers of the best keyword and vector hits (``core/subjects.py``)."""
-        best = [
-            *sorted(self.keyword_hits, key=lambda i: -self.keyword_hits[i])[:SPEAKERS_READ],
-            *sorted(self.vector_hits, key=lambda i: -self.vector_hits[i])[:SPEAKERS_READ],
-        ]
+        best = _best(self.keyword_hits, SPEAKERS_READ) + _best(self.vector_hits, SPEAKERS_READ)
         return [getattr(memory, "speaker", None) for memory in self._read(best)]
 
     def recent_speakers(self) -> list[str | None]:
@@ -475,6 +469,11 @@ class _Search:
                 if vector.chunked and memory_id not in self.vector_hits:
                     hit = SearchHit(memory_id, float(scores[best]), None, best, vector.spans[best])
                     self._matched(hit, "vector")
+
+
+def _best(hits: dict[str, float], count: int) -> list[str]:
+    """The ids of the ``count`` best-scored hits, best first."""
+    return sorted(hits, key=lambda memory_id: -hits[memory_id])[:count]
 
 
 def _centred_scale(search: _Search, neutral: np.ndarray) -> Centred | None:
