@@ -31,7 +31,7 @@ speaker boost off, and time decay off;
 session 10's tried-and-off options: the words naming a speaker dropped from the keyword
 search, from session pooling or from the coverage (``Policy.speaker_name_keywords``), the
 coverage weighed by each term's rarity (``lexical_idf``) and without the words of named
-speakers and time cues (``lexical_cues``).
+speakers and time cues (``lexical_cues``); each query expansion (``EXPANSIONS``).
 
     .venv/bin/python bench/devsets.py            # everything: 13 min on 2 cores, caches warm
     .venv/bin/python bench/devsets.py --quick    # 2 LoCoMo conversations, 1 user a language
@@ -106,10 +106,10 @@ class Variant:
         return (self.context, self.turn_weight)
 
 
-# the ranking defaults before lexical evidence strength (session 9): no scaling, share 0.6
+# the defaults before lexical evidence strength (session 9), before centering (session 12)
 BEFORE = {"lexical_strength": 0, "vector_weight": 0.6, "centering": 0.0}
-# the defaults before query centering (session 12): no centering, dense share 0.5
 BEFORE_CENTERING = {"centering": 0.0, "vector_weight": 0.5}
+EXPANSIONS = ("decompose", "rm3=8", "rocchio=0.2", "entities", "sessions=1", "diversify=4")
 VARIANTS = (
     Variant(DEFAULT),
     Variant("before session 9: lexical_strength=0, vector_weight=0.6, no centering", BEFORE),
@@ -141,6 +141,8 @@ VARIANTS = (
     Variant("lexical_cues", {"lexical_cues": True}),
     Variant("lexical_idf + lexical_cues", {"lexical_idf": True, "lexical_cues": True}),
     Variant("time_decay=1 (no decay)", time_decay=1.0),
+    # query expansion (core/query_expansion.py), each opt-in and off by default
+    *(Variant(f"expansion {e}", {"query_expansion": e}) for e in EXPANSIONS),
 )
 # --quick: LoCoMo conversations, long-memory and events users a language, MSC users
 QUICK = {"locomo": 2, "longmem": 1, "msc": 2, "events": 1}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from hindsight.bootstrap import rewire
@@ -25,6 +26,7 @@ from hindsight.core.query_expansion import (
     sub_queries,
 )
 from hindsight.settings import Settings
+from tests.fakes import HashingEmbedder
 
 
 def store(service, principal, content, **fields):
@@ -192,6 +194,48 @@ def test_fact_sources_bring_in_the_episodes_of_an_approved_fact(service, princip
     assert source in expanded
 
 
+# --- with query centring: one scale for every vector score -----------------------------------
+
+
+def _scores(service, principal, query, **policy):
+    tuned = rewire(service, policy=dataclasses.replace(service.policy, **policy))
+    result = tuned.retrieve(principal, RetrieveCommand(user_id="u1", query=query, top_k=20))
+    return {r.content: (r.why["similarity"], r.why["similarity_scaled"]) for r in result.results}
+
+
+CAMPING = [
+    "we hiked to the waterfall and swam",
+    "the tent leaked on the second night",
+    "my sister brought her new puppy",
+    "we grilled fish over the campfire",
+]
+
+
+def test_sessions_that_find_nothing_new_change_no_score(service, principal):
+    # every turn is a candidate already; the searches are centred (the default), and a
+    # score the expansion adds must be on the centred search's scale: a plain cosine is
+    # larger and made every hit it touched look best
+    assert service.policy.centering > 0.0
+    for text in CAMPING:
+        store(service, principal, text, session_id="s1")
+    plain = _scores(service, principal, "camping by the waterfall")
+    assert len(plain) == 4
+    expanded = _scores(service, principal, "camping by the waterfall", query_expansion="sessions")
+    assert expanded == plain
+
+
+def test_a_fact_less_like_the_query_than_its_source_changes_no_score(service, principal, reflector):
+    reflector.when("puppy", "Dog owner in the family", "fact", "high")
+    for text in CAMPING:
+        store(service, principal, text)
+    created = service.reflect(principal, ReflectCommand(user_id="u1")).created
+    service.approve(principal, created[0]["memory_id"])
+    query = "my sister brought her new puppy"  # the source, word for word
+    plain = _scores(service, principal, query)
+    assert len(plain) == 5  # the fact is a candidate too
+    assert _scores(service, principal, query, query_expansion="fact_sources") == plain
+
+
 # --- the budget -----------------------------------------------------------------------------
 
 
@@ -233,6 +277,70 @@ def test_no_expansion_runs_once_the_budget_is_spent():
     expander.expand(search, "peanuts and cats")
     assert search.partial
     assert search.candidate_ids == ["m1"]
+
+
+class _CentringSearch(_Search):
+    """A search whose vector searches are centred: records what expansion asks of it."""
+
+    def __init__(self, **fields):
+        super().__init__(**fields)
+        self.centred: list[StoredVector] = []  # what ``searched`` returned
+        self.searched_again: list[StoredVector] = []
+
+    def searched(self, vector):
+        centred = StoredVector(model=vector.model, values=vector.values - 0.25)
+        self.centred.append(centred)
+        return centred
+
+    def search_vectors(self, query):
+        self.searched_again.append(query)
+
+
+class _Index:
+    def __init__(self):
+        self.vectors: list[StoredVector] = []
+
+    def keyword_search(self, search_filter, text, pool):
+        return []
+
+    def vector_search(self, search_filter, vector, pool):
+        self.vectors.append(vector)
+        return []
+
+
+class _Vectors:
+    def get_vectors(self, tenant_id, memory_ids):
+        return {
+            i: StoredVector(model="test-hashing-64", values=np.ones(64, np.float32) / 8)
+            for i in memory_ids
+        }
+
+
+def _expander(spec, index, records=None):
+    return Expander(
+        parse_expansion(spec), records, index, HashingEmbedder(), 10, 0.6, time_left=lambda: True
+    )
+
+
+def test_each_part_of_a_decomposed_query_is_searched_centred():
+    index = _Index()
+    query = StoredVector(model="test-hashing-64", values=np.full(64, 0.125, np.float32))
+    search = _CentringSearch(query_vector=query)
+    _expander("decompose", index).expand(search, "peanut allergy and the cat's name")
+    assert len(index.vectors) == 2
+    assert all(any(v is c for c in search.centred) for v in index.vectors)
+
+
+def test_rocchio_searches_again_through_the_search_with_the_moved_query():
+    index = _Index()
+    query = StoredVector(model="test-hashing-64", values=np.eye(64, dtype=np.float32)[0])
+    search = _CentringSearch(query_vector=query, vector_hits={"m1": 0.4, "m2": 0.3})
+    _expander("rocchio=1", index, _Vectors()).expand(search, "peanut allergy")
+    assert index.vectors == []  # not searched around the search's centring
+    (moved,) = search.searched_again
+    assert moved.values[0] > moved.values[1] > 0.0
+    assert np.linalg.norm(moved.values) == pytest.approx(1.0)
+    assert search.vector_hits == {"m1": 0.4, "m2": 0.3}  # left to the search
 
 
 def test_diversify_lets_a_second_session_into_the_top(service, principal):

@@ -84,7 +84,8 @@ def archived_hits(search: Any, pool: int) -> dict[str, float]:
     )
     archived = list_all(records, search.tenant_id, search.command.user_id, query)
     vectors = records.get_vectors(search.tenant_id, [m.memory_id for m in archived])
-    target = np.asarray(search.query_vector.values, dtype=np.float32)
+    # scored as the vector search scores (by the centred query, if centred: retrieve.py)
+    target = np.asarray(search.searched(search.query_vector).values, dtype=np.float32)
     scores = {
         memory_id: float(np.max(np.atleast_2d(vector.values) @ target))
         for memory_id, vector in vectors.items()

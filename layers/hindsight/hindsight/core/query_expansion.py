@@ -185,6 +185,15 @@ class ExpandableSearch(Protocol):
     candidate_ids: list[str]
     partial: bool
 
+    def searched(self, vector: StoredVector) -> StoredVector:
+        """The vector a search for ``vector`` runs with (centred when the query is):
+        ``vector_hits`` hold scores by searched vectors only."""
+        ...
+
+    def search_vectors(self, query: StoredVector) -> None:
+        """The vector search again, with ``query`` as the query's vector."""
+        ...
+
 
 @dataclass
 class Expander:
@@ -231,7 +240,7 @@ class Expander:
             scale = SUB_QUERY_WEIGHT * best / top if best > 0.0 and top > 0.0 else 1.0
             _merge_max(search, search.keyword_hits, hits, scale)
             if search.query_vector is not None:
-                vector = embed_query(self.embedder, part)
+                vector = search.searched(embed_query(self.embedder, part))
                 _merge_max(search, search.vector_hits, self._vector(search, vector), 1.0)
 
     def _entities(self, search: ExpandableSearch, query: str) -> None:
@@ -271,14 +280,12 @@ class Expander:
             return
         moved = query_vector.values + self.expansion.rocchio_beta * np.mean(rows, axis=0)
         values = (moved / np.linalg.norm(moved)).astype(np.float32)
-        search.query_vector = StoredVector(model=query_vector.model, values=values)
-        search.vector_hits = {}
-        _merge_max(search, search.vector_hits, self._vector(search, search.query_vector), 1.0)
+        search.search_vectors(StoredVector(model=query_vector.model, values=values))
 
     def _sessions(self, search: ExpandableSearch, query: str) -> None:
-        vector = search.query_vector
-        if vector is None:
+        if search.query_vector is None:
             return
+        vector = search.searched(search.query_vector)
         sessions: list[str] = []
         for memory_id, _ in first_pass(search, self.vector_weight):
             facts = search.facts.get(memory_id)
@@ -295,7 +302,7 @@ class Expander:
             _merge_max(search, search.vector_hits, hits, 1.0)
 
     def _fact_sources(self, search: ExpandableSearch, query: str) -> None:
-        vector = search.query_vector
+        vector = search.searched(search.query_vector) if search.query_vector else None
         facts = [
             memory_id
             for memory_id, _ in first_pass(search, self.vector_weight)

@@ -36,12 +36,7 @@ from hindsight.core.models import (
 )
 from hindsight.core.policy import CALIBRATION, Policy
 from hindsight.core.ports import Clock, Embedder, RecordStore, SearchIndex
-from hindsight.core.query_expansion import (
-    DIVERSITY_WINDOW,
-    Expander,
-    diversified,
-    parse_expansion,
-)
+from hindsight.core.query_expansion import DIVERSITY_WINDOW, Expander, diversified, parse_expansion
 from hindsight.core.ranking import (
     SCORE_DIGITS,
     Candidate,
@@ -286,7 +281,6 @@ class _Search:
         self.centred_vector: StoredVector | None = None  # core/centering.py
         # the candidates' similarities to the centred vector, when there is one
         self.centred_similarities: dict[str, float] | None = None
-        self.centred_ids: frozenset[str] = frozenset()  # found by the centred search
         self.plain_hits: dict[str, float] = {}  # the plain query's vector hits, if centred
         self.candidate_ids: list[str] = []
         self.fetched: dict[str, Memory | None] = {}  # None: gone from the store, or filtered
@@ -302,29 +296,14 @@ class _Search:
 
     def run(self, deadline: float) -> None:
         """Keyword search, then (within the budget) vector search."""
-        clock, index, pool = (
-            self.use_case.clock,
-            self.use_case.index,
-            self.use_case.policy.candidate_pool,
-        )
+        clock, index = self.use_case.clock, self.use_case.index
+        pool = self.use_case.policy.candidate_pool
         for hit in index.keyword_search(self.filter, self.command.query, pool):
             self.keyword_hits[hit.memory_id] = hit.score
             self.facts[hit.memory_id] = hit.facts
             self._matched(hit, "keyword")
         if clock.monotonic() < deadline:
-            self.query_vector = embed_query(self.use_case.embedder, self.command.query)
-            self.centred_vector = self._centred(self.query_vector)
-            searched = self.centred_vector or self.query_vector
-            for hit in index.vector_search(self.filter, searched, pool):
-                self.vector_hits[hit.memory_id] = hit.score
-                self.facts[hit.memory_id] = self.facts.get(hit.memory_id) or hit.facts
-                self._matched(hit, "vector")
-            if self.centred_vector is not None:
-                # the plain cosines of the same neighbourhood: a second search costs less
-                # than reading every candidate's vector (those it misses are read)
-                self.centred_ids = frozenset(self.vector_hits)
-                plain = index.vector_search(self.filter, self.query_vector, pool)
-                self.plain_hits = {hit.memory_id: hit.score for hit in plain}
+            self.search_vectors(embed_query(self.use_case.embedder, self.command.query))
         else:
             self.partial = True
         if self.command.include_archived and self.query_vector is not None:
@@ -332,6 +311,28 @@ class _Search:
         self.candidate_ids = list(dict.fromkeys([*self.keyword_hits, *self.vector_hits]))
         if clock.monotonic() >= deadline:
             self.partial = True
+
+    def search_vectors(self, query: StoredVector) -> None:
+        """Search by meaning with ``query`` as the query's vector (again, for feedback): every
+        score in ``vector_hits`` is by a searched vector (``searched``; query expansion)."""
+        index, pool = self.use_case.index, self.use_case.policy.candidate_pool
+        self.query_vector, self.centred_vector = query, self._centred(query)
+        self.vector_hits = {}
+        for hit in index.vector_search(self.filter, self.searched(query), pool):
+            self.vector_hits[hit.memory_id] = hit.score
+            self.facts[hit.memory_id] = self.facts.get(hit.memory_id) or hit.facts
+            self._matched(hit, "vector")
+        if self.centred_vector is not None:
+            # the plain cosines of the same neighbourhood: a second search costs less than
+            # reading every candidate's vector (those it misses are read)
+            plain = index.vector_search(self.filter, query, pool)
+            self.plain_hits = {hit.memory_id: hit.score for hit in plain}
+
+    def searched(self, vector: StoredVector) -> StoredVector:
+        """The vector a search for ``vector`` runs with: centred alike if the query is."""
+        if self.centred_vector is None or vector is self.query_vector:
+            return self.centred_vector or vector
+        return self._centred(vector) or vector
 
     def _centred(self, query: StoredVector) -> StoredVector | None:
         """The query less ``Policy.centering`` times the user's mean memory vector (None
@@ -443,10 +444,10 @@ class _Search:
         return, from their stored vectors (while the budget lasts)."""
         ids = [c.memory_id for c in candidates]
         query, centred_query = self.query_vector, self.centred_vector
-        # centred: the vector hits' scores are the centred query's, the plain cosines come
-        # from the second search; those either search missed are read from their vectors
+        # centred: the vector hits' scores are the centred query's (``searched``), the plain
+        # cosines come from the second search; those it missed are read from their vectors
         plain = self.vector_hits if centred_query is None else self.plain_hits
-        centred = plain.keys() if centred_query is None else self.centred_ids
+        centred = self.vector_hits.keys()
         self.similarities = {i: plain[i] for i in ids if i in plain}
         if centred_query is not None:
             self.centred_similarities = {i: self.vector_hits[i] for i in ids if i in centred}
