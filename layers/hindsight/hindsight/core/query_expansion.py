@@ -30,34 +30,47 @@ time budget first.
   ``DIVERSITY_WINDOW`` results (the rest of that session's turns follow): evidence spread
   over sessions is not crowded out by one session that session pooling lifted whole.
 
-None is on by default: none won on LoCoMo overall (issue #12 part 4, measured on the
-committed ranking with the bundled model; LoCoMo recall@10 of all 1,977 questions and of
-multi-hop / open-domain; long-memory R@10 en / zh, 39 questions each; added retrieve ms
-p50 / p95 in process, 301 LoCoMo questions, query embeddings cached):
+None is on by default: none wins on every dev set. Measured in session 17 on the default
+ranking (query centring 0.5), ``bench/devsets.py`` (its ``EXPANSIONS`` rows), R@10 / H@5
+with every evidence turn counted; long-memory unchanged unless given:
 
-    off           0.8031  mh 0.438  od 0.428   lm 0.821 / 0.923
-    decompose     0.7891  mh 0.433  od 0.436   lm 0.795 / 0.923   +0.3 / +3.3 ms + embed each part
-    rm3 (8)       0.7964  mh 0.421  od 0.421   lm 0.795 / 0.821   +9.8 / +10.9 ms
-    rm3=4         0.7954  mh 0.422  od 0.421   lm 0.795 / 0.795
-    rocchio (0.5) 0.7950  mh 0.417  od 0.419   lm 0.821 / 0.795
-    rocchio=0.2   0.8000  mh 0.422  od 0.425   lm 0.821 / 0.846   +1.1 / +2.0 ms
-    entities      0.8029  mh 0.436  od 0.428   lm 0.821 / 0.923   +0.9 / +1.1 ms
-    sessions (3)  0.7983  mh 0.430  od 0.426   lm 0.821 / 0.923   +1.5 / +2.4 ms
-    sessions=1    0.7990  mh 0.430  od 0.426   lm 0.821 / 0.923
-    diversify=2   0.7178  mh 0.427  od 0.386
-    diversify=3   0.7456  mh 0.439  od 0.387
-    diversify=4   0.7676  mh 0.446  od 0.382   lm 0.821 / 0.949   +0.1 / -0.7 ms
+                   LoCoMo         MSC            events zh      events en
+    off (default)  0.763 / 0.782  0.560 / 0.621  0.853 / 0.867  0.800 / 0.733
+    decompose      0.757 / 0.771  0.565 / 0.605  0.840 / 0.853  0.787 / 0.733
+    rm3=8          0.760 / 0.780  0.552 / 0.621  unchanged      0.800 / 0.747
+                   (long-memory zh H@5 1.000 -> 0.974)
+    rocchio=0.2    0.761 / 0.783  0.560 / 0.625  0.867 / 0.853  0.787 / 0.747
+                   (long-memory H@5 en 0.872 -> 0.846, zh 1.000 -> 0.974)
+    entities       unchanged on every set
+    sessions=1     0.761 / 0.788  0.556 / 0.625  unchanged      0.813 / 0.747
+    diversify=4    0.729 / 0.767  0.609 / 0.621  unchanged      unchanged
 
-The knowledge-update set passed alike with every one (its stores are small). Why they
-lose: of LoCoMo's multi-hop evidence turns (conversations 0-2) 43% rank in the top 10,
-10% at 11-20, 32% lower among the candidates and 15% are no candidate (open-domain: 31%,
-11%, 17%, 42%): what is missed is mostly already a candidate, ranked low because it
-shares few words or little meaning with the question, and feedback terms and vectors
-drift towards the first pass's topic instead; the evidence found sits in one session
-with its neighbours, which session pooling already lifts (more of the session adds
-noise, fewer of it in the top 20 loses single-hop and temporal questions); names in
-LoCoMo questions are the speakers', in half the turns. ``fact_sources`` was not
-measured: no dev set run holds approved facts (the unit tests show what it does).
+diversify=4 is the one that helps where evidence is spread (LoCoMo multi-hop R@10 0.192 ->
+0.228, MSC R@10 +0.048) and it costs the questions answered by one session (LoCoMo
+adversarial 0.877 -> 0.780, single-hop 0.911 -> 0.877). Lifting only a session's n best
+turns by pooling instead (n = 2, 3, 5, 8) loses LoCoMo at every n (-0.028 ... -0.003 R@10;
+multi-hop 0.192 -> 0.203 ... 0.221); not built. With the offline reflector's facts
+approved (bench-only, LoCoMo conversations 0-1: 32 and 40 facts), a fact counting as its
+source turns: facts first 0.829 -> 0.662 R@10 (share of evidence), with ``fact_sources``
+0.711, facts ranked as episodes 0.810: the offline facts are one turn each, restated, and
+take the places of the turns that answer.
+
+Every vector score an expansion adds is on the scale of the search's own: with query
+centring the vector hits score by the centred query, so a part of the query, a session's
+turns and a fact's sources are scored by centred vectors too (``searched``), and rocchio
+searches again through the search (``search_vectors``). Before session 17 they added plain
+cosines (larger) to centred scores, so what they touched looked best; rocchio failed with
+a KeyError. The figures measured before query centring (session 9, LoCoMo share of
+evidence recall@10 0.8031 off) were: decompose 0.7891, rm3 0.7964, rocchio=0.2 0.8000,
+entities 0.8029, sessions 0.7983, diversify=4 0.7676; each added +0.1 to +10 ms. Why they
+lose: of LoCoMo's multi-hop evidence turns (conversations 0-2) 43% rank in the top 10, 10%
+at 11-20, 32% lower among the candidates and 15% are no candidate (open-domain: 31%, 11%,
+17%, 42%): what is missed is mostly already a candidate, ranked low because it shares
+few words or little meaning with the question, and feedback terms and vectors drift
+towards the first pass's topic instead; the evidence found sits in one session with its
+neighbours, which session pooling already lifts (more of the session adds noise, fewer of
+it in the top 20 loses single-hop and temporal questions); names in LoCoMo questions are
+the speakers', in half the turns.
 """
 
 from __future__ import annotations
