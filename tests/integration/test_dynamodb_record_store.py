@@ -44,7 +44,8 @@ def test_table_has_ttl_on_expires_at_stream_and_indexes(store: DynamoDBRecordSto
     table = client.describe_table(TableName=store.table_name)["Table"]
     assert table["StreamSpecification"]["StreamViewType"] == "NEW_AND_OLD_IMAGES"
     assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
-    assert {i["IndexName"] for i in table["GlobalSecondaryIndexes"]} == {"by_user", "by_activity"}
+    indexes = {i["IndexName"] for i in table["GlobalSecondaryIndexes"]}
+    assert indexes == {"by_user", "by_activity", "by_user_facts"}
 
 
 def test_memory_item_layout(store: DynamoDBRecordStore) -> None:
@@ -147,3 +148,77 @@ def test_the_client_honours_aws_endpoint_url_dynamodb(monkeypatch: pytest.Monkey
     client = default_client("us-east-1")
     assert client.meta.endpoint_url == "http://127.0.0.1:5055"
     client.list_tables(Limit=1)  # answers: the same code runs against moto
+
+
+# --- by_user_facts: a user's facts listed without reading every episode ----------------------
+
+FACTS = ListQuery(kinds=frozenset({MemoryKind.SEMANTIC}))
+
+
+def _history(store: DynamoDBRecordStore, episodes: int, facts: int) -> list[str]:
+    """``facts`` facts and then ``episodes`` episodes of u1, one a minute (a list newest
+    first meets every episode before a fact); the facts' ids newest first."""
+    for n in range(facts):
+        store.put(fact(f"f{n}", occurred_at=at(n), source_memory_ids=["e0000"]))
+    for n in range(episodes):
+        store.put(episode(f"e{n:04d}", occurred_at=at(facts + n)))
+    return [f"f{n}" for n in reversed(range(facts))]
+
+
+def _listed(store: DynamoDBRecordStore, query: ListQuery, limit: int) -> list[str]:
+    ids, cursor = [], None
+    while True:
+        page = store.list("t1", "u1", query, limit, cursor)
+        ids += [m.memory_id for m in page.items]
+        if (cursor := page.next_cursor) is None:
+            return ids
+
+
+def test_facts_are_listed_from_the_facts_index_alone(store: DynamoDBRecordStore) -> None:
+    expected = _history(store, episodes=120, facts=3)
+    assert "gsi3pk" in raw_item(store, memory_pk("t1", "f0"), "M")
+    assert "gsi3pk" not in raw_item(store, memory_pk("t1", "e0000"), "M")
+    store.request_counts.clear()
+    assert _listed(store, FACTS, 2) == expected  # paged: the cursor resumes in the index
+    assert store.request_counts["Query"] == 2  # a page each; by_user read 120 episodes first
+    assert store.list_ids("t1", "u1", FACTS, 10) == expected
+    approved = ListQuery(kinds=frozenset({MemoryKind.SEMANTIC}), oldest_first=True)
+    assert _listed(store, approved, 10) == expected[::-1]
+    everything = _listed(store, ListQuery(), 50)
+    assert everything[-3:] == expected and len(everything) == 123
+
+
+def _as_made_before_the_facts_index(store: DynamoDBRecordStore) -> None:
+    """The table as an older version left it: no by_user_facts, no mark, facts without
+    the index's keys."""
+    client, name = store.client, store.table_name
+    client.update_table(
+        TableName=name, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "by_user_facts"}}]
+    )
+    client.delete_item(TableName=name, Key={"pk": {"S": "S#schema"}, "sk": {"S": "facts_index"}})
+    for page in client.get_paginator("scan").paginate(TableName=name):
+        for item in page["Items"]:
+            if "gsi3pk" in item:
+                client.update_item(
+                    TableName=name,
+                    Key={"pk": item["pk"], "sk": item["sk"]},
+                    UpdateExpression="REMOVE gsi3pk, gsi3sk",
+                )
+
+
+def test_a_table_made_before_the_facts_index_is_brought_in_step(
+    store: DynamoDBRecordStore,
+) -> None:
+    expected = _history(store, episodes=60, facts=2)
+    _as_made_before_the_facts_index(store)
+    older = DynamoDBRecordStore(store.table_name, client=store.client)
+    assert _listed(older, FACTS, 10) == expected  # through by_user meanwhile
+    assert older.index_facts() == 0  # the stack adds the index; without it nothing changes
+    assert _listed(older, FACTS, 10) == expected
+    assert older.index_facts(create_index=True) == 2
+    assert "gsi3pk" in raw_item(store, memory_pk("t1", "f1"), "M")
+    older.put(fact("f9", occurred_at=at(2, seconds=30)))
+    older.request_counts.clear()
+    assert _listed(older, FACTS, 10) == ["f9", *expected]
+    assert older.request_counts["Query"] == 1
+    assert older.index_facts(create_index=True) == 0  # marked: nothing more to do

@@ -390,6 +390,8 @@ def build_aws_service(
             if not table_exists(client, settings.table):
                 logger.info("creating dynamodb table table=%s", settings.table)
                 create_table(client, settings.table)
+            else:  # a table made before by_user_facts: add it, once (a no-op after)
+                records.index_facts(create_index=True)
             if payloads.bucket and not payloads.bucket_exists():
                 logger.info("creating s3 bucket bucket=%s", payloads.bucket)
                 payloads.create_bucket(settings.region or None)

@@ -20,7 +20,7 @@ from pydantic import TypeAdapter
 
 from hindsight.adapters.paging import epoch_us, from_epoch_us
 from hindsight.adapters.vector_codec import decode_vector, spans_text, vector_bytes
-from hindsight.core.models import EpisodicMemory, Memory, StoredVector, listed_status
+from hindsight.core.models import EpisodicMemory, Memory, MemoryKind, StoredVector, listed_status
 
 MEMORY: TypeAdapter[Memory] = TypeAdapter(Memory)
 SERIALIZER = TypeSerializer()
@@ -88,6 +88,8 @@ def memory_item(memory: Memory, vector: StoredVector | None = None) -> dict[str,
         "gsi1pk": user_pk(memory.tenant_id, memory.user_id),
         "gsi1sk": occurred_key(epoch_us(memory.occurred_at), memory.memory_id),
     }
+    if memory.kind == MemoryKind.SEMANTIC:  # the sparse ``by_user_facts`` index: facts only
+        values.update(gsi3pk=values["gsi1pk"], gsi3sk=values["gsi1sk"])
     if vector is not None:
         values.update(vector_attributes(vector))
     return {name: value for name, value in values.items() if value is not None}

@@ -4,6 +4,7 @@ memory (a scan, for reindexing) and the users active since a moment (``by_activi
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -21,9 +22,13 @@ from hindsight.adapters.aws.dynamodb_record_store.items import (
     vector_from_item,
 )
 from hindsight.adapters.aws.dynamodb_record_store.requests import TableRequests
-from hindsight.adapters.aws.dynamodb_record_store.table import BY_ACTIVITY_INDEX, BY_USER_INDEX
+from hindsight.adapters.aws.dynamodb_record_store.table import (
+    BY_ACTIVITY_INDEX,
+    BY_USER_FACTS_INDEX,
+    BY_USER_INDEX,
+)
 from hindsight.adapters.paging import decode_page_cursor, encode_page_cursor, epoch_us
-from hindsight.core.models import ListQuery, Memory, Page, StoredVector
+from hindsight.core.models import ListQuery, Memory, MemoryKind, Page, StoredVector
 
 Bodies = Callable[[Sequence[str]], list[str]]  # ``body`` values -> memory JSON (S3 fetched)
 Hydrate = Callable[[Sequence[dict[str, Any]]], None]  # S3 references -> inline payloads
@@ -31,6 +36,14 @@ Hydrate = Callable[[Sequence[dict[str, Any]]], None]  # S3 references -> inline 
 
 def _inline(texts: Sequence[str]) -> list[str]:
     return list(texts)
+
+
+def _index(query: ListQuery, facts_index: bool) -> tuple[str, str, str]:
+    """The index a list reads, and its partition and sort key attributes: the facts alone
+    (``by_user_facts``) when only facts are asked for and the table has them there."""
+    if facts_index and query.kinds == frozenset({MemoryKind.SEMANTIC}):
+        return BY_USER_FACTS_INDEX, "gsi3pk", "gsi3sk"
+    return BY_USER_INDEX, "gsi1pk", "gsi1sk"
 
 
 def list_page(
@@ -41,12 +54,15 @@ def list_page(
     limit: int,
     cursor: str | None = None,
     bodies: Bodies = _inline,
+    facts_index: bool = False,
 ) -> Page:
-    """One page of a user's memories in ``occurred_at``, id order (keyset cursor)."""
+    """One page of a user's memories in ``occurred_at``, id order (keyset cursor);
+    ``facts_index``: the table's facts are all in ``by_user_facts``."""
     limit = max(1, limit)
     partition = user_pk(tenant_id, user_id)
-    start_key = None if cursor is None else _start_key(tenant_id, partition, query, cursor)
-    params = _query_params(table, partition, query, limit)
+    index = _index(query, facts_index)
+    start_key = None if cursor is None else _start_key(tenant_id, partition, index, cursor, query)
+    params = _query_params(table, partition, query, limit, index=index)
     if params is None:
         return Page(items=[])
     chosen, more = _read_page(table, params, start_key, limit, bodies)
@@ -60,33 +76,49 @@ def list_page(
 
 
 def list_ids(
-    table: TableRequests, tenant_id: str, user_id: str, query: ListQuery, limit: int
+    table: TableRequests,
+    tenant_id: str,
+    user_id: str,
+    query: ListQuery,
+    limit: int,
+    facts_index: bool = False,
 ) -> list[str]:
-    """The ids of ``list_page``'s first page, read from the ``by_user`` index's sort key
+    """The ids of ``list_page``'s first page, read from the index's sort key
     (``occurred_key``): no memory body is parsed or fetched from S3."""
     limit = max(1, limit)
-    params = _query_params(table, user_pk(tenant_id, user_id), query, limit, projected="gsi1sk")
+    index = _index(query, facts_index)
+    partition = user_pk(tenant_id, user_id)
+    params = _query_params(table, partition, query, limit, projected=index[2], index=index)
     if params is None:
         return []
     raws, _ = _read_items(table, params, None, limit)
-    return [raw["gsi1sk"]["S"].partition("#")[2] for raw in raws]
+    return [raw[index[2]]["S"].partition("#")[2] for raw in raws]
 
 
-def _start_key(tenant_id: str, partition: str, query: ListQuery, cursor: str) -> dict[str, Any]:
-    """The ``by_user`` index key a page cursor resumes after."""
+def _start_key(
+    tenant_id: str, partition: str, index: tuple[str, str, str], cursor: str, query: ListQuery
+) -> dict[str, Any]:
+    """The index key a page cursor resumes after."""
     occurred_us, memory_id = decode_page_cursor(cursor, query.oldest_first)
+    _, partition_key, sort_key = index
     return {
-        "gsi1pk": {"S": partition},
-        "gsi1sk": {"S": occurred_key(occurred_us, memory_id)},
+        partition_key: {"S": partition},
+        sort_key: {"S": occurred_key(occurred_us, memory_id)},
         "pk": {"S": memory_pk(tenant_id, memory_id)},
         "sk": {"S": MEMORY_SK},
     }
 
 
-def _key_condition(expr: Expression, partition: str, low: str | None, high: str | None) -> str:
+def _key_condition(
+    expr: Expression,
+    partition: str,
+    low: str | None,
+    high: str | None,
+    keys: tuple[str, str] = ("gsi1pk", "gsi1sk"),
+) -> str:
     """The user's partition, narrowed to ``[low, high)`` of the sort key when given."""
-    condition = f"{expr.name('gsi1pk')} = {expr.value(partition)}"
-    sort_key = "gsi1sk"
+    condition = f"{expr.name(keys[0])} = {expr.value(partition)}"
+    sort_key = keys[1]
     if low is not None and high is not None:
         condition += f" AND {sort_key} BETWEEN {expr.value(low)} AND {expr.value(high)}"
     elif low is not None:
@@ -102,9 +134,10 @@ def _query_params(
     query: ListQuery,
     limit: int,
     projected: str = "body",
+    index: tuple[str, str, str] = (BY_USER_INDEX, "gsi1pk", "gsi1sk"),
 ) -> dict[str, Any] | None:
-    """The ``Query`` request of a list page on the ``by_user`` index, reading the
-    ``projected`` attribute of each item (None: the query admits nothing)."""
+    """The ``Query`` request of a list page on ``index`` (name, partition and sort key),
+    reading the ``projected`` attribute of each item (None: the query admits nothing)."""
     if query.scopes is not None and not query.scopes:
         return None
     low = None if query.since is None else occurred_key(epoch_us(query.since))
@@ -112,11 +145,12 @@ def _query_params(
     if low is not None and high is not None and low >= high:
         return None
     expr = Expression()
-    key_condition = _key_condition(expr, partition, low, high)
-    filters = list_filter(query, expr)
+    key_condition = _key_condition(expr, partition, low, high, index[1:])
+    # the facts index holds facts alone: no filter on the kind (pages read no more)
+    filters = list_filter(replace(query, kinds=None) if index[1] == "gsi3pk" else query, expr)
     params: dict[str, Any] = {
         "TableName": table.table_name,
-        "IndexName": BY_USER_INDEX,
+        "IndexName": index[0],
         "KeyConditionExpression": key_condition,
         "ScanIndexForward": query.oldest_first,
         "ProjectionExpression": expr.name(projected),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
@@ -55,7 +56,12 @@ from hindsight.adapters.aws.dynamodb_record_store.payloads import (
     S3PayloadStore,
 )
 from hindsight.adapters.aws.dynamodb_record_store.requests import TableRequests
-from hindsight.adapters.aws.dynamodb_record_store.table import BY_USER_INDEX, default_client
+from hindsight.adapters.aws.dynamodb_record_store.table import (
+    BY_USER_INDEX,
+    add_facts_index,
+    default_client,
+    facts_indexed,
+)
 from hindsight.adapters.index_rules import already_exists
 from hindsight.adapters.paging import epoch_us
 from hindsight.core.errors import HindsightError, NotFoundError
@@ -64,6 +70,13 @@ from hindsight.core.models import EpisodicMemory, ListQuery, Memory, Page, Store
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+FACTS_INDEX_RECHECK = 300.0  # seconds between looks while facts are not all in the index
+
+
+def _always() -> bool:
+    return True
+
+
 _READ_ATTEMPTS = 3
 _VECTOR_READ = ("memory_id", "vec", "vec_model", "vec_spans", "vec_ref")
 
@@ -84,6 +97,8 @@ class DynamoDBRecordStore:
     ) -> None:
         self._table = TableRequests(table_name, client if client is not None else default_client())
         self._large = LargeItems(payloads, inline_bytes)
+        self._facts_index = False  # lists of facts read ``by_user_facts`` (``_facts_indexed``)
+        self._facts_checked = float("-inf")  # monotonic time of the last look
 
     @property
     def table_name(self) -> str:
@@ -394,9 +409,10 @@ class DynamoDBRecordStore:
         limit: int,
         cursor: str | None = None,
     ) -> Page:
+        facts = self._facts_indexed()
         page = self._reading(
             lambda: list_page(
-                self._table, tenant_id, user_id, query, limit, cursor, self._large.bodies
+                self._table, tenant_id, user_id, query, limit, cursor, self._large.bodies, facts
             )
         )
         with_hits(self._table, tenant_id, page.items)
@@ -405,7 +421,30 @@ class DynamoDBRecordStore:
     def list_ids(
         self, tenant_id: str, user_id: str, query: ListQuery, limit: int
     ) -> builtins.list[str]:
-        return list_ids(self._table, tenant_id, user_id, query, limit)  # reads no S3 object
+        facts = self._facts_indexed()
+        return list_ids(self._table, tenant_id, user_id, query, limit, facts)  # reads no S3
+
+    def _facts_indexed(self) -> bool:
+        """Whether every fact item is in ``by_user_facts`` (looked up again at most every
+        ``FACTS_INDEX_RECHECK`` seconds until it is: a table made before the index, until
+        ``index_facts`` has run)."""
+        if not self._facts_index and time.monotonic() - self._facts_checked > FACTS_INDEX_RECHECK:
+            self._facts_checked = time.monotonic()
+            self._facts_index = facts_indexed(self.client, self.table_name)
+        return self._facts_index
+
+    def index_facts(
+        self, create_index: bool = False, time_left: Callable[[], bool] = _always
+    ) -> int:
+        """Put a table made before ``by_user_facts`` in step with it: the index is added
+        when missing (``create_index``; a deployed stack's template has it), every fact
+        item without its keys gets them, then the table is marked. Returns the facts
+        updated; nothing is marked if the index is missing or time ran out (run again)."""
+        if self._facts_indexed():
+            return 0
+        updated = add_facts_index(self.client, self.table_name, create_index, time_left)
+        self._facts_checked = float("-inf")
+        return updated
 
     def get_cursor(self, tenant_id: str, user_id: str, name: str) -> datetime | None:
         found = self._table.call(

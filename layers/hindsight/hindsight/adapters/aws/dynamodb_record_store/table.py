@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from hindsight.core.errors import ConfigurationError
 
+logger = logging.getLogger(__name__)
+
 BY_USER_INDEX = "by_user"
 BY_ACTIVITY_INDEX = "by_activity"
+BY_USER_FACTS_INDEX = "by_user_facts"
+# the item saying every fact item of the table is in ``by_user_facts`` (a table made before
+# the index gets it from ``add_facts_index`` once its facts are backfilled)
+SCHEMA_PK, FACTS_INDEX_SK = "S#schema", "facts_index"
 _USER_INDEX_ATTRIBUTES = [
     "body",
     "kind",
@@ -34,6 +43,8 @@ def create_table(client: Any, table_name: str, wait: bool = True) -> None:
             {"AttributeName": "gsi1sk", "AttributeType": "S"},
             {"AttributeName": "gsi2pk", "AttributeType": "S"},
             {"AttributeName": "gsi2sk", "AttributeType": "N"},
+            {"AttributeName": "gsi3pk", "AttributeType": "S"},
+            {"AttributeName": "gsi3sk", "AttributeType": "S"},
         ],
         KeySchema=[
             {"AttributeName": "pk", "KeyType": "HASH"},
@@ -62,6 +73,7 @@ def create_table(client: Any, table_name: str, wait: bool = True) -> None:
                     "NonKeyAttributes": ["tenant_id", "user_id"],
                 },
             },
+            facts_index(),
         ],
         StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     )
@@ -73,6 +85,40 @@ def create_table(client: Any, table_name: str, wait: bool = True) -> None:
         TableName=table_name,
         TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"},
     )
+    mark_facts_indexed(client, table_name)  # a new table: every fact it will hold is
+
+
+def facts_index() -> dict[str, Any]:
+    """``by_user_facts``: a user's semantic memories (only they have ``gsi3pk``) in the
+    ``by_user`` order, with its projection. Listing a user's facts (reflection, context,
+    the review queue, forgetting an episode) reads the facts alone, not every episode."""
+    return {
+        "IndexName": BY_USER_FACTS_INDEX,
+        "KeySchema": [
+            {"AttributeName": "gsi3pk", "KeyType": "HASH"},
+            {"AttributeName": "gsi3sk", "KeyType": "RANGE"},
+        ],
+        "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": _USER_INDEX_ATTRIBUTES},
+    }
+
+
+def mark_facts_indexed(client: Any, table_name: str) -> None:
+    client.put_item(
+        TableName=table_name,
+        Item={"pk": {"S": SCHEMA_PK}, "sk": {"S": FACTS_INDEX_SK}, "item_type": {"S": "schema"}},
+    )
+
+
+def facts_indexed(client: Any, table_name: str) -> bool:
+    """Whether lists of facts may read ``by_user_facts``: the table has it, active, and
+    every fact item is in it (the mark)."""
+    described = client.describe_table(TableName=table_name)["Table"]
+    indexes = {i["IndexName"]: i for i in described.get("GlobalSecondaryIndexes", [])}
+    index = indexes.get(BY_USER_FACTS_INDEX)
+    if index is None or index.get("IndexStatus", "ACTIVE") != "ACTIVE":
+        return False
+    key = {"pk": {"S": SCHEMA_PK}, "sk": {"S": FACTS_INDEX_SK}}
+    return "Item" in client.get_item(TableName=table_name, Key=key, ConsistentRead=True)
 
 
 def table_exists(client: Any, table_name: str) -> bool:
@@ -106,3 +152,74 @@ def default_client(region: str | None = None) -> Any:
             "HINDSIGHT_REGION), e.g. AWS_DEFAULT_REGION=us-east-1; to run the AWS backend on "
             "this machine against the local engines, use `make run-aws`"
         ) from exc
+
+
+def add_facts_index(
+    client: Any, table_name: str, create_index: bool, time_left: Callable[[], bool]
+) -> int:
+    """Bring a table made before ``by_user_facts`` in step with it (``index_facts``)."""
+    described = client.describe_table(TableName=table_name)["Table"]
+    if BY_USER_FACTS_INDEX not in {
+        i["IndexName"] for i in described.get("GlobalSecondaryIndexes", [])
+    }:
+        if not create_index:
+            logger.warning(
+                "table %s has no %s index: deploy the current template (it adds it), then "
+                "run maintenance again; facts are listed through by_user until then",
+                table_name,
+                BY_USER_FACTS_INDEX,
+            )
+            return 0
+        client.update_table(
+            TableName=table_name,
+            AttributeDefinitions=[
+                {"AttributeName": "gsi3pk", "AttributeType": "S"},
+                {"AttributeName": "gsi3sk", "AttributeType": "S"},
+            ],
+            GlobalSecondaryIndexUpdates=[{"Create": facts_index()}],
+        )
+    updated = 0
+    pages = client.get_paginator("scan").paginate(
+        TableName=table_name,
+        FilterExpression=(
+            "item_type = :memory AND kind = :semantic AND attribute_not_exists(gsi3pk)"
+        ),
+        ProjectionExpression="pk, sk, gsi1pk, gsi1sk",
+        ExpressionAttributeValues={":memory": {"S": "memory"}, ":semantic": {"S": "semantic"}},
+    )
+    for page in pages:
+        for item in page.get("Items", []):
+            try:
+                client.update_item(
+                    TableName=table_name,
+                    Key={"pk": item["pk"], "sk": item["sk"]},
+                    UpdateExpression="SET gsi3pk = :p, gsi3sk = :s",
+                    ConditionExpression="attribute_exists(pk)",
+                    ExpressionAttributeValues={":p": item["gsi1pk"], ":s": item["gsi1sk"]},
+                )
+                updated += 1
+            except ClientError as exc:  # deleted meanwhile
+                if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                    raise
+        if not time_left():
+            logger.info("facts index: %d facts updated, time is up; run again", updated)
+            return updated
+    if _index_active(client, table_name):
+        mark_facts_indexed(client, table_name)
+    logger.info("facts index: %d facts updated, table %s marked", updated, table_name)
+    return updated
+
+
+def _index_active(client: Any, table_name: str, attempts: int = 600) -> bool:
+    """Whether ``by_user_facts`` is (or becomes, within ``attempts`` seconds) active."""
+    for attempt in range(attempts):
+        described = client.describe_table(TableName=table_name)["Table"]
+        for index in described.get("GlobalSecondaryIndexes", []):
+            if (
+                index["IndexName"] == BY_USER_FACTS_INDEX
+                and index.get("IndexStatus", "ACTIVE") == "ACTIVE"
+            ):
+                return True
+        if attempt + 1 < attempts:
+            time.sleep(1.0)
+    return False
