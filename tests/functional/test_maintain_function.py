@@ -66,3 +66,29 @@ def test_a_run_still_going_makes_a_retry_do_nothing(service: MemoryService) -> N
 
     service.run_exclusive("maintenance", busy)
     assert nested[0]["outcome"] == "running-elsewhere"
+
+
+class _TableMadeBefore:
+    """A record store with ``index_facts`` (DynamoDB's): records the runs' budgets."""
+
+    def __init__(self, records) -> None:  # type: ignore[no-untyped-def]
+        self._records = records
+        self.budgets: list[bool] = []
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._records, name)
+
+    def index_facts(self, time_left) -> int:  # type: ignore[no-untyped-def]
+        self.budgets.append(time_left())
+        return 7
+
+
+def test_the_schedule_brings_a_table_made_before_the_facts_index_in_step(
+    service: MemoryService,
+) -> None:
+    records = _TableMadeBefore(service.ports.records)
+    settings = Settings(backend="memory", api_keys=json.dumps(KEYS))
+    configure(settings, rewire(service, records=records))
+    answer = load_function("maintain")(SCHEDULE_EVENT, LambdaContextStub("maintain-function"))
+    assert (answer["outcome"], answer["facts_indexed"]) == ("ran", 7)
+    assert records.budgets == [True]  # within its share of the run

@@ -32,6 +32,13 @@ table (so ``erase_user`` removes them with the rest). A lease is taken with one
 conditional PutItem (absent, expired, or its own holder's), so of concurrent takers
 exactly one wins.
 
+A user's facts alone are kept together by the sparse index ``by_user_facts`` (``gsi3pk``
+and ``gsi3sk``, the ``by_user`` keys, set on semantic items only): a list of facts only
+(reflection, context, the review queue, forgetting an episode) reads it instead of every
+memory of the user, once the table is marked as having every fact in it
+(``table.facts_indexed``; ``DynamoDBRecordStore.index_facts`` brings a table made before
+it in step).
+
 ``users_with_episodes_since`` reads the sparse index ``by_activity`` (``gsi2pk`` =
 ``A#{shard 0..15}``, ``gsi2sk`` = ``last_episode_us``, a number) over the activity items,
 which each episodic store moves forward with a conditional update.
