@@ -112,13 +112,17 @@ def mark_facts_indexed(client: Any, table_name: str) -> None:
 def facts_indexed(client: Any, table_name: str) -> bool:
     """Whether lists of facts may read ``by_user_facts``: the table has it, active, and
     every fact item is in it (the mark)."""
-    described = client.describe_table(TableName=table_name)["Table"]
-    indexes = {i["IndexName"]: i for i in described.get("GlobalSecondaryIndexes", [])}
-    index = indexes.get(BY_USER_FACTS_INDEX)
-    if index is None or index.get("IndexStatus", "ACTIVE") != "ACTIVE":
+    try:
+        described = client.describe_table(TableName=table_name)["Table"]
+        indexes = {i["IndexName"]: i for i in described.get("GlobalSecondaryIndexes", [])}
+        index = indexes.get(BY_USER_FACTS_INDEX)
+        if index is None or index.get("IndexStatus", "ACTIVE") != "ACTIVE":
+            return False
+        key = {"pk": {"S": SCHEMA_PK}, "sk": {"S": FACTS_INDEX_SK}}
+        return "Item" in client.get_item(TableName=table_name, Key=key, ConsistentRead=True)
+    except ClientError as exc:  # no DescribeTable permission, say: list as before
+        logger.warning("cannot tell whether %s holds every fact (%s)", BY_USER_FACTS_INDEX, exc)
         return False
-    key = {"pk": {"S": SCHEMA_PK}, "sk": {"S": FACTS_INDEX_SK}}
-    return "Item" in client.get_item(TableName=table_name, Key=key, ConsistentRead=True)
 
 
 def table_exists(client: Any, table_name: str) -> bool:
@@ -204,8 +208,10 @@ def add_facts_index(
         if not time_left():
             logger.info("facts index: %d facts updated, time is up; run again", updated)
             return updated
-    if _index_active(client, table_name):
-        mark_facts_indexed(client, table_name)
+    if not _index_active(client, table_name):
+        logger.warning("facts index: %d facts updated, the index is not active yet", updated)
+        return updated
+    mark_facts_indexed(client, table_name)
     logger.info("facts index: %d facts updated, table %s marked", updated, table_name)
     return updated
 
