@@ -11,7 +11,6 @@ retried by the scheduler and then sent to the schedule's dead-letter queue (alar
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -21,22 +20,10 @@ from hindsight.api.observability import MetricUnit, logger, metrics, tracer
 from hindsight.bootstrap import get_service
 
 JOB = "maintenance"
-FACTS_INDEX_SECONDS = 300.0  # a run's share for it: what is left, the next run does
 
 
 def maintain(renew: Callable[[], None]) -> dict[str, int]:
-    service = get_service()
-    counts = service.maintain(renew)
-    # a table made before the by_user_facts index (the stack update adds it): its facts
-    # get the index's keys, once; a no-op after
-    index_facts = getattr(service.ports.records, "index_facts", None)
-    if index_facts is not None:
-        until = time.monotonic() + FACTS_INDEX_SECONDS
-        counts = {
-            **counts,
-            "facts_indexed": index_facts(time_left=lambda: time.monotonic() < until),
-        }
-    return counts
+    return get_service().maintain(renew)
 
 
 @logger.inject_lambda_context(clear_state=True)

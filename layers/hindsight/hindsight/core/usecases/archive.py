@@ -37,6 +37,14 @@ class Compactable(Protocol):
     def compact(self) -> dict[str, int]: ...
 
 
+@runtime_checkable
+class Upgradable(Protocol):
+    """An adapter holding data an older version laid out otherwise (a DynamoDB table made
+    before an index): each run brings a share of it in step; returns counts."""
+
+    def upgrade(self) -> dict[str, int]: ...
+
+
 class ArchiveMemories:
     """Archive unused episodes (operator task, no principal); restore one (a caller's)."""
 
@@ -70,13 +78,15 @@ class ArchiveMemories:
 
     def maintain(self, renew: Callable[[], None] | None = None) -> dict[str, int]:
         """The maintenance run: the archive pass, then compaction of the adapters that
-        keep files (the embedded store: SQLite files and the index's HNSW graphs)."""
+        keep files (the embedded store: SQLite files and the index's HNSW graphs) and the
+        upgrade of those holding an older layout (``Upgradable``)."""
         counts = self.archive_pass(renew)
         for adapter in (self.records, self.index):
-            if isinstance(adapter, Compactable):
-                if renew is not None:
-                    renew()
-                counts.update(adapter.compact())
+            for task in (Compactable, Upgradable):
+                if isinstance(adapter, task):
+                    if renew is not None:
+                        renew()
+                    counts.update(adapter.compact() if task is Compactable else adapter.upgrade())
         return counts
 
     def _archive_user(self, tenant_id: str, user_id: str) -> tuple[int, int]:
