@@ -50,10 +50,10 @@ diversify=4 is the one that helps where evidence is spread (LoCoMo multi-hop R@1
 adversarial 0.877 -> 0.780, single-hop 0.911 -> 0.877). Lifting only a session's n best
 turns by pooling instead (n = 2, 3, 5, 8) loses LoCoMo at every n (-0.028 ... -0.003 R@10;
 multi-hop 0.192 -> 0.203 ... 0.221); not built. With the offline reflector's facts
-approved (bench-only, LoCoMo conversations 0-1: 32 and 40 facts), a fact counting as its
-source turns: facts first 0.829 -> 0.662 R@10 (share of evidence), with ``fact_sources``
-0.711, facts ranked as episodes 0.810: the offline facts are one turn each, restated, and
-take the places of the turns that answer.
+approved (``bench/decisions/facts_first.py``, LoCoMo conversations 0-1: 72 facts), a fact
+counting as its source turns: facts first 0.829 -> 0.662 R@10 (share of evidence), with
+``fact_sources`` 0.711, facts ranked as episodes 0.810: the offline facts are one turn
+each, restated, and take the places of the turns that answer.
 
 Every vector score an expansion adds is on the scale of the search's own: with query
 centring the vector hits score by the centred query, so a part of the query, a session's
