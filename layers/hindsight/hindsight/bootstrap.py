@@ -384,14 +384,17 @@ def build_aws_service(
     embedder = embedder or build_embedder(settings)
     client = dynamodb_client or default_client(settings.region or None)
     payloads = build_payload_store(settings, s3_client)
-    records = DynamoDBRecordStore(settings.table, client=client, payloads=payloads)
+    records = DynamoDBRecordStore(
+        settings.table,
+        client=client,
+        payloads=payloads,
+        create_indexes=settings.create_resources,  # maintenance may add a missing index
+    )
     if settings.create_resources:
         try:
             if not table_exists(client, settings.table):
                 logger.info("creating dynamodb table table=%s", settings.table)
                 create_table(client, settings.table)
-            else:  # a table made before by_user_facts: add it, once (a no-op after)
-                records.index_facts(create_index=True)
             if payloads.bucket and not payloads.bucket_exists():
                 logger.info("creating s3 bucket bucket=%s", payloads.bucket)
                 payloads.create_bucket(settings.region or None)

@@ -95,8 +95,10 @@ class DynamoDBRecordStore:
         client: Any = None,
         payloads: S3PayloadStore | None = None,
         inline_bytes: int = DEFAULT_INLINE_BYTES,
+        create_indexes: bool = False,
     ) -> None:
         self._table = TableRequests(table_name, client if client is not None else default_client())
+        self._create_indexes = create_indexes  # ``upgrade`` may add an index the table lacks
         self._large = LargeItems(payloads, inline_bytes)
         self._facts_index = False  # lists of facts read ``by_user_facts`` (``_facts_indexed``)
         self._facts_checked = float("-inf")  # monotonic time of the last look
@@ -438,7 +440,8 @@ class DynamoDBRecordStore:
         """The maintenance run's share of bringing a table made before ``by_user_facts``
         in step (``core/usecases/archive.py``: ``Upgradable``); 0 once it is."""
         until = time.monotonic() + UPGRADE_SECONDS
-        return {"facts_indexed": self.index_facts(time_left=lambda: time.monotonic() < until)}
+        indexed = self.index_facts(self._create_indexes, lambda: time.monotonic() < until)
+        return {"facts_indexed": indexed}
 
     def index_facts(
         self, create_index: bool = False, time_left: Callable[[], bool] = _always

@@ -174,14 +174,18 @@ def add_facts_index(
                 BY_USER_FACTS_INDEX,
             )
             return 0
-        client.update_table(
-            TableName=table_name,
-            AttributeDefinitions=[
-                {"AttributeName": "gsi3pk", "AttributeType": "S"},
-                {"AttributeName": "gsi3sk", "AttributeType": "S"},
-            ],
-            GlobalSecondaryIndexUpdates=[{"Create": facts_index()}],
-        )
+        try:
+            client.update_table(
+                TableName=table_name,
+                AttributeDefinitions=[
+                    {"AttributeName": "gsi3pk", "AttributeType": "S"},
+                    {"AttributeName": "gsi3sk", "AttributeType": "S"},
+                ],
+                GlobalSecondaryIndexUpdates=[{"Create": facts_index()}],
+            )
+        except ClientError as exc:  # no UpdateTable permission, say: the template adds it
+            logger.warning("cannot add %s to %s (%s)", BY_USER_FACTS_INDEX, table_name, exc)
+            return 0
     updated = 0
     pages = client.get_paginator("scan").paginate(
         TableName=table_name,
