@@ -85,7 +85,9 @@ def create_table(client: Any, table_name: str, wait: bool = True) -> None:
         TableName=table_name,
         TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"},
     )
-    mark_facts_indexed(client, table_name)  # a new table: every fact it will hold is
+    if wait:  # a new table: every fact it will hold is in by_user_facts (once it can be
+        # written; without waiting, the first maintenance run marks it)
+        mark_facts_indexed(client, table_name)
 
 
 def facts_index() -> dict[str, Any]:
