@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from hindsight.adapters.aws.dynamodb_record_store.expressions import Expression, list_filter
 from hindsight.adapters.aws.dynamodb_record_store.items import (
@@ -38,12 +38,24 @@ def _inline(texts: Sequence[str]) -> list[str]:
     return list(texts)
 
 
-def _index(query: ListQuery, facts_index: bool) -> tuple[str, str, str]:
-    """The index a list reads, and its partition and sort key attributes: the facts alone
-    (``by_user_facts``) when only facts are asked for and the table has them there."""
+class _Index(NamedTuple):
+    """An index a list reads: its name, partition and sort key attributes."""
+
+    name: str
+    partition: str
+    sort: str
+
+
+_BY_USER = _Index(BY_USER_INDEX, "gsi1pk", "gsi1sk")
+_BY_USER_FACTS = _Index(BY_USER_FACTS_INDEX, "gsi3pk", "gsi3sk")
+
+
+def _index(query: ListQuery, facts_index: bool) -> _Index:
+    """The facts alone (``by_user_facts``) when only facts are asked for and the table has
+    them there, else ``by_user``."""
     if facts_index and query.kinds == frozenset({MemoryKind.SEMANTIC}):
-        return BY_USER_FACTS_INDEX, "gsi3pk", "gsi3sk"
-    return BY_USER_INDEX, "gsi1pk", "gsi1sk"
+        return _BY_USER_FACTS
+    return _BY_USER
 
 
 def list_page(
@@ -88,22 +100,21 @@ def list_ids(
     limit = max(1, limit)
     index = _index(query, facts_index)
     partition = user_pk(tenant_id, user_id)
-    params = _query_params(table, partition, query, limit, projected=index[2], index=index)
+    params = _query_params(table, partition, query, limit, projected=index.sort, index=index)
     if params is None:
         return []
     raws, _ = _read_items(table, params, None, limit)
-    return [raw[index[2]]["S"].partition("#")[2] for raw in raws]
+    return [raw[index.sort]["S"].partition("#")[2] for raw in raws]
 
 
 def _start_key(
-    tenant_id: str, partition: str, index: tuple[str, str, str], cursor: str, query: ListQuery
+    tenant_id: str, partition: str, index: _Index, cursor: str, query: ListQuery
 ) -> dict[str, Any]:
     """The index key a page cursor resumes after."""
     occurred_us, memory_id = decode_page_cursor(cursor, query.oldest_first)
-    _, partition_key, sort_key = index
     return {
-        partition_key: {"S": partition},
-        sort_key: {"S": occurred_key(occurred_us, memory_id)},
+        index.partition: {"S": partition},
+        index.sort: {"S": occurred_key(occurred_us, memory_id)},
         "pk": {"S": memory_pk(tenant_id, memory_id)},
         "sk": {"S": MEMORY_SK},
     }
@@ -114,11 +125,11 @@ def _key_condition(
     partition: str,
     low: str | None,
     high: str | None,
-    keys: tuple[str, str] = ("gsi1pk", "gsi1sk"),
+    index: _Index = _BY_USER,
 ) -> str:
     """The user's partition, narrowed to ``[low, high)`` of the sort key when given."""
-    condition = f"{expr.name(keys[0])} = {expr.value(partition)}"
-    sort_key = keys[1]
+    condition = f"{expr.name(index.partition)} = {expr.value(partition)}"
+    sort_key = index.sort
     if low is not None and high is not None:
         condition += f" AND {sort_key} BETWEEN {expr.value(low)} AND {expr.value(high)}"
     elif low is not None:
@@ -134,10 +145,10 @@ def _query_params(
     query: ListQuery,
     limit: int,
     projected: str = "body",
-    index: tuple[str, str, str] = (BY_USER_INDEX, "gsi1pk", "gsi1sk"),
+    index: _Index = _BY_USER,
 ) -> dict[str, Any] | None:
-    """The ``Query`` request of a list page on ``index`` (name, partition and sort key),
-    reading the ``projected`` attribute of each item (None: the query admits nothing)."""
+    """The ``Query`` request of a list page on ``index``, reading the ``projected``
+    attribute of each item (None: the query admits nothing)."""
     if query.scopes is not None and not query.scopes:
         return None
     low = None if query.since is None else occurred_key(epoch_us(query.since))
@@ -145,12 +156,12 @@ def _query_params(
     if low is not None and high is not None and low >= high:
         return None
     expr = Expression()
-    key_condition = _key_condition(expr, partition, low, high, index[1:])
+    key_condition = _key_condition(expr, partition, low, high, index)
     # the facts index holds facts alone: no filter on the kind (pages read no more)
-    filters = list_filter(replace(query, kinds=None) if index[1] == "gsi3pk" else query, expr)
+    filters = list_filter(replace(query, kinds=None) if index is _BY_USER_FACTS else query, expr)
     params: dict[str, Any] = {
         "TableName": table.table_name,
-        "IndexName": index[0],
+        "IndexName": index.name,
         "KeyConditionExpression": key_condition,
         "ScanIndexForward": query.oldest_first,
         "ProjectionExpression": expr.name(projected),

@@ -114,10 +114,7 @@ def facts_indexed(client: Any, table_name: str) -> bool:
     """Whether lists of facts may read ``by_user_facts``: the table has it, active, and
     every fact item is in it (the mark)."""
     try:
-        described = client.describe_table(TableName=table_name)["Table"]
-        indexes = {i["IndexName"]: i for i in described.get("GlobalSecondaryIndexes", [])}
-        index = indexes.get(BY_USER_FACTS_INDEX)
-        if index is None or index.get("IndexStatus", "ACTIVE") != "ACTIVE":
+        if _facts_index_status(client, table_name) != "ACTIVE":
             return False
         key = {"pk": {"S": SCHEMA_PK}, "sk": {"S": FACTS_INDEX_SK}}
         return "Item" in client.get_item(TableName=table_name, Key=key, ConsistentRead=True)
@@ -163,10 +160,7 @@ def add_facts_index(
     client: Any, table_name: str, create_index: bool, time_left: Callable[[], bool]
 ) -> int:
     """Bring a table made before ``by_user_facts`` in step with it (``index_facts``)."""
-    described = client.describe_table(TableName=table_name)["Table"]
-    if BY_USER_FACTS_INDEX not in {
-        i["IndexName"] for i in described.get("GlobalSecondaryIndexes", [])
-    }:
+    if _facts_index_status(client, table_name) is None:
         if not create_index:
             logger.warning(
                 "table %s has no %s index: deploy the current template (it adds it), then "
@@ -213,7 +207,7 @@ def add_facts_index(
         if not time_left():
             logger.info("facts index: %d facts updated, time is up; run again", updated)
             return updated
-    if not _index_active(client, table_name):
+    if _facts_index_status(client, table_name) != "ACTIVE":  # being built: a later run marks
         logger.warning("facts index: %d facts updated, the index is not active yet", updated)
         return updated
     mark_facts_indexed(client, table_name)
@@ -221,11 +215,10 @@ def add_facts_index(
     return updated
 
 
-def _index_active(client: Any, table_name: str) -> bool:
-    """Whether ``by_user_facts`` is active (an index being built on a big table is not for
-    a while: the next run marks the table then; no run waits for it)."""
+def _facts_index_status(client: Any, table_name: str) -> str | None:
+    """``by_user_facts``'s ``IndexStatus`` (``ACTIVE``, ``CREATING``...), None without it."""
     described = client.describe_table(TableName=table_name)["Table"]
-    return any(
-        index["IndexName"] == BY_USER_FACTS_INDEX and index.get("IndexStatus", "ACTIVE") == "ACTIVE"
-        for index in described.get("GlobalSecondaryIndexes", [])
-    )
+    for index in described.get("GlobalSecondaryIndexes", []):
+        if index["IndexName"] == BY_USER_FACTS_INDEX:
+            return str(index.get("IndexStatus", "ACTIVE"))
+    return None
