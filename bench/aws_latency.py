@@ -94,6 +94,7 @@ from hindsight.core.indexing import index_document
 from hindsight.core.models import GLOBAL_SCOPE, IndexDocument, Principal, StoredVector
 from hindsight.core.ports import Embedder
 from hindsight.core.service import MemoryService
+from hindsight.core.usecases.reflect_cursors import REFLECTION_CURSOR
 from hindsight.settings import Settings
 from tests.integration.dynamodb_local import MOTO_URL, moto_client, require_moto
 from tests.services import OPENSEARCH_URL
@@ -251,6 +252,29 @@ def time_stores(service: MemoryService, texts: Sequence[str], budget_s: float) -
 
 
 # --- 2. request counts --------------------------------------------------------------------
+def _measure(
+    service: MemoryService,
+    counter: OpenSearchRequestCounter,
+    out: dict[str, Any],
+    name: str,
+    call: Callable[[], Any],
+) -> Any:
+    """Run ``call`` and put the DynamoDB and OpenSearch requests it made in ``out[name]``."""
+    records: Any = service.ports.records  # the DynamoDB store: it counts its requests
+    dynamo_before = Counter(records.request_counts)
+    search_before = Counter(counter.counts)
+    value = call()
+    dynamo = counts_delta(dynamo_before, records.request_counts)
+    search = counts_delta(search_before, counter.counts)
+    out[name] = {
+        "dynamodb": dynamo,
+        "dynamodb_total": sum(dynamo.values()),
+        "opensearch": search,
+        "opensearch_total": sum(search.values()),
+    }
+    return value
+
+
 def request_counts(
     service: MemoryService,
     counter: OpenSearchRequestCounter,
@@ -259,22 +283,10 @@ def request_counts(
     reflect: bool,
 ) -> dict[str, Any]:
     """DynamoDB and OpenSearch requests of one call of each use case."""
-    records = service.ports.records
     out: dict[str, Any] = {}
 
     def measure(name: str, call: Callable[[], Any]) -> Any:
-        dynamo_before = Counter(records.request_counts)  # type: ignore[attr-defined]
-        search_before = Counter(counter.counts)
-        value = call()
-        dynamo = counts_delta(dynamo_before, records.request_counts)  # type: ignore[attr-defined]
-        search = counts_delta(search_before, counter.counts)
-        out[name] = {
-            "dynamodb": dynamo,
-            "dynamodb_total": sum(dynamo.values()),
-            "opensearch": search,
-            "opensearch_total": sum(search.values()),
-        }
-        return value
+        return _measure(service, counter, out, name, call)
 
     stored = measure(
         "store",
@@ -300,6 +312,33 @@ def request_counts(
     result = measure("reflect", lambda: service.reflect(PRINCIPAL, ReflectCommand(user_id=user)))
     out["reflect"]["episodes_considered"] = result.episodes_considered
     out["reflect"]["facts_created"] = len(result.created)
+    return out
+
+
+def since_reflection_counts(
+    service: MemoryService, counter: OpenSearchRequestCounter, user: str, text: str
+) -> dict[str, Any]:
+    """Requests of the next reflection's reads when the user reflected (the cursor is set
+    to now, as a run leaves it) and then stored one episode: the status and the run."""
+    service.ports.records.set_cursor(TENANT, user, REFLECTION_CURSOR, datetime.now(UTC))
+    service.store(PRINCIPAL, StoreMemoryCommand(user_id=user, content=text))
+    out: dict[str, Any] = {}
+    status = _measure(
+        service,
+        counter,
+        out,
+        "reflection status (1 episode since)",
+        lambda: service.reflection_status(PRINCIPAL, user),
+    )
+    result = _measure(
+        service,
+        counter,
+        out,
+        "reflect (1 episode since)",
+        lambda: service.reflect(PRINCIPAL, ReflectCommand(user_id=user)),
+    )
+    out["reflection status (1 episode since)"]["episodes_waiting"] = status.episodes_waiting
+    out["reflect (1 episode since)"]["episodes_considered"] = result.episodes_considered
     return out
 
 
@@ -403,6 +442,16 @@ def main(argv: list[str] | None = None) -> None:
         results["requests_per_use_case"] = {
             "big_user": request_counts(counted, counter, USER, extra_texts[0], reflect=False),
         }
+        big = results["requests_per_use_case"]["big_user"]
+        big.update(since_reflection_counts(counted, counter, USER, extra_texts[-1]))
+        # the same on a table made before by_user_created (it lists through by_user)
+        client.update_table(
+            TableName=settings.table,
+            GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "by_user_created"}}],
+        )
+        before = build_aws_service(settings, embedder=embedder, index=index, dynamodb_client=client)
+        cases = since_reflection_counts(before, counter, USER, extra_texts[-2])
+        big.update({f"{case}, before by_user_created": c for case, c in cases.items()})
         small_user = "count-user"
         for text in extra_texts[1:21]:
             counted.store(PRINCIPAL, StoreMemoryCommand(user_id=small_user, content=text))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from datetime import datetime
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from botocore.config import Config
 
 from hindsight.adapters.aws.dynamodb_record_store import (
     DynamoDBRecordStore,
+    listing,
     memory_pk,
     user_pk,
 )
@@ -45,7 +47,7 @@ def test_table_has_ttl_on_expires_at_stream_and_indexes(store: DynamoDBRecordSto
     assert table["StreamSpecification"]["StreamViewType"] == "NEW_AND_OLD_IMAGES"
     assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
     indexes = {i["IndexName"] for i in table["GlobalSecondaryIndexes"]}
-    assert indexes == {"by_user", "by_activity", "by_user_facts"}
+    assert indexes == {"by_user", "by_activity", "by_user_facts", "by_user_created"}
 
 
 def test_memory_item_layout(store: DynamoDBRecordStore) -> None:
@@ -153,6 +155,7 @@ def test_the_client_honours_aws_endpoint_url_dynamodb(monkeypatch: pytest.Monkey
 # --- by_user_facts: a user's facts listed without reading every episode ----------------------
 
 FACTS = ListQuery(kinds=frozenset({MemoryKind.SEMANTIC}))
+EPISODES = frozenset({MemoryKind.EPISODIC})
 
 
 def _history(store: DynamoDBRecordStore, episodes: int, facts: int) -> list[str]:
@@ -214,10 +217,11 @@ def test_a_table_made_before_the_facts_index_is_brought_in_step(
     older = DynamoDBRecordStore(store.table_name, client=store.client)
     assert _listed(older, FACTS, 10) == expected  # through by_user meanwhile
     # maintenance's share: the stack adds the index; without it nothing changes
-    assert older.upgrade() == {"facts_indexed": 0}
+    assert older.upgrade() == {"facts_indexed": 0, "indexes_added": 0}
     assert _listed(older, FACTS, 10) == expected
     local = DynamoDBRecordStore(store.table_name, client=store.client, create_indexes=True)
-    assert local.upgrade() == {"facts_indexed": 2}  # HINDSIGHT_CREATE_RESOURCES: adds it
+    # HINDSIGHT_CREATE_RESOURCES: adds it
+    assert local.upgrade() == {"facts_indexed": 2, "indexes_added": 0}
     older._facts_checked = float("-inf")  # a process that looked before: looks again
     assert "gsi3pk" in raw_item(store, memory_pk("t1", "f1"), "M")
     older.put(fact("f9", occurred_at=at(2, seconds=30)))
@@ -225,3 +229,89 @@ def test_a_table_made_before_the_facts_index_is_brought_in_step(
     assert _listed(older, FACTS, 10) == ["f9", *expected]
     assert older.request_counts["Query"] == 1
     assert older.index_facts(create_index=True) == 0  # marked: nothing more to do
+
+
+# --- by_user_created: what was stored since a moment, without reading every memory ----------
+
+
+def _stored_since(store: DynamoDBRecordStore, old: int, new: int) -> tuple[datetime, list[str]]:
+    """``old`` memories of u1, then a cursor, then ``new`` more whose ``occurred_at`` runs
+    backwards (an import of old conversations): returns the cursor and the new ones' ids
+    in the list's order (newest ``occurred_at`` first)."""
+    for n in range(old):
+        store.put(episode(f"o{n:04d}", occurred_at=at(n), created_at=at(1_000 + n)))
+    cursor = at(1_000 + old)
+    for n in range(new):
+        store.put(episode(f"n{n:04d}", occurred_at=at(-n), created_at=at(2_000 + n)))
+    store.put(fact("f1", occurred_at=at(-1, seconds=30), created_at=at(3_000)))
+    return cursor, [f"n{n:04d}" for n in range(new)]
+
+
+def test_what_was_stored_since_is_listed_from_the_created_index(
+    store: DynamoDBRecordStore,
+) -> None:
+    cursor, new = _stored_since(store, old=150, new=5)
+    episodes = ListQuery(kinds=EPISODES, created_after=cursor)
+    store.request_counts.clear()
+    assert _listed(store, episodes, 2) == new  # paged in the list order, not creation's
+    # a page each: 1 Query of the new keys and 1 BatchGetItem of its memories; by_user
+    # read all 155 memories (with their bodies) for every page
+    assert (store.request_counts["Query"], store.request_counts["BatchGetItem"]) == (3, 3)
+    oldest = ListQuery(created_after=cursor, oldest_first=True)
+    assert _listed(store, oldest, 4) == [*new[:0:-1], "f1", new[0]]
+    window = ListQuery(created_after=cursor, since=at(-3), until=at(-1))
+    assert _listed(store, window, 10) == ["n0002", "n0003"]
+    assert _listed(store, ListQuery(created_after=at(2_002)), 10) == ["f1", "n0003", "n0004"]
+    assert _listed(store, ListQuery(created_after=at(3_000)), 10) == []
+    assert _listed(store, ListQuery(created_after=cursor, scopes=frozenset()), 10) == []
+
+
+def test_the_created_index_answers_as_the_user_index_does(store: DynamoDBRecordStore) -> None:
+    cursor, _ = _stored_since(store, old=20, new=12)
+    store.delete("t1", "n0003")
+    store.put(episode("x1", occurred_at=at(-4, seconds=1), created_at=at(2_500), scope="team"))
+    store.put(episode("gone", occurred_at=at(-2), created_at=at(2_600), expires_at=at(5)))
+    by_user = DynamoDBRecordStore(store.table_name, client=store.client)
+    by_user._created_checked = float("inf")  # never looks: reads by_user as before
+    queries = [
+        ListQuery(created_after=cursor, now=at(10)),
+        ListQuery(created_after=cursor, now=at(10), include_expired=True, oldest_first=True),
+        ListQuery(created_after=cursor, scopes=frozenset({"team"})),
+        ListQuery(created_after=cursor, kinds=frozenset({MemoryKind.SEMANTIC})),
+        ListQuery(created_after=at(2_004), since=at(-9), now=at(10)),
+    ]
+    for query in queries:
+        for limit in (1, 3, 50):
+            assert _listed(store, query, limit) == _listed(by_user, query, limit), (query, limit)
+
+
+def test_more_stored_since_than_one_read_lists_through_the_user_index(
+    store: DynamoDBRecordStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cursor, new = _stored_since(store, old=3, new=7)
+    monkeypatch.setattr(listing, "CREATED_SCAN", 5)
+    store.request_counts.clear()
+    assert _listed(store, ListQuery(created_after=cursor, kinds=EPISODES), 3) == new
+    # each of the 3 pages: the created index's read stops at 5 keys, then by_user answers
+    assert store.request_counts["Query"] == 6
+
+
+def test_a_table_made_before_the_created_index_gets_it_from_maintenance(
+    store: DynamoDBRecordStore,
+) -> None:
+    cursor, new = _stored_since(store, old=60, new=3)
+    store.client.update_table(
+        TableName=store.table_name,
+        GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "by_user_created"}}],
+    )
+    older = DynamoDBRecordStore(store.table_name, client=store.client)
+    since = ListQuery(created_after=cursor, kinds=EPISODES)
+    assert _listed(older, since, 10) == new  # through by_user meanwhile
+    assert older.upgrade() == {"facts_indexed": 0, "indexes_added": 0}  # the stack adds it
+    local = DynamoDBRecordStore(store.table_name, client=store.client, create_indexes=True)
+    assert local.upgrade() == {"facts_indexed": 0, "indexes_added": 1}
+    assert local.upgrade() == {"facts_indexed": 0, "indexes_added": 0}
+    older._created_checked = float("-inf")  # a process that looked before: looks again
+    older.request_counts.clear()
+    assert _listed(older, since, 10) == new  # DynamoDB filled it from the table
+    assert older.request_counts["Query"] == 1  # by_user: 2 (64 memories, 50 a read)

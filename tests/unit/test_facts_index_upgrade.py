@@ -1,16 +1,25 @@
 """Bringing a DynamoDB table made before ``by_user_facts`` in step (``add_facts_index``):
 the paths moto cannot show. An ``UpdateTable`` refused, an index still being built, time
 running out between pages: each leaves the table unmarked, so lists keep reading
-``by_user`` and a later maintenance run finishes the work. A fake client, no network."""
+``by_user`` and a later maintenance run finishes the work. The same for
+``by_user_created`` (``add_created_index``): nothing to backfill, but it is read only once
+DynamoDB has filled it. A fake client, no network."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
 
-from hindsight.adapters.aws.dynamodb_record_store.table import add_facts_index, facts_indexed
+from hindsight.adapters.aws.dynamodb_record_store import DynamoDBRecordStore
+from hindsight.adapters.aws.dynamodb_record_store.table import (
+    add_created_index,
+    add_facts_index,
+    facts_indexed,
+)
+from hindsight.core.models import ListQuery
 
 
 def _fact_item(n: int) -> dict[str, Any]:
@@ -29,6 +38,7 @@ class _Table:
         self, index: str | None, pages: list[list[dict[str, Any]]], may_update_table: bool = True
     ) -> None:
         self.indexes = {} if index is None else {"by_user_facts": index}
+        self.queried: list[str] = []
         self.pages = pages
         self.may_update_table = may_update_table
         self.updated: list[str] = []
@@ -75,6 +85,10 @@ class _Table:
 
     def get_item(self, **request: Any) -> dict[str, Any]:
         return {"Item": {}} if self.marked else {}
+
+    def query(self, **request: Any) -> dict[str, Any]:
+        self.queried.append(request["IndexName"])
+        return {"Items": []}
 
 
 def test_facts_get_their_keys_and_the_table_its_mark() -> None:
@@ -123,3 +137,30 @@ def test_time_running_out_between_pages_leaves_the_rest_to_the_next_run(
     checks = iter([True] * pages_in_time + [False] * 10)
     assert add_facts_index(table, "t", False, lambda: next(checks)) == pages_in_time + 1
     assert not table.marked
+
+
+def test_the_created_index_is_added_only_where_it_may_be_and_once() -> None:
+    table = _Table("ACTIVE", [])
+    assert not add_created_index(table, "t", False)  # the stack adds it
+    assert "by_user_created" not in table.indexes
+    refused = _Table("ACTIVE", [], may_update_table=False)
+    assert not add_created_index(refused, "t", True)
+    assert "by_user_created" not in refused.indexes
+    assert add_created_index(table, "t", True)
+    assert table.indexes["by_user_created"] == "CREATING"
+    assert not add_created_index(table, "t", True)  # asked for already
+
+
+def test_lists_read_the_created_index_only_once_it_is_filled() -> None:
+    table = _Table("ACTIVE", [])
+    table.indexes["by_user_created"] = "CREATING"  # DynamoDB still filling it
+    store = DynamoDBRecordStore("t", client=table)
+    since = ListQuery(created_after=datetime(2026, 1, 1, tzinfo=UTC))
+    store.list("t1", "u1", since, 10)
+    assert table.queried == ["by_user"]
+    table.indexes["by_user_created"] = "ACTIVE"
+    store.list("t1", "u1", since, 10)
+    assert table.queried == ["by_user"] * 2  # looked at most every INDEX_RECHECK seconds
+    store._created_checked = float("-inf")
+    store.list("t1", "u1", since, 10)
+    assert table.queried[2:] == ["by_user_created"]

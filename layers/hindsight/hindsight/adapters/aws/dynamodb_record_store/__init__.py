@@ -39,6 +39,13 @@ memory of the user, once the table is marked as having every fact in it
 (``table.facts_indexed``; ``DynamoDBRecordStore.index_facts`` brings a table made before
 it in step).
 
+What was stored after a moment (reflection's cursor: ``ListQuery.created_after``) is
+listed from ``by_user_created`` (``gsi1pk``, ``created_us``: keys every memory item has,
+so DynamoDB fills it from the table; it projects the filter attributes and ``gsi1sk``,
+not the body): one ``Query`` reads the keys stored since, they are put in the list order
+and the page's memories are read by id (``listing.created_page``; more than
+``CREATED_SCAN`` stored since, and the page is read from ``by_user`` as before).
+
 ``users_with_episodes_since`` reads the sparse index ``by_activity`` (``gsi2pk`` =
 ``A#{shard 0..15}``, ``gsi2sk`` = ``last_episode_us``, a number) over the activity items,
 which each episodic store moves forward with a conditional update.

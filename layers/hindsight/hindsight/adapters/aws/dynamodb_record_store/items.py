@@ -50,6 +50,12 @@ def occurred_key(occurred_us: int, memory_id: str = "") -> str:
     return f"{key}#{memory_id}" if memory_id else key
 
 
+def from_occurred_key(key: str) -> tuple[int, str]:
+    """``occurred_key``'s ``occurred_at`` (µs) and memory id."""
+    occurred, _, memory_id = key.partition("#")
+    return int(occurred) - _OCCURRED_OFFSET, memory_id
+
+
 def activity_shard(tenant_id: str, user_id: str) -> str:
     return f"A#{zlib.crc32(f'{tenant_id}#{user_id}'.encode()) % ACTIVITY_SHARDS}"
 

@@ -1,5 +1,6 @@
-"""Reads of many items: a user's memories a page at a time (the ``by_user`` index), every
-memory (a scan, for reindexing) and the users active since a moment (``by_activity``)."""
+"""Reads of many items: a user's memories a page at a time (the ``by_user`` index; what
+was stored since a moment from ``by_user_created``), every memory (a scan, for
+reindexing) and the users active since a moment (``by_activity``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from hindsight.adapters.aws.dynamodb_record_store.items import (
     MEMORY_SK,
     escape,
     from_attribute_values,
+    from_occurred_key,
     memory_from_item,
     memory_pk,
     occurred_key,
@@ -24,14 +26,20 @@ from hindsight.adapters.aws.dynamodb_record_store.items import (
 from hindsight.adapters.aws.dynamodb_record_store.requests import TableRequests
 from hindsight.adapters.aws.dynamodb_record_store.table import (
     BY_ACTIVITY_INDEX,
+    BY_USER_CREATED_INDEX,
     BY_USER_FACTS_INDEX,
     BY_USER_INDEX,
 )
 from hindsight.adapters.paging import decode_page_cursor, encode_page_cursor, epoch_us
 from hindsight.core.models import ListQuery, Memory, MemoryKind, Page, StoredVector
 
+# a page of what was stored since a moment reads at most this many keys from
+# by_user_created (one Query); a user who stored more since reads by_user instead
+CREATED_SCAN = 1_000
+
 Bodies = Callable[[Sequence[str]], list[str]]  # ``body`` values -> memory JSON (S3 fetched)
 Hydrate = Callable[[Sequence[dict[str, Any]]], None]  # S3 references -> inline payloads
+Fetch = Callable[[Sequence[str]], list[Memory]]  # memory ids -> the memories still there
 
 
 def _inline(texts: Sequence[str]) -> list[str]:
@@ -105,6 +113,65 @@ def list_ids(
         return []
     raws, _ = _read_items(table, params, None, limit)
     return [raw[index.sort]["S"].partition("#")[2] for raw in raws]
+
+
+def created_page(
+    table: TableRequests,
+    tenant_id: str,
+    user_id: str,
+    query: ListQuery,
+    limit: int,
+    cursor: str | None,
+    fetch: Fetch,
+) -> Page | None:
+    """``list_page`` of a query with ``created_after`` (the reflection cursor), from
+    ``by_user_created``: one ``Query`` reads the keys of what was stored since, which are
+    put in the page order (``occurred_at``, id: the ``by_user`` sort key, projected) and
+    the page's memories read by id. None when more than ``CREATED_SCAN`` were stored
+    since: ``list_page`` reads them, page by page, from ``by_user``."""
+    if query.created_after is None:
+        raise ValueError("created_page lists what was stored after a moment")
+    if query.scopes is not None and not query.scopes:
+        return Page(items=[])
+    limit = max(1, limit)
+    expr = Expression()
+    key_condition = (
+        f"{expr.name('gsi1pk')} = {expr.value(user_pk(tenant_id, user_id))} AND "
+        f"{expr.name('created_us')} > {expr.value(epoch_us(query.created_after))}"
+    )
+    filters = list_filter(replace(query, created_after=None), expr)
+    order = expr.name(_BY_USER.sort)
+    if query.since is not None:
+        filters.append(f"{order} >= {expr.value(occurred_key(epoch_us(query.since)))}")
+    if query.until is not None:
+        filters.append(f"{order} < {expr.value(occurred_key(epoch_us(query.until)))}")
+    if cursor is not None:
+        after = occurred_key(*decode_page_cursor(cursor, query.oldest_first))
+        filters.append(f"{order} {'>' if query.oldest_first else '<'} {expr.value(after)}")
+    params: dict[str, Any] = {
+        "TableName": table.table_name,
+        "IndexName": BY_USER_CREATED_INDEX,
+        "KeyConditionExpression": key_condition,
+        "ProjectionExpression": order,
+        "Limit": CREATED_SCAN,
+        **({"FilterExpression": " AND ".join(filters)} if filters else {}),
+        **expr.params(),
+    }
+    response = table.call("Query", **params)
+    if response.get("LastEvaluatedKey"):
+        return None
+    keys = sorted(
+        (raw[_BY_USER.sort]["S"] for raw in response.get("Items", [])),
+        reverse=not query.oldest_first,
+    )
+    chosen = keys[:limit]
+    # the index is updated after the table: a memory changed since is checked again
+    fetched = fetch([from_occurred_key(key)[1] for key in chosen])
+    items = [memory for memory in fetched if query.admits(memory)]
+    next_cursor = None
+    if len(keys) > limit:
+        next_cursor = encode_page_cursor(*from_occurred_key(chosen[-1]), query.oldest_first)
+    return Page(items=items, next_cursor=next_cursor)
 
 
 def _start_key(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import logging
 import time
 from collections import Counter
@@ -47,6 +48,7 @@ from hindsight.adapters.aws.dynamodb_record_store.large_items import (
 )
 from hindsight.adapters.aws.dynamodb_record_store.listing import (
     active_users_since,
+    created_page,
     list_ids,
     list_page,
     scan_memories,
@@ -57,10 +59,13 @@ from hindsight.adapters.aws.dynamodb_record_store.payloads import (
 )
 from hindsight.adapters.aws.dynamodb_record_store.requests import TableRequests
 from hindsight.adapters.aws.dynamodb_record_store.table import (
+    BY_USER_CREATED_INDEX,
     BY_USER_INDEX,
+    add_created_index,
     add_facts_index,
     default_client,
     facts_indexed,
+    index_status,
 )
 from hindsight.adapters.index_rules import already_exists
 from hindsight.adapters.paging import epoch_us
@@ -70,7 +75,7 @@ from hindsight.core.models import EpisodicMemory, ListQuery, Memory, Page, Store
 logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
-FACTS_INDEX_RECHECK = 300.0  # seconds between looks while facts are not all in the index
+INDEX_RECHECK = 300.0  # seconds between looks while an index cannot be read yet
 UPGRADE_SECONDS = 300.0  # a maintenance run's share for ``upgrade``; the next does the rest
 
 
@@ -102,6 +107,8 @@ class DynamoDBRecordStore:
         self._large = LargeItems(payloads, inline_bytes)
         self._facts_index = False  # lists of facts read ``by_user_facts`` (``_facts_indexed``)
         self._facts_checked = float("-inf")  # monotonic time of the last look
+        self._created_index = False  # lists of what was stored since read ``by_user_created``
+        self._created_checked = float("-inf")
 
     @property
     def table_name(self) -> str:
@@ -412,6 +419,11 @@ class DynamoDBRecordStore:
         limit: int,
         cursor: str | None = None,
     ) -> Page:
+        if query.created_after is not None and self._created_indexed():
+            fetch = functools.partial(self.get_many, tenant_id)
+            since = created_page(self._table, tenant_id, user_id, query, limit, cursor, fetch)
+            if since is not None:
+                return since
         facts = self._facts_indexed()
         page = self._reading(
             lambda: list_page(
@@ -429,19 +441,38 @@ class DynamoDBRecordStore:
 
     def _facts_indexed(self) -> bool:
         """Whether every fact item is in ``by_user_facts`` (looked up again at most every
-        ``FACTS_INDEX_RECHECK`` seconds until it is: a table made before the index, until
+        ``INDEX_RECHECK`` seconds until it is: a table made before the index, until
         ``index_facts`` has run)."""
-        if not self._facts_index and time.monotonic() - self._facts_checked > FACTS_INDEX_RECHECK:
+        if not self._facts_index and time.monotonic() - self._facts_checked > INDEX_RECHECK:
             self._facts_checked = time.monotonic()
             self._facts_index = facts_indexed(self.client, self.table_name)
         return self._facts_index
 
+    def _created_indexed(self) -> bool:
+        """Whether ``by_user_created`` can be read (looked up again at most every
+        ``INDEX_RECHECK`` seconds until it can: a table made before it)."""
+        if not self._created_index and time.monotonic() - self._created_checked > INDEX_RECHECK:
+            self._created_checked = time.monotonic()
+            try:
+                status = index_status(self.client, self.table_name, BY_USER_CREATED_INDEX)
+            except ClientError as exc:  # no DescribeTable permission: list as before
+                logger.warning("cannot tell whether %s is there (%s)", BY_USER_CREATED_INDEX, exc)
+                status = None
+            self._created_index = status == "ACTIVE"
+        return self._created_index
+
     def upgrade(self) -> dict[str, int]:
         """The maintenance run's share of bringing a table made before ``by_user_facts``
-        in step (``core/usecases/archive.py``: ``Upgradable``); 0 once it is."""
+        and ``by_user_created`` in step (``core/usecases/archive.py``: ``Upgradable``);
+        0 once it is. DynamoDB adds one index at a time: the second waits for a run after
+        the first is being filled."""
         until = time.monotonic() + UPGRADE_SECONDS
         indexed = self.index_facts(self._create_indexes, lambda: time.monotonic() < until)
-        return {"facts_indexed": indexed}
+        added = not self._created_indexed() and add_created_index(
+            self.client, self.table_name, self._create_indexes
+        )
+        self._created_checked = float("-inf")
+        return {"facts_indexed": indexed, "indexes_added": int(added)}
 
     def index_facts(
         self, create_index: bool = False, time_left: Callable[[], bool] = _always

@@ -15,6 +15,7 @@ logger = logging.getLogger(__name__)
 BY_USER_INDEX = "by_user"
 BY_ACTIVITY_INDEX = "by_activity"
 BY_USER_FACTS_INDEX = "by_user_facts"
+BY_USER_CREATED_INDEX = "by_user_created"
 # the item saying every fact item of the table is in ``by_user_facts`` (a table made before
 # the index gets it from ``add_facts_index`` once its facts are backfilled)
 SCHEMA_PK, FACTS_INDEX_SK = "S#schema", "facts_index"
@@ -27,6 +28,12 @@ _USER_INDEX_ATTRIBUTES = [
     "session_id",
     "created_us",
     "expires_us",
+]
+# ``by_user_created`` holds what a list filters on and the ``by_user`` sort key (the page
+# order), not the body: the few memories a list reads from it are then read by id
+_CREATED_INDEX_ATTRIBUTES = [
+    "gsi1sk",
+    *(a for a in _USER_INDEX_ATTRIBUTES if a not in {"body", "created_us"}),  # a key there
 ]
 
 
@@ -44,6 +51,7 @@ def create_table(client: Any, table_name: str, wait: bool = True) -> None:
             {"AttributeName": "gsi2sk", "AttributeType": "N"},
             {"AttributeName": "gsi3pk", "AttributeType": "S"},
             {"AttributeName": "gsi3sk", "AttributeType": "S"},
+            {"AttributeName": "created_us", "AttributeType": "N"},
         ],
         KeySchema=[
             {"AttributeName": "pk", "KeyType": "HASH"},
@@ -73,6 +81,7 @@ def create_table(client: Any, table_name: str, wait: bool = True) -> None:
                 },
             },
             facts_index(),
+            created_index(),
         ],
         StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     )
@@ -103,6 +112,21 @@ def facts_index() -> dict[str, Any]:
     }
 
 
+def created_index() -> dict[str, Any]:
+    """``by_user_created``: a user's memories by ``created_us`` (keys every memory item
+    already has, so DynamoDB fills it from the table itself). A list of what was stored
+    after a moment (reflection's cursor, its status, the explorer's "stored since") reads
+    the memories stored since, not every memory of the user."""
+    return {
+        "IndexName": BY_USER_CREATED_INDEX,
+        "KeySchema": [
+            {"AttributeName": "gsi1pk", "KeyType": "HASH"},
+            {"AttributeName": "created_us", "KeyType": "RANGE"},
+        ],
+        "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": _CREATED_INDEX_ATTRIBUTES},
+    }
+
+
 def mark_facts_indexed(client: Any, table_name: str) -> None:
     client.put_item(
         TableName=table_name,
@@ -114,7 +138,7 @@ def facts_indexed(client: Any, table_name: str) -> bool:
     """Whether lists of facts may read ``by_user_facts``: the table has it, active, and
     every fact item is in it (the mark)."""
     try:
-        if _facts_index_status(client, table_name) != "ACTIVE":
+        if index_status(client, table_name, BY_USER_FACTS_INDEX) != "ACTIVE":
             return False
         key = {"pk": {"S": SCHEMA_PK}, "sk": {"S": FACTS_INDEX_SK}}
         return "Item" in client.get_item(TableName=table_name, Key=key, ConsistentRead=True)
@@ -160,7 +184,7 @@ def add_facts_index(
     client: Any, table_name: str, create_index: bool, time_left: Callable[[], bool]
 ) -> int:
     """Bring a table made before ``by_user_facts`` in step with it (``index_facts``)."""
-    if _facts_index_status(client, table_name) is None:
+    if index_status(client, table_name, BY_USER_FACTS_INDEX) is None:
         if not create_index:
             logger.warning(
                 "table %s has no %s index: deploy the current template (it adds it), then "
@@ -207,7 +231,7 @@ def add_facts_index(
         if not time_left():
             logger.info("facts index: %d facts updated, time is up; run again", updated)
             return updated
-    if _facts_index_status(client, table_name) != "ACTIVE":  # being built: a later run marks
+    if index_status(client, table_name, BY_USER_FACTS_INDEX) != "ACTIVE":  # a later run marks
         logger.warning("facts index: %d facts updated, the index is not active yet", updated)
         return updated
     mark_facts_indexed(client, table_name)
@@ -215,10 +239,40 @@ def add_facts_index(
     return updated
 
 
-def _facts_index_status(client: Any, table_name: str) -> str | None:
-    """``by_user_facts``'s ``IndexStatus`` (``ACTIVE``, ``CREATING``...), None without it."""
+def add_created_index(client: Any, table_name: str, create_index: bool) -> bool:
+    """Add ``by_user_created`` to a table made before it (``create_index``: else only say
+    so). DynamoDB fills it from the items, nothing is rewritten; lists read it once it is
+    active. True when the index was asked for now."""
+    if index_status(client, table_name, BY_USER_CREATED_INDEX) is not None:
+        return False
+    if not create_index:
+        logger.warning(
+            "table %s has no %s index: deploy the current template (it adds it); lists of "
+            "what was stored since a moment read every memory of the user until then",
+            table_name,
+            BY_USER_CREATED_INDEX,
+        )
+        return False
+    try:
+        client.update_table(
+            TableName=table_name,
+            AttributeDefinitions=[
+                {"AttributeName": "gsi1pk", "AttributeType": "S"},
+                {"AttributeName": "created_us", "AttributeType": "N"},
+            ],
+            GlobalSecondaryIndexUpdates=[{"Create": created_index()}],
+        )
+    except ClientError as exc:  # no permission, or another index being added: next run
+        logger.warning("cannot add %s to %s (%s)", BY_USER_CREATED_INDEX, table_name, exc)
+        return False
+    logger.info("%s added to %s, DynamoDB fills it", BY_USER_CREATED_INDEX, table_name)
+    return True
+
+
+def index_status(client: Any, table_name: str, name: str) -> str | None:
+    """An index's ``IndexStatus`` (``ACTIVE``, ``CREATING``...), None without it."""
     described = client.describe_table(TableName=table_name)["Table"]
     for index in described.get("GlobalSecondaryIndexes", []):
-        if index["IndexName"] == BY_USER_FACTS_INDEX:
+        if index["IndexName"] == name:
             return str(index.get("IndexStatus", "ACTIVE"))
     return None
