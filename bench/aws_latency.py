@@ -25,6 +25,10 @@ are precomputed with it and handed out by a lookup table (the output says which)
    ``functions/indexer/app.py:lambda_handler`` and searches OpenSearch (ids query: sees
    refreshed documents only) until the memory is found.
 
+``--rtt-ms`` adds a fixed wait before each DynamoDB request is sent: moto answers on this
+machine, AWS over the network, so requests made one after another each cost a round trip
+there and almost nothing here. It models that cost; it is not DynamoDB's latency.
+
     .venv/bin/python bench/aws_latency.py --size 10000
     .venv/bin/python bench/aws_latency.py --quick
 """
@@ -263,7 +267,9 @@ def _measure(
     records: Any = service.ports.records  # the DynamoDB store: it counts its requests
     dynamo_before = Counter(records.request_counts)
     search_before = Counter(counter.counts)
+    started = time.perf_counter()
     value = call()
+    elapsed_ms = (time.perf_counter() - started) * 1000
     dynamo = counts_delta(dynamo_before, records.request_counts)
     search = counts_delta(search_before, counter.counts)
     out[name] = {
@@ -271,6 +277,7 @@ def _measure(
         "dynamodb_total": sum(dynamo.values()),
         "opensearch": search,
         "opensearch_total": sum(search.values()),
+        "ms": round(elapsed_ms, 1),  # one call: a rough figure, moto is not DynamoDB
     }
     return value
 
@@ -354,6 +361,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--poll-ms", type=float, default=10.0)
     parser.add_argument("--store-budget", type=float, default=900.0, help="seconds")
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument(
+        "--rtt-ms",
+        type=float,
+        default=0.0,
+        help="a network round trip added before each DynamoDB request (moto has none)",
+    )
     parser.add_argument("--quick", action="store_true", help="N=1000, 50 timed, 10 stream")
     parser.add_argument("--out", default=str(RESULTS_DIR / "aws_latency.json"))
     args = parser.parse_args(argv)
@@ -382,6 +395,10 @@ def main(argv: list[str] | None = None) -> None:
     embed_s = time.perf_counter() - started
 
     client = moto_client()
+    if args.rtt_ms > 0:  # AWS answers over the network: each request one after another waits
+        client.meta.events.register(
+            "before-send.dynamodb", lambda **_: time.sleep(args.rtt_ms / 1000)
+        )
     settings = Settings(
         backend="aws", table=f"hindsight-bench-{uuid.uuid4().hex[:8]}", region="us-east-1"
     )
@@ -405,6 +422,7 @@ def main(argv: list[str] | None = None) -> None:
             "vectors plus seeded noise"
         ),
         "setup_embedding_seconds": round(embed_s, 2),
+        "simulated_dynamodb_rtt_ms": args.rtt_ms,
     }
     try:
         print(f"bulk-loading {loaded:,} memories (BatchWriteItem + OpenSearch bulk)")
@@ -507,11 +525,12 @@ def print_report(results: dict[str, Any]) -> None:
                     ", ".join(f"{k} {v}" for k, v in c["dynamodb"].items()),
                     c["opensearch_total"],
                     ", ".join(f"{k} {v}" for k, v in c["opensearch"].items()),
+                    c.get("ms", ""),
                 ]
             )
     print(
         markdown_table(
-            ["user", "use case", "DynamoDB", "DynamoDB requests", "OpenSearch", "OpenSearch"],
+            ["user", "use case", "DynamoDB", "DynamoDB requests", "OpenSearch", "OpenSearch", "ms"],
             count_rows,
         )
     )

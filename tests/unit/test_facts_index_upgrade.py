@@ -39,12 +39,16 @@ class _Table:
     ) -> None:
         self.indexes = {} if index is None else {"by_user_facts": index}
         self.queried: list[str] = []
+        self.may_describe = True
         self.pages = pages
         self.may_update_table = may_update_table
         self.updated: list[str] = []
         self.marked = False
 
     def describe_table(self, TableName: str) -> dict[str, Any]:  # boto3 spells it so
+        if not self.may_describe:
+            error = {"Error": {"Code": "AccessDeniedException", "Message": "not allowed"}}
+            raise ClientError(error, "DescribeTable")
         return {
             "Table": {
                 "GlobalSecondaryIndexes": [
@@ -149,6 +153,8 @@ def test_the_created_index_is_added_only_where_it_may_be_and_once() -> None:
     assert add_created_index(table, "t", True)
     assert table.indexes["by_user_created"] == "CREATING"
     assert not add_created_index(table, "t", True)  # asked for already
+    table.may_describe = False  # a role without DescribeTable: nothing is changed
+    assert not add_created_index(table, "t", True)
 
 
 def test_lists_read_the_created_index_only_once_it_is_filled() -> None:
@@ -164,3 +170,7 @@ def test_lists_read_the_created_index_only_once_it_is_filled() -> None:
     store._created_checked = float("-inf")
     store.list("t1", "u1", since, 10)
     assert table.queried[2:] == ["by_user_created"]
+    table.may_describe = False  # a role without DescribeTable lists through by_user
+    denied = DynamoDBRecordStore("t", client=table)
+    denied.list("t1", "u1", since, 10)
+    assert table.queried[3:] == ["by_user"]

@@ -7,6 +7,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hindsight.adapters.aws.dynamodb_record_store.errors import translated_errors
@@ -17,6 +18,7 @@ from hindsight.adapters.aws.dynamodb_record_store.items import (
 )
 
 _BATCH_GET = 100
+_BATCH_READERS = 8  # BatchGetItem requests of one read at once
 _BATCH_WRITE = 25
 
 
@@ -54,32 +56,45 @@ class TableRequests:
     def batch_get(
         self, tenant_id: str, memory_ids: Sequence[str], attributes: Sequence[str]
     ) -> dict[str, dict[str, Any]]:
-        """Items by memory id (strongly consistent), with the attributes named."""
-        found: dict[str, dict[str, Any]] = {}
+        """Items by memory id (strongly consistent), with the attributes named. Each
+        ``BatchGetItem`` reads at most 100 items; more are read by concurrent requests
+        (a retrieve reads a few hundred candidates: one round trip, not one per 100)."""
         unique = list(dict.fromkeys(memory_ids))
-        for start in range(0, len(unique), _BATCH_GET):
-            keys = [
-                self.key(memory_pk(tenant_id, mid), MEMORY_SK)
-                for mid in unique[start : start + _BATCH_GET]
-            ]
-            pending: dict[str, Any] = {
-                self.table_name: {
-                    "Keys": keys,
-                    "ConsistentRead": True,
-                    "ProjectionExpression": ", ".join(f"#{a}" for a in attributes),
-                    "ExpressionAttributeNames": {f"#{a}": a for a in attributes},
-                }
-            }
-            attempt = 0
-            while pending:
-                response = self.call("BatchGetItem", RequestItems=pending)
-                for raw in response.get("Responses", {}).get(self.table_name, []):
-                    item = from_attribute_values(raw)
-                    found[str(item["memory_id"])] = item
-                pending = response.get("UnprocessedKeys") or {}
-                attempt += 1
-                if pending:
-                    time.sleep(min(1.0, 0.05 * 2**attempt))
+        read = {
+            "ConsistentRead": True,
+            "ProjectionExpression": ", ".join(f"#{a}" for a in attributes),
+            "ExpressionAttributeNames": {f"#{a}": a for a in attributes},
+        }
+        chunks = [
+            [self.key(memory_pk(tenant_id, mid), MEMORY_SK) for mid in unique[s : s + _BATCH_GET]]
+            for s in range(0, len(unique), _BATCH_GET)
+        ]
+        found: dict[str, dict[str, Any]] = {}
+        if len(chunks) <= 1:
+            parts = [self._batch_get_keys(keys, read) for keys in chunks]
+        else:
+            with ThreadPoolExecutor(max_workers=min(_BATCH_READERS, len(chunks))) as pool:
+                parts = list(pool.map(lambda keys: self._batch_get_keys(keys, read), chunks))
+        for part in parts:
+            found.update(part)
+        return found
+
+    def _batch_get_keys(
+        self, keys: list[dict[str, Any]], read: dict[str, Any]
+    ) -> dict[str, dict[str, Any]]:
+        """One ``BatchGetItem`` of up to 100 keys, again for what it left unprocessed."""
+        found: dict[str, dict[str, Any]] = {}
+        pending: dict[str, Any] = {self.table_name: {"Keys": keys, **read}}
+        attempt = 0
+        while pending:
+            response = self.call("BatchGetItem", RequestItems=pending)
+            for raw in response.get("Responses", {}).get(self.table_name, []):
+                item = from_attribute_values(raw)
+                found[str(item["memory_id"])] = item
+            pending = response.get("UnprocessedKeys") or {}
+            attempt += 1
+            if pending:
+                time.sleep(min(1.0, 0.05 * 2**attempt))
         return found
 
     def delete_keys(self, keys: Sequence[tuple[str, str]]) -> None:

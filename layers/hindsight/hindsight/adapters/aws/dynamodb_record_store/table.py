@@ -37,49 +37,35 @@ _CREATED_INDEX_ATTRIBUTES = [
 ]
 
 
+_KEY_ATTRIBUTES = [
+    {"AttributeName": name, "AttributeType": kind}
+    for name, kind in (
+        ("pk", "S"),
+        ("sk", "S"),
+        ("gsi1pk", "S"),
+        ("gsi1sk", "S"),
+        ("gsi2pk", "S"),
+        ("gsi2sk", "N"),
+        ("gsi3pk", "S"),
+        ("gsi3sk", "S"),
+        ("created_us", "N"),
+    )
+]
+
+
 def create_table(client: Any, table_name: str, wait: bool = True) -> None:
     """Create the table (on-demand, stream NEW_AND_OLD_IMAGES, TTL on ``expires_at``)."""
     client.create_table(
         TableName=table_name,
         BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-            {"AttributeName": "gsi1pk", "AttributeType": "S"},
-            {"AttributeName": "gsi1sk", "AttributeType": "S"},
-            {"AttributeName": "gsi2pk", "AttributeType": "S"},
-            {"AttributeName": "gsi2sk", "AttributeType": "N"},
-            {"AttributeName": "gsi3pk", "AttributeType": "S"},
-            {"AttributeName": "gsi3sk", "AttributeType": "S"},
-            {"AttributeName": "created_us", "AttributeType": "N"},
-        ],
+        AttributeDefinitions=_KEY_ATTRIBUTES,
         KeySchema=[
             {"AttributeName": "pk", "KeyType": "HASH"},
             {"AttributeName": "sk", "KeyType": "RANGE"},
         ],
         GlobalSecondaryIndexes=[
-            {
-                "IndexName": BY_USER_INDEX,
-                "KeySchema": [
-                    {"AttributeName": "gsi1pk", "KeyType": "HASH"},
-                    {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
-                ],
-                "Projection": {
-                    "ProjectionType": "INCLUDE",
-                    "NonKeyAttributes": _USER_INDEX_ATTRIBUTES,
-                },
-            },
-            {
-                "IndexName": BY_ACTIVITY_INDEX,
-                "KeySchema": [
-                    {"AttributeName": "gsi2pk", "KeyType": "HASH"},
-                    {"AttributeName": "gsi2sk", "KeyType": "RANGE"},
-                ],
-                "Projection": {
-                    "ProjectionType": "INCLUDE",
-                    "NonKeyAttributes": ["tenant_id", "user_id"],
-                },
-            },
+            _index(BY_USER_INDEX, "gsi1pk", "gsi1sk", _USER_INDEX_ATTRIBUTES),
+            _index(BY_ACTIVITY_INDEX, "gsi2pk", "gsi2sk", ["tenant_id", "user_id"]),
             facts_index(),
             created_index(),
         ],
@@ -102,28 +88,25 @@ def facts_index() -> dict[str, Any]:
     """``by_user_facts``: a user's semantic memories (only they have ``gsi3pk``) in the
     ``by_user`` order, with its projection. Listing a user's facts (reflection, context,
     the review queue, forgetting an episode) reads the facts alone, not every episode."""
-    return {
-        "IndexName": BY_USER_FACTS_INDEX,
-        "KeySchema": [
-            {"AttributeName": "gsi3pk", "KeyType": "HASH"},
-            {"AttributeName": "gsi3sk", "KeyType": "RANGE"},
-        ],
-        "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": _USER_INDEX_ATTRIBUTES},
-    }
+    return _index(BY_USER_FACTS_INDEX, "gsi3pk", "gsi3sk", _USER_INDEX_ATTRIBUTES)
 
 
 def created_index() -> dict[str, Any]:
     """``by_user_created``: a user's memories by ``created_us`` (keys every memory item
     already has, so DynamoDB fills it from the table itself). A list of what was stored
-    after a moment (reflection's cursor, its status, the explorer's "stored since") reads
+    after a moment (reflection's cursor, its status, a list's ``stored_since``) reads
     the memories stored since, not every memory of the user."""
+    return _index(BY_USER_CREATED_INDEX, "gsi1pk", "created_us", _CREATED_INDEX_ATTRIBUTES)
+
+
+def _index(name: str, partition: str, sort: str, projected: list[str]) -> dict[str, Any]:
     return {
-        "IndexName": BY_USER_CREATED_INDEX,
+        "IndexName": name,
         "KeySchema": [
-            {"AttributeName": "gsi1pk", "KeyType": "HASH"},
-            {"AttributeName": "created_us", "KeyType": "RANGE"},
+            {"AttributeName": partition, "KeyType": "HASH"},
+            {"AttributeName": sort, "KeyType": "RANGE"},
         ],
-        "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": _CREATED_INDEX_ATTRIBUTES},
+        "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": projected},
     }
 
 
@@ -193,17 +176,7 @@ def add_facts_index(
                 BY_USER_FACTS_INDEX,
             )
             return 0
-        try:
-            client.update_table(
-                TableName=table_name,
-                AttributeDefinitions=[
-                    {"AttributeName": "gsi3pk", "AttributeType": "S"},
-                    {"AttributeName": "gsi3sk", "AttributeType": "S"},
-                ],
-                GlobalSecondaryIndexUpdates=[{"Create": facts_index()}],
-            )
-        except ClientError as exc:  # no UpdateTable permission, say: the template adds it
-            logger.warning("cannot add %s to %s (%s)", BY_USER_FACTS_INDEX, table_name, exc)
+        if not _create_index(client, table_name, facts_index()):
             return 0
     updated = 0
     pages = client.get_paginator("scan").paginate(
@@ -243,7 +216,11 @@ def add_created_index(client: Any, table_name: str, create_index: bool) -> bool:
     """Add ``by_user_created`` to a table made before it (``create_index``: else only say
     so). DynamoDB fills it from the items, nothing is rewritten; lists read it once it is
     active. True when the index was asked for now."""
-    if index_status(client, table_name, BY_USER_CREATED_INDEX) is not None:
+    try:
+        if index_status(client, table_name, BY_USER_CREATED_INDEX) is not None:
+            return False
+    except ClientError as exc:  # no DescribeTable permission: leave the table as it is
+        logger.warning("cannot tell whether %s is there (%s)", BY_USER_CREATED_INDEX, exc)
         return False
     if not create_index:
         logger.warning(
@@ -253,19 +230,26 @@ def add_created_index(client: Any, table_name: str, create_index: bool) -> bool:
             BY_USER_CREATED_INDEX,
         )
         return False
+    if not _create_index(client, table_name, created_index()):
+        return False
+    logger.info("%s added to %s, DynamoDB fills it", BY_USER_CREATED_INDEX, table_name)
+    return True
+
+
+def _create_index(client: Any, table_name: str, index: dict[str, Any]) -> bool:
+    """Ask DynamoDB to add ``index`` to the table; False (logged) when it refuses: no
+    ``UpdateTable`` permission (the template adds it), or another index being added (a
+    later run tries again)."""
+    keys = {key["AttributeName"] for key in index["KeySchema"]}
     try:
         client.update_table(
             TableName=table_name,
-            AttributeDefinitions=[
-                {"AttributeName": "gsi1pk", "AttributeType": "S"},
-                {"AttributeName": "created_us", "AttributeType": "N"},
-            ],
-            GlobalSecondaryIndexUpdates=[{"Create": created_index()}],
+            AttributeDefinitions=[a for a in _KEY_ATTRIBUTES if a["AttributeName"] in keys],
+            GlobalSecondaryIndexUpdates=[{"Create": index}],
         )
-    except ClientError as exc:  # no permission, or another index being added: next run
-        logger.warning("cannot add %s to %s (%s)", BY_USER_CREATED_INDEX, table_name, exc)
+    except ClientError as exc:
+        logger.warning("cannot add %s to %s (%s)", index["IndexName"], table_name, exc)
         return False
-    logger.info("%s added to %s, DynamoDB fills it", BY_USER_CREATED_INDEX, table_name)
     return True
 
 
