@@ -58,7 +58,8 @@ class TableRequests:
     ) -> dict[str, dict[str, Any]]:
         """Items by memory id (strongly consistent), with the attributes named. Each
         ``BatchGetItem`` reads at most 100 items; more are read by concurrent requests
-        (a retrieve reads a few hundred candidates: one round trip, not one per 100)."""
+        (a page of 500 memories, a user's 200-vector mean: one round trip, not one per
+        100)."""
         unique = list(dict.fromkeys(memory_ids))
         read = {
             "ConsistentRead": True,
