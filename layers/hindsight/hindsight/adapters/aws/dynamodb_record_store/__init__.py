@@ -44,7 +44,8 @@ listed from ``by_user_created`` (``gsi1pk``, ``created_us``: keys every memory i
 so DynamoDB fills it from the table; it projects the filter attributes and ``gsi1sk``,
 not the body): one ``Query`` reads the keys stored since, they are put in the list order
 and the page's memories are read by id (``listing.created_page``; more than
-``CREATED_SCAN`` stored since, and the page is read from ``by_user`` as before).
+``CREATED_SCAN`` stored since, and the page, and the rest of that list, is read from
+``by_user`` as before).
 
 ``users_with_episodes_since`` reads the sparse index ``by_activity`` (``gsi2pk`` =
 ``A#{shard 0..15}``, ``gsi2sk`` = ``last_episode_us``, a number) over the activity items,

@@ -76,6 +76,7 @@ logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 INDEX_RECHECK = 300.0  # seconds between looks while an index cannot be read yet
+CREATED_OVERFLOW_KEPT = 1_000  # lists remembered as too big for by_user_created
 UPGRADE_SECONDS = 300.0  # a maintenance run's share for ``upgrade``; the next does the rest
 
 
@@ -109,6 +110,8 @@ class DynamoDBRecordStore:
         self._facts_checked = float("-inf")  # monotonic time of the last look
         self._created_index = False  # lists of what was stored since read ``by_user_created``
         self._created_checked = float("-inf")
+        # (tenant, user, created_after) whose list had more stored since than one read
+        self._created_overflow: set[tuple[str, str, int]] = set()
 
     @property
     def table_name(self) -> str:
@@ -420,10 +423,16 @@ class DynamoDBRecordStore:
         cursor: str | None = None,
     ) -> Page:
         if query.created_after is not None and self._created_indexed():
-            fetch = functools.partial(self.get_many, tenant_id)
-            since = created_page(self._table, tenant_id, user_id, query, limit, cursor, fetch)
-            if since is not None:
-                return since
+            overflow = (tenant_id, user_id, epoch_us(query.created_after))
+            if overflow not in self._created_overflow:
+                fetch = functools.partial(self.get_many, tenant_id)
+                since = created_page(self._table, tenant_id, user_id, query, limit, cursor, fetch)
+                if since is not None:
+                    return since
+                # too many stored since: the next pages of this list read by_user at once
+                if len(self._created_overflow) >= CREATED_OVERFLOW_KEPT:
+                    self._created_overflow.clear()
+                self._created_overflow.add(overflow)
         facts = self._facts_indexed()
         page = self._reading(
             lambda: list_page(
