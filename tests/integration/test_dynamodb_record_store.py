@@ -222,7 +222,7 @@ def test_a_table_made_before_the_facts_index_is_brought_in_step(
     local = DynamoDBRecordStore(store.table_name, client=store.client, create_indexes=True)
     # HINDSIGHT_CREATE_RESOURCES: adds it
     assert local.upgrade() == {"facts_indexed": 2, "indexes_added": 0}
-    older._facts_checked = float("-inf")  # a process that looked before: looks again
+    older._facts_indexed.again()  # a process that looked before: looks again
     assert "gsi3pk" in raw_item(store, memory_pk("t1", "f1"), "M")
     older.put(fact("f9", occurred_at=at(2, seconds=30)))
     older.request_counts.clear()
@@ -272,7 +272,7 @@ def test_the_created_index_answers_as_the_user_index_does(store: DynamoDBRecordS
     store.put(episode("x1", occurred_at=at(-4, seconds=1), created_at=at(2_500), scope="team"))
     store.put(episode("gone", occurred_at=at(-2), created_at=at(2_600), expires_at=at(5)))
     by_user = DynamoDBRecordStore(store.table_name, client=store.client)
-    by_user._created_checked = float("inf")  # never looks: reads by_user as before
+    by_user._created_indexed.looked = float("inf")  # never looks: reads by_user as before
     queries = [
         ListQuery(created_after=cursor, now=at(10)),
         ListQuery(created_after=cursor, now=at(10), include_expired=True, oldest_first=True),
@@ -315,7 +315,7 @@ def test_a_table_made_before_the_created_index_gets_it_from_maintenance(
     local = DynamoDBRecordStore(store.table_name, client=store.client, create_indexes=True)
     assert local.upgrade() == {"facts_indexed": 0, "indexes_added": 1}
     assert local.upgrade() == {"facts_indexed": 0, "indexes_added": 0}
-    older._created_checked = float("-inf")  # a process that looked before: looks again
+    older._created_indexed.again()  # a process that looked before: looks again
     older.request_counts.clear()
     assert _listed(older, since, 10) == new  # DynamoDB filled it from the table
     assert older.request_counts["Query"] == 1  # by_user: 2 (64 memories, 50 a read)

@@ -167,7 +167,7 @@ def test_lists_read_the_created_index_only_once_it_is_filled() -> None:
     table.indexes["by_user_created"] = "ACTIVE"
     store.list("t1", "u1", since, 10)
     assert table.queried == ["by_user"] * 2  # looked at most every INDEX_RECHECK seconds
-    store._created_checked = float("-inf")
+    store._created_indexed.again()
     store.list("t1", "u1", since, 10)
     assert table.queried[2:] == ["by_user_created"]
     table.may_describe = False  # a role without DescribeTable lists through by_user

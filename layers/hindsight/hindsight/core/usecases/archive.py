@@ -81,12 +81,16 @@ class ArchiveMemories:
         keep files (the embedded store: SQLite files and the index's HNSW graphs) and the
         upgrade of those holding an older layout (``Upgradable``)."""
         counts = self.archive_pass(renew)
+        tasks: list[Callable[[], dict[str, int]]] = []
         for adapter in (self.records, self.index):
-            for task in (Compactable, Upgradable):
-                if isinstance(adapter, task):
-                    if renew is not None:
-                        renew()
-                    counts.update(adapter.compact() if task is Compactable else adapter.upgrade())
+            if isinstance(adapter, Compactable):
+                tasks.append(adapter.compact)
+            if isinstance(adapter, Upgradable):
+                tasks.append(adapter.upgrade)
+        for task in tasks:
+            if renew is not None:
+                renew()
+            counts.update(task())
         return counts
 
     def _archive_user(self, tenant_id: str, user_id: str) -> tuple[int, int]:

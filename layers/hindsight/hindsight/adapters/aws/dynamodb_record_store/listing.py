@@ -131,8 +131,10 @@ def created_page(
     since: ``list_page`` reads them, page by page, from ``by_user``."""
     if query.created_after is None:
         raise ValueError("created_page lists what was stored after a moment")
-    if query.scopes is not None and not query.scopes:
+    window = _occurred_window(query)
+    if window is None:
         return Page(items=[])
+    low, high = window
     limit = max(1, limit)
     expr = Expression()
     key_condition = (
@@ -141,10 +143,10 @@ def created_page(
     )
     filters = list_filter(replace(query, created_after=None), expr)
     order = expr.name(_BY_USER.sort)
-    if query.since is not None:
-        filters.append(f"{order} >= {expr.value(occurred_key(epoch_us(query.since)))}")
-    if query.until is not None:
-        filters.append(f"{order} < {expr.value(occurred_key(epoch_us(query.until)))}")
+    if low is not None:
+        filters.append(f"{order} >= {expr.value(low)}")
+    if high is not None:
+        filters.append(f"{order} < {expr.value(high)}")
     if cursor is not None:
         after = occurred_key(*decode_page_cursor(cursor, query.oldest_first))
         filters.append(f"{order} {'>' if query.oldest_first else '<'} {expr.value(after)}")
@@ -206,6 +208,18 @@ def _key_condition(
     return condition
 
 
+def _occurred_window(query: ListQuery) -> tuple[str | None, str | None] | None:
+    """The ``by_user`` sort keys of ``[since, until)`` (None for an open end); None when
+    the query admits nothing (no scope, or an empty window)."""
+    if query.scopes is not None and not query.scopes:
+        return None
+    low = None if query.since is None else occurred_key(epoch_us(query.since))
+    high = None if query.until is None else occurred_key(epoch_us(query.until))
+    if low is not None and high is not None and low >= high:
+        return None
+    return low, high
+
+
 def _query_params(
     table: TableRequests,
     partition: str,
@@ -216,12 +230,10 @@ def _query_params(
 ) -> dict[str, Any] | None:
     """The ``Query`` request of a list page on ``index``, reading the ``projected``
     attribute of each item (None: the query admits nothing)."""
-    if query.scopes is not None and not query.scopes:
+    window = _occurred_window(query)
+    if window is None:
         return None
-    low = None if query.since is None else occurred_key(epoch_us(query.since))
-    high = None if query.until is None else occurred_key(epoch_us(query.until))
-    if low is not None and high is not None and low >= high:
-        return None
+    low, high = window
     expr = Expression()
     key_condition = _key_condition(expr, partition, low, high, index)
     # the facts index holds facts alone: no filter on the kind (pages read no more)

@@ -84,6 +84,27 @@ def _always() -> bool:
     return True
 
 
+class _Ready:
+    """Whether the table can serve a read through an index: ``look`` is asked at most
+    every ``INDEX_RECHECK`` seconds until it says yes (a table made before the index),
+    then never again."""
+
+    def __init__(self, look: Callable[[], bool]) -> None:
+        self._look = look
+        self.ready = False
+        self.looked = float("-inf")  # monotonic time of the last look
+
+    def __call__(self) -> bool:
+        if not self.ready and time.monotonic() - self.looked > INDEX_RECHECK:
+            self.looked = time.monotonic()
+            self.ready = self._look()
+        return self.ready
+
+    def again(self) -> None:
+        """Look at the next call (the table was just changed)."""
+        self.looked = float("-inf")
+
+
 _READ_ATTEMPTS = 3
 _VECTOR_READ = ("memory_id", "vec", "vec_model", "vec_spans", "vec_ref")
 
@@ -106,10 +127,10 @@ class DynamoDBRecordStore:
         self._table = TableRequests(table_name, client if client is not None else default_client())
         self._create_indexes = create_indexes  # ``upgrade`` may add an index the table lacks
         self._large = LargeItems(payloads, inline_bytes)
-        self._facts_index = False  # lists of facts read ``by_user_facts`` (``_facts_indexed``)
-        self._facts_checked = float("-inf")  # monotonic time of the last look
-        self._created_index = False  # lists of what was stored since read ``by_user_created``
-        self._created_checked = float("-inf")
+        # lists of facts read ``by_user_facts`` once every fact is in it (``facts_indexed``)
+        self._facts_indexed = _Ready(lambda: facts_indexed(self.client, self.table_name))
+        # lists of what was stored since read ``by_user_created`` once it is active
+        self._created_indexed = _Ready(self._created_index_active)
         # (tenant, user, created_after) whose list had more stored since than one read
         self._created_overflow: set[tuple[str, str, int]] = set()
 
@@ -448,27 +469,13 @@ class DynamoDBRecordStore:
         facts = self._facts_indexed()
         return list_ids(self._table, tenant_id, user_id, query, limit, facts)  # reads no S3
 
-    def _facts_indexed(self) -> bool:
-        """Whether every fact item is in ``by_user_facts`` (looked up again at most every
-        ``INDEX_RECHECK`` seconds until it is: a table made before the index, until
-        ``index_facts`` has run)."""
-        if not self._facts_index and time.monotonic() - self._facts_checked > INDEX_RECHECK:
-            self._facts_checked = time.monotonic()
-            self._facts_index = facts_indexed(self.client, self.table_name)
-        return self._facts_index
-
-    def _created_indexed(self) -> bool:
-        """Whether ``by_user_created`` can be read (looked up again at most every
-        ``INDEX_RECHECK`` seconds until it can: a table made before it)."""
-        if not self._created_index and time.monotonic() - self._created_checked > INDEX_RECHECK:
-            self._created_checked = time.monotonic()
-            try:
-                status = index_status(self.client, self.table_name, BY_USER_CREATED_INDEX)
-            except ClientError as exc:  # no DescribeTable permission: list as before
-                logger.warning("cannot tell whether %s is there (%s)", BY_USER_CREATED_INDEX, exc)
-                status = None
-            self._created_index = status == "ACTIVE"
-        return self._created_index
+    def _created_index_active(self) -> bool:
+        try:
+            status = index_status(self.client, self.table_name, BY_USER_CREATED_INDEX)
+        except ClientError as exc:  # no DescribeTable permission: list as before
+            logger.warning("cannot tell whether %s is there (%s)", BY_USER_CREATED_INDEX, exc)
+            return False
+        return status == "ACTIVE"
 
     def upgrade(self) -> dict[str, int]:
         """The maintenance run's share of bringing a table made before ``by_user_facts``
@@ -480,7 +487,7 @@ class DynamoDBRecordStore:
         added = not self._created_indexed() and add_created_index(
             self.client, self.table_name, self._create_indexes
         )
-        self._created_checked = float("-inf")
+        self._created_indexed.again()
         return {"facts_indexed": indexed, "indexes_added": int(added)}
 
     def index_facts(
@@ -493,7 +500,7 @@ class DynamoDBRecordStore:
         if self._facts_indexed():
             return 0
         updated = add_facts_index(self.client, self.table_name, create_index, time_left)
-        self._facts_checked = float("-inf")
+        self._facts_indexed.again()
         return updated
 
     def get_cursor(self, tenant_id: str, user_id: str, name: str) -> datetime | None:
