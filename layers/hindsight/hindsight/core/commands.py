@@ -67,11 +67,29 @@ def body_too_large(size: int, limit: int) -> str:
 _ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}")
 _LABEL_PATTERN = re.compile(r"[\w.\-:/ ]{1,64}")
 # What the OpenAPI document and the MCP tools' schemas say of these fields (JSON Schema
-# patterns, ECMA-262): what a client can check before sending. A label may also carry
-# spaces around it (they are stripped); the document asks it to start with a non-space.
+# patterns, ECMA-262): what a client can check before sending. They hold no \w, \s or \d,
+# whose meaning differs between ECMA-262 (\w: ASCII only; \s: with U+FEFF, without
+# U+001C-U+001F and U+0085) and Python (Unicode), only explicit ranges, which every dialect
+# reads alike. WHITESPACE is what str.strip() and str.isspace() take for whitespace.
+WHITESPACE = (
+    "\\u0009-\\u000d\\u001c-\\u0020\\u0085\\u00a0\\u1680\\u2000-\\u200a"
+    "\\u2028\\u2029\\u202f\\u205f\\u3000"
+)
+# ASCII a label never holds (all but letters, digits, _ . - : / and whitespace) and the C1
+# controls. The label pattern is what a client can check; the server also refuses other
+# characters that are not letters or digits of some language ("，", emoji), which no
+# dialect-neutral pattern can name. Whitespace around a label is stripped; the 64
+# characters count from its first to its last other character.
+_NOT_IN_LABELS = (
+    "\\u0000-\\u0008\\u000e-\\u001b\\u0021-\\u002c\\u003b-\\u0040\\u005b-\\u005e"
+    "\\u0060\\u007b-\\u0084\\u0086-\\u009f"
+)
 ID_SCHEMA_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_.:@\\-]{0,127}$"
-LABEL_SCHEMA_PATTERN = "^[\\w.\\-:/][\\w.\\-:/ ]{0,63}$"
-TEXT_SCHEMA_PATTERN = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
+_LABEL_END = f"[^{_NOT_IN_LABELS}{WHITESPACE}]"  # the first and last character of a label
+LABEL_SCHEMA_PATTERN = (
+    f"^[{WHITESPACE}]*{_LABEL_END}(?:[^{_NOT_IN_LABELS}]{{0,62}}{_LABEL_END})?[{WHITESPACE}]*$"
+)
+TEXT_SCHEMA_PATTERN = f"^[^\\u0000]*[^{WHITESPACE}\\u0000][^\\u0000]*$"
 
 
 class _Documented:
