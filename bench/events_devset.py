@@ -61,6 +61,7 @@ class Event:
     session: str
     occurred_at: datetime
     text: str
+    speaker: str | None = None  # the chat set's "user" / "assistant"; events have none
 
 
 @dataclass(frozen=True)
@@ -89,16 +90,25 @@ class EventsSet:
         return next(u.language for u in self.users if u.user_id == user_id)
 
 
-def load(data_dir: Path = DATA_DIR, users_a_language: int | None = None) -> EventsSet:
-    """Both languages' files (the first ``users_a_language`` users of each, if given)."""
+def load(
+    data_dir: Path = DATA_DIR, users_a_language: int | None = None, name: str = "events"
+) -> EventsSet:
+    """Both languages' files, ``{name}_{zh,en}.json`` (the first ``users_a_language`` users
+    of each, if given). The chat set (``chat_devset.py``) has the same form, with speakers."""
     users: list[User] = []
     questions: list[Question] = []
     for language in LANGUAGES:
-        raw = json.loads((data_dir / f"events_{language}.json").read_text(encoding="utf-8"))
+        raw = json.loads((data_dir / f"{name}_{language}.json").read_text(encoding="utf-8"))
         kept = raw["users"][:users_a_language]
         for user in kept:
             events = [
-                Event(m["id"], m["session"], datetime.fromisoformat(m["occurred_at"]), m["text"])
+                Event(
+                    m["id"],
+                    m["session"],
+                    datetime.fromisoformat(m["occurred_at"]),
+                    m["text"],
+                    m.get("speaker"),
+                )
                 for m in user["memories"]
             ]
             users.append(User(user["user_id"], language, events))
@@ -126,7 +136,9 @@ def store(service: MemoryService, dataset: EventsSet) -> dict[str, list[str]]:
     owner: dict[str, list[str]] = {}
     for user in dataset.users:
         items = [
-            BatchItem(content=e.text, occurred_at=e.occurred_at, session_id=e.session)
+            BatchItem(
+                content=e.text, occurred_at=e.occurred_at, session_id=e.session, speaker=e.speaker
+            )
             for e in user.memories
         ]
         outcomes = store_in_batches(service, PRINCIPAL, user.user_id, items)

@@ -15,7 +15,8 @@ questions name the people they ask about and their turns have named speakers (MS
 ten names for every user, so its next user has people of the same names); the
 long-memory and events questions name nobody ("What's my airline loyalty membership
 ID?") and their memories have no speakers, so the gate cannot help there: the figures say
-so rather than leave them out. ``names_zh`` (``names_zh.py``): Chinese conversations
+so rather than leave them out. The chat set's speakers are "user" and "assistant", whom
+the gate never reads as names. ``names_zh`` (``names_zh.py``): Chinese conversations
 between named people, each fact asked about its speaker by name (the Chinese names' check).
 
     .venv/bin/python bench/negatives.py                 # every set (~5 min, caches warm)
@@ -33,11 +34,13 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import chat_devset
 import events_devset
 import locomo
 import longmem
@@ -114,8 +117,8 @@ def _conversations(conversations: list[Conversation], language: str = "en") -> S
     return store
 
 
-def _events(service: MemoryService) -> Stored:
-    dataset = events_devset.load()
+def _events(service: MemoryService, load: Callable[[], Any] = events_devset.load) -> Stored:
+    dataset = load()
     owner = events_devset.store(service, dataset)
     users = {lang: [u.user_id for u in dataset.users if u.language == lang] for lang in LANGUAGES}
     asks = []
@@ -149,6 +152,7 @@ SETS: dict[str, Callable[[], Storing]] = {
     "msc": lambda: _conversations(msc_devset.build_users()),
     "longmem": lambda: _longmem,
     "events": lambda: _events,
+    "chat": lambda: partial(_events, load=chat_devset.load),
     "names_zh": lambda: _conversations(names_zh.build(), "zh"),
 }
 EMBEDDING_CACHES = CACHES | {"names_zh": CACHE_DIR / "names-zh-embeddings.sqlite"}

@@ -241,6 +241,31 @@ def test_session_context_all_or_off(service, principal, mode, expected):
     assert [memories[c].context for c in ("Lisbon.", "For a week.", "Nice!")] == expected
 
 
+@pytest.mark.parametrize(("limit", "searched_with_it"), [(128, False), (0, True), (400, True)])
+def test_a_reply_to_a_long_answer_is_searched_by_itself(
+    service, principal, limit, searched_with_it
+):
+    # an assistant's long answer (or a pasted document) is not a remark the reply depends
+    # on: as context it would outweigh the reply, so past context_tokens the reply is alone
+    from hindsight.core.commands import BatchItem
+
+    answer = "Here are some ideas for a budget wedding. " + "Think about the venue first. " * 40
+    chosen = rewire(service, policy=dataclasses.replace(service.policy, context_tokens=limit))
+    items = [
+        BatchItem(content="Any tips for the wedding?", session_id="s1", speaker="user"),
+        BatchItem(content=answer, session_id="s1", speaker="assistant"),
+        BatchItem(content="My sister Hannah is a bridesmaid.", session_id="s1", speaker="user"),
+    ]
+    chosen.store_batch(principal, StoreBatchCommand(user_id="u1", items=items))
+    memories = {m.content: m for m, _ in service.ports.records.iter_all() if m.kind == "episodic"}
+    assert service.ports.embedder.count_tokens(answer) > 128
+    # the short question is still the answer's context
+    assert memories[answer].context == "Any tips for the wedding?"
+    reply = memories["My sister Hannah is a bridesmaid."]
+    assert (reply.context == answer[:600]) is searched_with_it
+    assert (reply.context is None) is not searched_with_it
+
+
 class ListCountingRecords:
     """The record store, counting ``list`` calls (how the turn before is read)."""
 

@@ -140,6 +140,8 @@ class Settings(BaseSettings):
     turn_weight: float = Field(default=_POLICY.turn_weight, ge=0, le=1)
     # which session turns are searched with the turn before: replies (speaker differs), all, off
     session_context: Literal["replies", "all", "off"] = "replies"
+    # ... when the turn before is at most this many tokens (0: any length)
+    context_tokens: int = Field(default=_POLICY.context_tokens, ge=0, le=8_192)
     retrieve_budget_seconds: float = Field(default=_POLICY.retrieve_budget_seconds, gt=0)
     auto_approve_high_confidence: bool = _POLICY.auto_approve_high_confidence
     # hits per search before fusion
