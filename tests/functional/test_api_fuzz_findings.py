@@ -21,6 +21,11 @@
    takes U+FEFF for whitespace, so a text of it alone was documented as blank and
    accepted (bench/fuzz_api.py). The patterns now use explicit ranges only: every label
    the server takes is documented, and a text is accepted exactly when documented.
+8. Times at the calendar's edges that the API accepts raised later: a listing with
+   ``stored_since`` 0001-01-01T00:00:00Z (a 500: one microsecond before it is year 0),
+   and a time expression resolved past year 9999 or before year 1 ("tomorrow" asked as
+   of 9999-12-31, "yesterday" in a memory that happened on 0001-01-01): a 500 on
+   retrieve and on store (bench/fuzz_api.py). Such an expression now names no time.
 """
 
 from __future__ import annotations
@@ -236,3 +241,40 @@ def test_a_time_out_of_range_in_utc_is_a_422_not_a_500(service: MemoryService, v
     retrieve = call("POST", "/v1/retrieve", body={"user_id": "u1", "query": "tea", "as_of": value})
     assert retrieve.status == 422, retrieve.body
     assert "as_of" in retrieve.body["message"]
+
+
+def test_a_listing_stored_since_the_first_instant_lists_everything(service: MemoryService) -> None:
+    assert call("POST", "/v1/memories", body={"user_id": "u1", "content": "tea"}).status == 201
+    listing = call(
+        "GET",
+        "/v1/users/{user_id}/memories",
+        path_params={"user_id": "u1"},
+        query={"stored_since": "0001-01-01T00:00:00Z"},
+    )
+    assert listing.status == 200, listing.body
+    assert [m["content"] for m in listing.body["results"]] == ["tea"]
+
+
+@pytest.mark.parametrize(
+    ("as_of", "query"),
+    [
+        ("9999-12-31T23:59:59Z", "what do I do tomorrow?"),
+        ("9999-12-31T23:59:59Z", "明年有什么计划"),
+        ("9999-06-30T00:00:00Z", "next year"),
+        ("0001-01-01T00:00:00Z", "what did I do yesterday?"),
+        ("0001-06-01T00:00:00Z", "去年五月"),
+        ("2999-01-01T00:00:00Z", "what happened on February 30th?"),
+    ],
+)
+def test_a_time_past_the_calendar_names_no_time(
+    service: MemoryService, as_of: str, query: str
+) -> None:
+    past = as_of < "2000"  # a store may not happen more than a day ahead
+    body = {"user_id": "u1", "content": f"tea; {query}"} | ({"occurred_at": as_of} if past else {})
+    stored = call("POST", "/v1/memories", body=body)
+    assert stored.status == 201, stored.body
+    if past:
+        assert stored.body["event_time"] == []
+    retrieve = call("POST", "/v1/retrieve", body={"user_id": "u1", "query": query, "as_of": as_of})
+    assert retrieve.status == 200, retrieve.body
+    assert [r["content"] for r in retrieve.body["results"]] == [f"tea; {query}"]

@@ -418,3 +418,21 @@ def test_named_year_expressions(text: str, expected: tuple[str, str]) -> None:
 )
 def test_words_that_are_not_seasons_or_months(text: str, expected: tuple[str, str] | None) -> None:
     assert query(text, FIRST_OF_MARCH) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "reference"),
+    [
+        ("tomorrow", datetime(9999, 12, 31, 23, 59, tzinfo=UTC)),
+        ("next year", datetime(9999, 6, 30, tzinfo=UTC)),
+        ("明年", datetime(9999, 6, 30, tzinfo=UTC)),
+        ("this week", datetime(9999, 12, 31, tzinfo=UTC)),
+        ("yesterday", datetime(1, 1, 1, tzinfo=UTC)),
+        ("last summer", datetime(1, 6, 1, tzinfo=UTC)),
+        ("去年五月", datetime(1, 6, 1, tzinfo=UTC)),
+    ],
+)
+def test_a_time_past_the_calendar_is_no_time(text: str, reference: datetime) -> None:
+    # years 1-9999 are all a datetime holds: "tomorrow" on 9999-12-31 raised (a 500)
+    assert resolve_time_expressions(text, reference) == []
+    assert parse_query_time(text, reference) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 
@@ -31,7 +32,7 @@ def _scan(text: str, ref: date, patterns: list[Pattern]) -> list[_Found]:
         for match in pattern.regex.finditer(text):
             if match.end() == match.start():
                 continue
-            span = pattern.resolve(match, ref)
+            span = _resolved(pattern, match, ref)
             if span is None:
                 continue
             candidates.append(_Found(match.start(), match.end(), span, match.group(0).strip()))
@@ -43,6 +44,15 @@ def _scan(text: str, ref: date, patterns: list[Pattern]) -> list[_Found]:
             continue
         kept.append(found)
     return kept
+
+
+def _resolved(pattern: Pattern, match: re.Match[str], ref: date) -> Span | None:
+    """The span an expression names, or None when it falls outside the calendar (years
+    1-9999: "tomorrow" on 9999-12-31, "last year" in year 1) or names no real day."""
+    try:
+        return pattern.resolve(match, ref)
+    except (OverflowError, ValueError):
+        return None
 
 
 def _to_range(found: _Found) -> TimeRange:

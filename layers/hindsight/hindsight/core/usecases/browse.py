@@ -163,7 +163,11 @@ class BrowseMemories:
 
 
 def _just_before(moment: datetime | None) -> datetime | None:
-    """``created_after`` is exclusive; ``stored_since`` includes its instant."""
+    """``created_after`` is exclusive; ``stored_since`` includes its instant. Since the
+    first instant of year 1 is since always: no bound."""
     if moment is None:
         return None
-    return moment - timedelta(microseconds=1)
+    try:
+        return moment - timedelta(microseconds=1)
+    except OverflowError:
+        return None
