@@ -244,7 +244,8 @@ class StoreMemories:
                 return False
             if memory.speaker.strip().casefold() == speaker_before.strip().casefold():
                 return False
-        # the first 16 characters a token are enough to tell (no tokenizer packs more)
+        # counting the first 16 characters a token bounds the cost of a long turn before;
+        # a sentence's tokens are far shorter than that, so the count still tells
         limit = self.context_tokens
         return not limit or self.embedder.count_tokens(text[: limit * 16]) <= limit
 
