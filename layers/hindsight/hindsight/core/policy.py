@@ -156,8 +156,8 @@ class Policy:
     # session 19). A longer one (an assistant's long answer, a pasted document) would
     # outweigh the turn and pull its vector to another subject: on the chat dev set of
     # user / assistant sessions recall@10 / hit@5 zh 0.800 / 0.800 -> 0.950 / 0.850, en
-    # 0.825 / 0.750 -> 0.875 / 0.800; no LoCoMo, long-memory or events turn before is that
-    # long (identical), MSC 0.560 -> 0.565 R@10 (bench/devsets.py, context_tokens=0 row)
+    # 0.825 / 0.750 -> 0.875 / 0.800; no LoCoMo, long-memory or events reply follows one
+    # that long (identical), MSC 0.560 -> 0.565 R@10 (bench/devsets.py, context_tokens=0 row)
     context_tokens: int = 128
     retrieve_budget_seconds: float = 5.0
     auto_approve_high_confidence: bool = False
