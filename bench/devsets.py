@@ -157,7 +157,7 @@ def hindsight_store(
             if name == "turn_weight":
                 store.chunk_sizes = replace(store.chunk_sizes, turn_weight=value)
             else:
-                setattr(store, name, (value or None) if name == "context_tokens" else value)
+                setattr(store, name, value)
         try:
             yield service
         finally:

@@ -85,7 +85,7 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
             secrets=SecretScreen(secrets_mode(policy.secrets)),
             keys=ports.keys,
             session_context=policy.session_context,
-            context_tokens=policy.context_tokens or None,
+            context_tokens=policy.context_tokens,
         ),
         retrieve=retrieve,
         reflect=ReflectOnMemories(

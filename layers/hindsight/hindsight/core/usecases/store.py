@@ -51,7 +51,7 @@ class StoreMemories:
         secrets: SecretScreen = DEFAULT_SECRET_SCREEN,
         keys: KeyExpander | None = None,
         session_context: str = "replies",
-        context_tokens: int | None = 128,
+        context_tokens: int = 128,  # 0: a turn before of any length
     ) -> None:
         self.records = records
         self.writer = writer
