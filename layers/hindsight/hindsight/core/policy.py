@@ -221,6 +221,13 @@ class Policy:
     # 1.15 was best on LoCoMo (1.1: 0.797, 1.15: 0.803, 1.25: 0.798 recall@10): higher
     # values hurt questions that name the wrong person on purpose
     speaker_boost: float = 1.15
+    # an assistant's turn (speaker "assistant", "AI", "HelperBot", "助手") weighs this much
+    # unless the query addresses the assistant ("you", "your", "你", "您"): its long answers
+    # repeat the user's words and outrank the user's own short statement (core/speakers.py).
+    # 1: off. Chat set recall@10 / hit@5, 1 -> 0.8: zh 0.950/0.850 -> 1.000/0.950, en
+    # 0.875/0.800 -> 0.950/0.925 (dense 0.875/0.775, 0.900/0.825); 0.6-0.8 alike, 0.9
+    # half the gain (bench/decisions/assistant_weight.py); no other set has such turns
+    assistant_weight: float = 0.8
     # what the keyword evidence does with the query's words that name a speaker of its best
     # keyword hits (core/speakers.py): "keep" them, "drop" them (the keyword search asked
     # again without them; the speaker boost carries the name), keep them but "pool" only

@@ -11,6 +11,8 @@ Score of a candidate =
   x kind_boost         policy.semantic_boost for semantic facts, 1 for episodes
   x confidence_weight  by the fact's confidence (high 1.0, medium 0.85, low 0.6)
   x speaker_boost      policy.speaker_boost when the query names the episode's speaker
+  x assistant_weight   policy.assistant_weight for an assistant's turn when the query does
+                       not address the assistant (core/speakers.py)
   x time_boost         policy.time_cue_boost when the query names a time the memory matches
 
 Semantic facts whose relevance is at least ``policy.semantic_first_min_relevance`` are
@@ -77,7 +79,7 @@ from hindsight.core.policy import (
     Policy,
     sigmoid,
 )
-from hindsight.core.speakers import names_speaker, scaled_keywords
+from hindsight.core.speakers import assistant_weight, names_speaker, scaled_keywords
 
 SECONDS_PER_DAY = 86_400.0
 SCORE_DIGITS = 6  # scores are shown rounded to this; min_score compares the shown score
@@ -336,6 +338,8 @@ def _read_order(
     time_least = min(1.0, policy.time_cue_boost) if scoring.query_time is not None else 1.0
     episode_bound = max(1.0, policy.decay_floor) * time_bound * max(1.0, policy.speaker_boost)
     episode_least = policy.decay_floor * time_least * min(1.0, policy.speaker_boost)
+    episode_least *= min(1.0, policy.assistant_weight)
+    episode_bound *= max(1.0, policy.assistant_weight)
     episode_least *= min(1.0, policy.unused_weight)
     weights = [1.0, *policy.confidence_weights.values()]
     fact_bound = policy.semantic_boost * max(weights) * time_bound
@@ -419,6 +423,10 @@ def _score(
         if policy.speaker_boost != 1.0 and names_speaker(memory, scoring.query_terms):
             parts.speaker_boost = policy.speaker_boost
             factor *= policy.speaker_boost
+        role = assistant_weight(memory, scoring.command.query, policy.assistant_weight)
+        if role != 1.0:
+            parts.assistant_weight = role
+            factor *= role
     else:
         parts.kind_boost = policy.semantic_boost
         parts.confidence_weight = policy.confidence_weights.get(memory.confidence.value, 1.0)
@@ -466,6 +474,7 @@ class Parts:
     confidence_weight: float | None = None
     time_boost: float | None = None
     speaker_boost: float | None = None
+    assistant_weight: float | None = None  # set when an assistant's turn weighs less
     use_weight: float | None = None  # set when an unused episode weighs less
     score: float = 0.0  # what the results are ordered by: probability or fused
     # the calibration's inputs beyond the above, and its output
@@ -530,6 +539,8 @@ class Parts:
             why["use_weight"] = self.use_weight
         if self.speaker_boost is not None:
             why["speaker_boost"] = self.speaker_boost
+        if self.assistant_weight is not None:
+            why["assistant_weight"] = self.assistant_weight
         if self.time_boost is not None:
             why["time_boost"] = self.time_boost
         why["fused_score"] = round(self.fused, 6)

@@ -25,10 +25,19 @@ and MSC, the set they were meant for, loses too (drop -0.004 / -0.036, pool -0.0
 -0.016, cover -0.012 / +0.004); long-memory is unchanged. Without the name, the keyword
 evidence of an MSC question is the rest of its template ("like", "earn a living"), which
 many turns hold: the name was not what the named speaker's other turns were lifted by.
+
+An assistant's turns (``is_assistant``: a speaker "assistant", "AI", "HelperBot",
+"智能助手") answer the user in the user's own words, at length, and hold no fact about the
+user's life: for a question about the user they outrank, by their words and their sense,
+the short turn where the user said it. ``Policy.assistant_weight`` weighs them less unless
+the query speaks to or of the assistant (``addresses_assistant``: "you", "your", "你",
+"您", "assistant", "助手"): "How often did you say I should take a gel?" asks for the
+assistant's words.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
@@ -39,6 +48,16 @@ SPEAKER_NAME_KEYWORDS = ("keep", "drop", "pool", "cover")
 # the best keyword hits whose speakers are read to find the names a query holds: a name
 # that lifts its speaker's turns puts them at the top of the keyword search
 SPEAKER_PROBE = 10
+# a speaker named with one of these words is the assistant (the Chinese ones also count
+# inside a longer name, as does a name ending in "Bot")
+ASSISTANT_WORDS = frozenset({"assistant", "agent", "ai", "bot", "chatbot", "system"})
+ASSISTANT_WORDS_ZH = ("助手", "机器人", "智能体")
+_NAME_TOKENS = re.compile(r"[^a-z0-9\u3400-\u9fff]+")
+_BOT_NAME = re.compile(r"[a-z0-9]Bot$")  # "HelperBot"; not "Talbot" or "Abbot"
+# a query holding one of these speaks to (or of) the assistant: it asks for its words
+_ADDRESSES = re.compile(
+    r"\b(?:you|your|yours|yourself|yourselves|assistant|chatbot)\b|你|您|助手", re.IGNORECASE
+)
 
 
 def check_mode(mode: str) -> str:
@@ -53,6 +72,35 @@ def check_mode(mode: str) -> str:
 def speaker_terms(speaker: str) -> frozenset[str]:
     """The search terms of a speaker's name."""
     return frozenset(tokenize(speaker))
+
+
+@lru_cache(maxsize=1_024)
+def is_assistant(speaker: str | None) -> bool:
+    """Whether the speaker is the assistant ("assistant", "HelperBot", "智能助手")."""
+    if not speaker:
+        return False
+    lowered = speaker.strip().lower()
+    if not ASSISTANT_WORDS.isdisjoint(_NAME_TOKENS.split(lowered)):
+        return True
+    return _BOT_NAME.search(speaker.strip()) is not None or any(
+        word in lowered for word in ASSISTANT_WORDS_ZH
+    )
+
+
+@lru_cache(maxsize=1_024)
+def addresses_assistant(query: str) -> bool:
+    """Whether the query speaks to or of the assistant ("what did you suggest")."""
+    return _ADDRESSES.search(query) is not None
+
+
+def assistant_weight(memory: Memory, query: str, weight: float) -> float:
+    """``weight`` for an assistant's turn when the query does not address the assistant;
+    1 otherwise."""
+    if weight == 1.0 or not isinstance(memory, EpisodicMemory):
+        return 1.0
+    if not is_assistant(memory.speaker) or addresses_assistant(query):
+        return 1.0
+    return weight
 
 
 def names_speaker(memory: Memory, query_terms: frozenset[str]) -> bool:

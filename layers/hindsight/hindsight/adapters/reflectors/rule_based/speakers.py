@@ -10,19 +10,15 @@ from hindsight.adapters.reflectors.rule_based.clauses import is_zh
 from hindsight.adapters.reflectors.rule_based.lexicon import words
 from hindsight.adapters.reflectors.rule_based.topics import slug_words
 from hindsight.core.models import EpisodicMemory
+from hindsight.core.speakers import is_assistant
 
 _SPEAKER_PREFIX = re.compile(r"^\s*(?P<name>[^:：\n]{1,40}?)\s*[:：]\s*(?P<text>\S.*)$")
 
 
 def is_agent(speaker: str | None) -> bool:
-    """Whether the speaker is the agent ("assistant", "HelperBot", "智能助手")."""
-    if not speaker:
-        return False
-    lowered = speaker.strip().lower()
-    tokens = set(re.split(r"[^a-z0-9\u3400-\u9fff]+", lowered))
-    if not tokens.isdisjoint(words("agent_words")) or lowered.endswith("bot"):
-        return True
-    return any(word in lowered for word in words("agent_words", "zh"))
+    """Whether the speaker is the agent ("assistant", "HelperBot", "智能助手"): the one
+    definition ranking uses too (``core/speakers.py``)."""
+    return is_assistant(speaker)
 
 
 def _is_speaker_label(name: str) -> bool:
@@ -34,7 +30,7 @@ def _is_speaker_label(name: str) -> bool:
     if not parts or len(parts) > 3 or not re.fullmatch(r"[A-Za-z][\w .'-]*", name):
         return False
     lowered = name.lower()
-    if lowered in words("agent_words") or lowered in words("user_words") or is_agent(name):
+    if lowered in words("user_words") or is_agent(name):
         return True
     return all(w[:1].isupper() for w in parts) and parts[0] not in {"I", "I'm", "My"}
 
