@@ -86,6 +86,15 @@ def test_a_query_for_the_assistants_words_keeps_them_whole(service, principal):
     assert all("assistant_weight" not in why for _, why in ranked)
 
 
+def test_an_agents_own_note_outside_a_conversation_keeps_its_weight(service, principal):
+    service.store(
+        principal, StoreMemoryCommand(user_id="u1", content=ASSISTANT, speaker="agent")
+    )
+    ranked = _ranked(service, principal, QUERY)
+    assert ranked[0][0] == "agent"
+    assert "assistant_weight" not in ranked[0][1]
+
+
 def test_the_weight_is_configurable_and_checked():
     assert Settings.from_env({"HINDSIGHT_ASSISTANT_WEIGHT": "1"}).assistant_weight == 1.0
     with pytest.raises(ConfigurationError, match=r"HINDSIGHT_ASSISTANT_WEIGHT.*> 0"):

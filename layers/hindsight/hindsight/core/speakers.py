@@ -26,13 +26,14 @@ and MSC, the set they were meant for, loses too (drop -0.004 / -0.036, pool -0.0
 evidence of an MSC question is the rest of its template ("like", "earn a living"), which
 many turns hold: the name was not what the named speaker's other turns were lifted by.
 
-An assistant's turns (``is_assistant``: a speaker "assistant", "AI", "HelperBot",
-"智能助手") answer the user in the user's own words, at length, and hold no fact about the
-user's life: for a question about the user they outrank, by their words and their sense,
-the short turn where the user said it. ``Policy.assistant_weight`` weighs them less unless
-the query speaks to or of the assistant (``addresses_assistant``: "you", "your", "你",
-"您", "assistant", "助手"): "How often did you say I should take a gel?" asks for the
-assistant's words.
+An assistant's turns in a conversation (``is_assistant``: a speaker "assistant", "AI",
+"HelperBot", "智能助手"; an episode with a session) answer the user in the user's own
+words, at length, and hold no fact about the user's life: for a question about the user
+they outrank, by their words and their sense, the short turn where the user said it.
+``Policy.assistant_weight`` weighs them less unless the query speaks to or of the
+assistant (``addresses_assistant``: "you", "your", "你", "您", "assistant", "助手"): "How
+often did you say I should take a gel?" asks for the assistant's words. An agent's own
+note (no session) keeps its whole weight.
 """
 
 from __future__ import annotations
@@ -94,9 +95,10 @@ def addresses_assistant(query: str) -> bool:
 
 
 def assistant_weight(memory: Memory, query: str, weight: float) -> float:
-    """``weight`` for an assistant's turn when the query does not address the assistant;
-    1 otherwise."""
-    if weight == 1.0 or not isinstance(memory, EpisodicMemory):
+    """``weight`` for an assistant's turn of a conversation (an episode with a session)
+    when the query does not address the assistant; 1 otherwise. An agent's note of its
+    own (no session: "Booked the table at Luigi's for Friday") is no echo and keeps 1."""
+    if weight == 1.0 or not isinstance(memory, EpisodicMemory) or not memory.session_id:
         return 1.0
     if not is_assistant(memory.speaker) or addresses_assistant(query):
         return 1.0
