@@ -87,9 +87,7 @@ def test_a_query_for_the_assistants_words_keeps_them_whole(service, principal):
 
 
 def test_an_agents_own_note_outside_a_conversation_keeps_its_weight(service, principal):
-    service.store(
-        principal, StoreMemoryCommand(user_id="u1", content=ASSISTANT, speaker="agent")
-    )
+    service.store(principal, StoreMemoryCommand(user_id="u1", content=ASSISTANT, speaker="agent"))
     ranked = _ranked(service, principal, QUERY)
     assert ranked[0][0] == "agent"
     assert "assistant_weight" not in ranked[0][1]
