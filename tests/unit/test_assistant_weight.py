@@ -10,7 +10,7 @@ import pytest
 from hindsight.bootstrap import rewire
 from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
 from hindsight.core.errors import ConfigurationError
-from hindsight.core.speakers import addresses_assistant, is_assistant
+from hindsight.core.speakers import asks_assistant_words, is_assistant
 from hindsight.settings import Settings
 
 # the assistant's answer echoes the user's words and matches the query a little better
@@ -35,21 +35,37 @@ def test_people_and_the_user_are_not_the_assistant(speaker):
     "query",
     [
         "How often did you say I should take a gel?",
+        "How much did you tell me to hold back?",
         "What was your main present idea?",
         "what did the assistant recommend",
+        "Can you remind me which book you recommended?",
         "你建议我每天吃多少克？",
         "您推荐的书是哪本",
+        "你之前说的那家店在哪",
+        "你给我排的作息是几点起床？",
     ],
 )
-def test_a_query_that_speaks_to_the_assistant_addresses_it(query):
-    assert addresses_assistant(query)
+def test_a_query_for_the_assistants_words_asks_for_them(query):
+    assert asks_assistant_words(query)
 
 
 @pytest.mark.parametrize(
-    "query", ["What injuries have I had?", "youth hostel in Lisbon", "我的饮食偏好", "Yourk trip"]
+    "query",
+    [
+        "What injuries have I had?",
+        "Can you remind me where I went last March?",
+        "Could you tell me what I said about the dog?",
+        "Do you remember my sister's name?",
+        "What has the dress cost once you add the alterations?",
+        "youth hostel in Lisbon",
+        "我的饮食偏好",
+        "你还记得我去了哪儿吗？",
+        "你能告诉我我妹妹叫什么吗",
+        "我跟你提过我爱人在哪儿上班吗？",
+    ],
 )
-def test_a_query_about_the_user_does_not(query):
-    assert not addresses_assistant(query)
+def test_a_query_that_only_talks_to_the_assistant_does_not(query):
+    assert not asks_assistant_words(query)
 
 
 def _store_both(service, principal):

@@ -177,7 +177,7 @@ class Settings(BaseSettings):
     session_pooling: float = Field(default=_POLICY.session_pooling, ge=0, le=1)
     # episodes whose speaker the query names
     speaker_boost: float = Field(default=_POLICY.speaker_boost, ge=0)
-    # an assistant's turn when the query does not address the assistant (core/speakers.py)
+    # an assistant's turn when the query does not ask for its words (core/speakers.py)
     assistant_weight: float = Field(default=_POLICY.assistant_weight, gt=0, le=1)
     # the query's words naming a speaker as keywords: keep, drop, or pool (core/speakers.py)
     speaker_name_keywords: Literal["keep", "drop", "pool"] = "keep"  # Policy's

@@ -222,7 +222,7 @@ class Policy:
     # values hurt questions that name the wrong person on purpose
     speaker_boost: float = 1.15
     # an assistant's turn in a session (speaker "assistant", "AI", "HelperBot", "助手")
-    # weighs this much unless the query addresses the assistant ("you", "你"): its answers
+    # weighs this much unless the query asks for its words ("did you say"): its answers
     # repeat the user's words and outrank the user's own short statement (core/speakers.py).
     # 1: off. Chat set recall@10 / hit@5, 1 -> 0.8: zh 0.950/0.850 -> 1.000/0.950, en
     # 0.875/0.800 -> 0.950/0.925 (dense 0.875/0.775, 0.900/0.825); 0.6-0.8 alike, 0.9

@@ -11,8 +11,8 @@ Score of a candidate =
   x kind_boost         policy.semantic_boost for semantic facts, 1 for episodes
   x confidence_weight  by the fact's confidence (high 1.0, medium 0.85, low 0.6)
   x speaker_boost      policy.speaker_boost when the query names the episode's speaker
-  x assistant_weight   policy.assistant_weight for an assistant's turn when the query does
-                       not address the assistant (core/speakers.py)
+  x assistant_weight   policy.assistant_weight for an assistant's turn in a session when
+                       the query does not ask for the assistant's words (core/speakers.py)
   x time_boost         policy.time_cue_boost when the query names a time the memory matches
 
 Semantic facts whose relevance is at least ``policy.semantic_first_min_relevance`` are

@@ -30,10 +30,10 @@ An assistant's turns in a conversation (``is_assistant``: a speaker "assistant",
 "HelperBot", "智能助手"; an episode with a session) answer the user in the user's own
 words, at length, and hold no fact about the user's life: for a question about the user
 they outrank, by their words and their sense, the short turn where the user said it.
-``Policy.assistant_weight`` weighs them less unless the query speaks to or of the
-assistant (``addresses_assistant``: "you", "your", "你", "您", "assistant", "助手"): "How
-often did you say I should take a gel?" asks for the assistant's words. An agent's own
-note (no session) keeps its whole weight.
+``Policy.assistant_weight`` weighs them less unless the query asks for the assistant's
+words (``asks_assistant_words``): "How often did you say I should take a gel?", "your
+idea", "你建议…", "the assistant"; "Can you remind me where I went?" or "你还记得我去了
+哪儿吗？" only talk to it. An agent's own note (no session) keeps its whole weight.
 """
 
 from __future__ import annotations
@@ -55,9 +55,25 @@ ASSISTANT_WORDS = frozenset({"assistant", "agent", "ai", "bot", "chatbot", "syst
 ASSISTANT_WORDS_ZH = ("助手", "机器人", "智能体")
 _NAME_TOKENS = re.compile(r"[^a-z0-9\u3400-\u9fff]+")
 _BOT_NAME = re.compile(r"[a-z0-9]Bot$")  # "HelperBot"; not "Talbot" or "Abbot"
-# a query holding one of these speaks to (or of) the assistant: it asks for its words
-_ADDRESSES = re.compile(
-    r"\b(?:you|your|yours|yourself|yourselves|assistant|chatbot)\b|你|您|助手", re.IGNORECASE
+# what a query asks the assistant to do for it ("can you remind me", "你能告诉我",
+# "do you remember", "你还记得"): it talks to the assistant without asking for its words
+_REQUEST = re.compile(
+    r"\b(?:can|could|would|will|please)\s+you\s+(?:please\s+)?"
+    r"(?:remind|tell|help|remember|recall|know|find|list|check|look|show|give)\b"
+    r"|\b(?:do|don't)\s+you\s+(?:remember|recall|know)\b"
+    r"|请你|你(?:能不能|可不可以|能|可以|还记得|记得|知道)",
+    re.IGNORECASE,
+)
+# a query that asks for the assistant's words: "your" (idea, advice), "you" as the one who
+# said, suggested or planned something, the assistant by name
+_ASSISTANT_WORDS = re.compile(
+    r"\b(?:your|yours|assistant|chatbot)\b"
+    r"|\byou\s+(?:\w+\s+){0,2}?(?:suggest|recommend|say|said|tell|told|think|thought|advise"
+    r"|propose|mention|give|gave|came up|come up|wrote|write|plan|pick|picked|chose|choose"
+    r"|offer|call|called|explain|estimate|reckon|mean|meant|show|showed|list|set|put together)"
+    r"|[你您](?:当时|之前|上次|以前|曾经|那时|那会儿)?"
+    r"(?:建议|推荐|说|讲|提到|提议|觉得|认为|给|帮|替|排|定|写|列|算|出的|选|挑|的)|助手",
+    re.IGNORECASE,
 )
 
 
@@ -89,18 +105,20 @@ def is_assistant(speaker: str | None) -> bool:
 
 
 @lru_cache(maxsize=1_024)
-def addresses_assistant(query: str) -> bool:
-    """Whether the query speaks to or of the assistant ("what did you suggest")."""
-    return _ADDRESSES.search(query) is not None
+def asks_assistant_words(query: str) -> bool:
+    """Whether the query asks for what the assistant said ("What did you suggest?", "your
+    idea", "你建议"), not only talks to it ("Can you remind me where I went?", "我跟你提过
+    …吗？", "once you add the alterations")."""
+    return _ASSISTANT_WORDS.search(_REQUEST.sub(" ", query)) is not None
 
 
 def assistant_weight(memory: Memory, query: str, weight: float) -> float:
     """``weight`` for an assistant's turn of a conversation (an episode with a session)
-    when the query does not address the assistant; 1 otherwise. An agent's note of its
+    when the query does not ask for the assistant's words; 1 otherwise. An agent's note of its
     own (no session: "Booked the table at Luigi's for Friday") is no echo and keeps 1."""
     if weight == 1.0 or not isinstance(memory, EpisodicMemory) or not memory.session_id:
         return 1.0
-    if not is_assistant(memory.speaker) or addresses_assistant(query):
+    if not is_assistant(memory.speaker) or asks_assistant_words(query):
         return 1.0
     return weight
 
