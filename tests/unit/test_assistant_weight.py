@@ -20,7 +20,8 @@ QUERY = "shin splints"
 
 
 @pytest.mark.parametrize(
-    "speaker", ["assistant", "Assistant", "AI", "support-bot", "ChatBot", "HelperBot", "智能助手"]
+    "speaker",
+    ["assistant", "Assistant", "AI", "model", "support-bot", "ChatBot", "HelperBot", "智能助手"],
 )
 def test_the_assistant_is_told_by_its_speaker(speaker):
     assert is_assistant(speaker)

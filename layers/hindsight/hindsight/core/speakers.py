@@ -51,7 +51,7 @@ SPEAKER_NAME_KEYWORDS = ("keep", "drop", "pool", "cover")
 SPEAKER_PROBE = 10
 # a speaker named with one of these words is the assistant (the Chinese ones also count
 # inside a longer name, as does a name ending in "Bot")
-ASSISTANT_WORDS = frozenset({"assistant", "agent", "ai", "bot", "chatbot", "system"})
+ASSISTANT_WORDS = frozenset({"assistant", "agent", "ai", "bot", "chatbot", "model", "system"})
 ASSISTANT_WORDS_ZH = ("助手", "机器人", "智能体")
 _NAME_TOKENS = re.compile(r"[^a-z0-9\u3400-\u9fff]+")
 _BOT_NAME = re.compile(r"[a-z0-9]Bot$")  # "HelperBot"; not "Talbot" or "Abbot"
