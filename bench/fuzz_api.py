@@ -16,6 +16,8 @@ Exit status 1 when a failure was found.
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import sys
 import tempfile
 import time
@@ -115,18 +117,21 @@ def _stateful(
 def run(kind: str, examples: int) -> int:
     saved = (bootstrap._settings, bootstrap._service)
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix=f"hindsight-fuzz-{kind}-") as data_dir:
-        server = start_server(kind, Path(data_dir))
-        try:
-            served = httpx.get(f"{server.url}/v1/openapi.json", timeout=CALL_TIMEOUT).json()
-            schema = schemathesis.openapi.from_dict(served).exclude(path=sorted(NOT_FUZZED))
-            statuses: Counter[int] = Counter()
-            failures: dict[str, str] = {}
-            _stateless(server.url, schema, examples, statuses, failures)
-            _stateful(server.url, schema, max(1, examples // 4), statuses, failures)
-        finally:
-            server.stop()
-            configure(*saved)
+    data_dir = Path(tempfile.mkdtemp(prefix=f"hindsight-fuzz-{kind}-"))
+    # removed when the process ends, after the in-process service has closed its index
+    # there (atexit runs last registered first; the service registers its close later)
+    atexit.register(shutil.rmtree, data_dir, ignore_errors=True)
+    server = start_server(kind, data_dir)
+    try:
+        served = httpx.get(f"{server.url}/v1/openapi.json", timeout=CALL_TIMEOUT).json()
+        schema = schemathesis.openapi.from_dict(served).exclude(path=sorted(NOT_FUZZED))
+        statuses: Counter[int] = Counter()
+        failures: dict[str, str] = {}
+        _stateless(server.url, schema, examples, statuses, failures)
+        _stateful(server.url, schema, max(1, examples // 4), statuses, failures)
+    finally:
+        server.stop()
+        configure(*saved)
     seconds = time.perf_counter() - started
     by_status = dict(sorted(statuses.items()))
     print(f"\n== {kind}: {statuses.total()} calls in {seconds:.1f} s; statuses {by_status}")
