@@ -185,6 +185,29 @@ def test_a_chatgpt_export_from_stdin(service: MemoryService) -> None:
     ]
 
 
+def test_an_imported_chat_finds_the_users_own_turn_before_the_assistants_echo(
+    service: MemoryService,
+) -> None:
+    """The export's roles become speakers, so the assistant's answer, which repeats the
+    user's words, weighs less than the user's statement (Policy.assistant_weight) unless
+    the question asks for the assistant's words."""
+    turns = [
+        ("user", "My shins ache: the doctor says shin splints"),
+        ("assistant", "Shin splints need rest; ease back slowly once shins stop aching"),
+    ]
+    said = [{"speaker": role, "text": text} for role, text in turns]
+    sessions = [{"session_id": "run-1", "date": MAY_8.isoformat(), "turns": said}]
+    imported = run("--json", "import", "-", "--user-id", "kai", input=json.dumps(sessions))
+    assert imported.exit_code == 0, imported.output
+
+    about_me = run_json("retrieve", "kai", "shin splints")["results"]
+    assert [r["speaker"] for r in about_me] == ["user", "assistant"]
+    assert about_me[1]["why"]["assistant_weight"] == 0.8
+    asked_of_it = run_json("retrieve", "kai", "what did you say about shin splints")["results"]
+    assert asked_of_it[0]["speaker"] == "assistant"
+    assert "assistant_weight" not in asked_of_it[0]["why"]
+
+
 def test_a_file_in_no_known_format_names_the_formats(
     service: MemoryService, tmp_path: Path
 ) -> None:
