@@ -244,8 +244,8 @@ class StoreMemories:
                 return False
             if memory.speaker.strip().casefold() == speaker_before.strip().casefold():
                 return False
-        # counting the first 16 characters a token bounds the cost of a long turn before;
-        # a sentence's tokens are far shorter than that, so the count still tells
+        # only the first limit x 16 characters are counted (a token is far shorter than 16
+        # characters, so a longer text is still over the limit): a long turn costs no more
         limit = self.context_tokens
         return not limit or self.embedder.count_tokens(text[: limit * 16]) <= limit
 

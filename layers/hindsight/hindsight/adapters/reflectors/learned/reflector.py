@@ -51,7 +51,7 @@ from hindsight.adapters.reflectors.rule_based.clauses import hedged, is_zh, ques
 from hindsight.adapters.reflectors.rule_based.extractors import extract
 from hindsight.adapters.reflectors.rule_based.merge import merge
 from hindsight.adapters.reflectors.rule_based.moods import mood_patterns
-from hindsight.adapters.reflectors.rule_based.speakers import Subject, Turn, is_agent, turns
+from hindsight.adapters.reflectors.rule_based.speakers import Subject, Turn, turns
 from hindsight.core.embedding import embed_documents
 from hindsight.core.errors import ConfigurationError
 from hindsight.core.indexing import index_text
@@ -65,6 +65,7 @@ from hindsight.core.models import (
     StoredVector,
 )
 from hindsight.core.ports import Embedder
+from hindsight.core.speakers import is_assistant
 from hindsight.core.text import tokenize
 
 logger = logging.getLogger(__name__)
@@ -175,7 +176,7 @@ class LearnedReflector:
         found: list[_Statement] = []
         for episode in episodes:
             for turn in turns(episode):
-                if is_agent(turn.speaker):
+                if is_assistant(turn.speaker):
                     continue
                 subject = Subject.of(turn.speaker, user_id)
                 searched = index_text(episode)

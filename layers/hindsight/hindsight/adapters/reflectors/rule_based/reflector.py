@@ -9,7 +9,7 @@ from hindsight.adapters.reflectors.rule_based.candidates import Candidate
 from hindsight.adapters.reflectors.rule_based.extractors import extract
 from hindsight.adapters.reflectors.rule_based.merge import merge
 from hindsight.adapters.reflectors.rule_based.moods import mood_patterns
-from hindsight.adapters.reflectors.rule_based.speakers import is_agent, turns
+from hindsight.adapters.reflectors.rule_based.speakers import turns
 from hindsight.adapters.reflectors.rule_based.summary import (
     entities,
     intent,
@@ -17,6 +17,7 @@ from hindsight.adapters.reflectors.rule_based.summary import (
     session_mood,
 )
 from hindsight.core.models import EpisodicMemory, ReflectionOutput, SemanticMemory, SessionSummary
+from hindsight.core.speakers import is_assistant
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ class RuleBasedReflector:
         candidates: list[Candidate] = []
         for episode in ordered:
             for turn in turns(episode):
-                if is_agent(turn.speaker):
+                if is_assistant(turn.speaker):
                     continue
                 candidates.extend(extract(turn, user_id))
         candidates.extend(mood_patterns(ordered, user_id, self._min_mood_episodes))
@@ -56,7 +57,7 @@ class RuleBasedReflector:
         """Intent, entities, open tasks and mood of a session's episodes."""
         ordered = sorted(episodes, key=lambda e: (e.occurred_at, e.memory_id))
         all_turns = [t for e in ordered for t in turns(e)]
-        said = [t for t in all_turns if not is_agent(t.speaker)]
+        said = [t for t in all_turns if not is_assistant(t.speaker)]
         return SessionSummary(
             intent=intent(said),
             entities=entities([t.text for t in all_turns]),

@@ -15,12 +15,6 @@ from hindsight.core.speakers import is_assistant
 _SPEAKER_PREFIX = re.compile(r"^\s*(?P<name>[^:：\n]{1,40}?)\s*[:：]\s*(?P<text>\S.*)$")
 
 
-def is_agent(speaker: str | None) -> bool:
-    """Whether the speaker is the agent ("assistant", "HelperBot", "智能助手"): the one
-    definition ranking uses too (``core/speakers.py``)."""
-    return is_assistant(speaker)
-
-
 def _is_speaker_label(name: str) -> bool:
     """Whether "X: ..." names who speaks rather than being, say, "10:30" or "I'm allergic to"."""
     name = name.strip()
@@ -30,7 +24,7 @@ def _is_speaker_label(name: str) -> bool:
     if not parts or len(parts) > 3 or not re.fullmatch(r"[A-Za-z][\w .'-]*", name):
         return False
     lowered = name.lower()
-    if lowered in words("user_words") or is_agent(name):
+    if lowered in words("user_words") or is_assistant(name):
         return True
     return all(w[:1].isupper() for w in parts) and parts[0] not in {"I", "I'm", "My"}
 
@@ -64,7 +58,7 @@ def turns(episode: EpisodicMemory) -> list[Turn]:
 
 def user_turns(episode: EpisodicMemory) -> list[Turn]:
     """The turns of an episode the agent did not say."""
-    return [t for t in turns(episode) if not is_agent(t.speaker)]
+    return [t for t in turns(episode) if not is_assistant(t.speaker)]
 
 
 @dataclass(frozen=True)
