@@ -26,7 +26,7 @@ defaults (``BEFORE``, ``BEFORE_CENTERING``), session 10's tried-and-off options
 (``speaker_name_keywords``, ``lexical_idf``, ``lexical_cues``) and each query expansion
 (``EXPANSIONS``).
 
-    .venv/bin/python bench/devsets.py            # everything: 13 min on 2 cores, caches warm
+    .venv/bin/python bench/devsets.py            # everything: 23 min on 2 cores, caches warm
     .venv/bin/python bench/devsets.py --quick    # 2 LoCoMo conversations, 1 user a language
     .venv/bin/python bench/devsets.py --sets locomo --variants default,fusion=rrf
 
