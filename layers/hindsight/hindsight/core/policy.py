@@ -160,6 +160,9 @@ class Policy:
     # that long (identical), MSC 0.560 -> 0.565 R@10 (bench/devsets.py, context_tokens=0 row)
     context_tokens: int = 128
     retrieve_budget_seconds: float = 5.0
+    # a retrieve's keyword search runs while the query is embedded, and its two vector
+    # searches at once (core/parallel.py): on AWS two OpenSearch round trips instead of three
+    parallel_searches: bool = True
     auto_approve_high_confidence: bool = False
     candidate_pool: int = 100  # how many hits each search returns before fusion
     max_results: int = 200  # how many fused results are ranked (and so can be paged)

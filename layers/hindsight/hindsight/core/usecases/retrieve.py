@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 
 from hindsight.core.centering import UserMeans, centred
-from hindsight.core.commands import Highlight, RetrieveCommand, RetrieveResult, ScoredMemory
+from hindsight.core.commands import RetrieveCommand, RetrieveResult
 from hindsight.core.embedding import embed_query, neutral_vector
-from hindsight.core.highlight import Match, cut_around, highlight, query_words
+from hindsight.core.highlight import Match, query_words
 from hindsight.core.hit_log import HitLog
 from hindsight.core.lexical import term_weights, uncued
 from hindsight.core.lifecycle import archived_hits
 from hindsight.core.models import (
-    FactStatus,
     HitFacts,
     ListQuery,
     Memory,
@@ -34,11 +32,11 @@ from hindsight.core.models import (
     StoredVector,
     TimeRange,
 )
+from hindsight.core.parallel import started
 from hindsight.core.policy import CALIBRATION, Policy
 from hindsight.core.ports import Clock, Embedder, RecordStore, SearchIndex
 from hindsight.core.query_expansion import DIVERSITY_WINDOW, Expander, diversified, parse_expansion
 from hindsight.core.ranking import (
-    SCORE_DIGITS,
     Candidate,
     Centred,
     Parts,
@@ -49,6 +47,7 @@ from hindsight.core.ranking import (
 from hindsight.core.retrieve_cursor import decode_cursor, encode_cursor, fingerprint
 from hindsight.core.retrieve_filter import checks_validity, query_reference, search_filter
 from hindsight.core.score_cut import with_state_groups
+from hindsight.core.shaping import Shaping
 from hindsight.core.speakers import SPEAKER_PROBE, check_mode, named_speakers
 from hindsight.core.states import (
     MAX_STATEMENT_CHARS,
@@ -173,7 +172,7 @@ class RetrieveMemories:
         if expansion.per_session:
             ranked = diversified(ranked, expansion.per_session)
         ranked, updated_by = self._newest_states(principal, command, ranked, as_of, query_time)
-        shaping = _Shaping(
+        shaping = Shaping(
             query_words(command.query), command.max_content_chars, policy.vector_weight
         )
         page = [
@@ -295,15 +294,18 @@ class _Search:
             self.matches.setdefault(hit.memory_id, []).append(Match(hit.chunk, hit.span, by))
 
     def run(self, deadline: float) -> None:
-        """Keyword search, then (within the budget) vector search."""
-        clock, index = self.use_case.clock, self.use_case.index
-        pool = self.use_case.policy.candidate_pool
-        for hit in index.keyword_search(self.filter, self.command.query, pool):
+        """Keyword search (the query embedded meanwhile), then within the budget vector search."""
+        clock, index, embedder = self.use_case.clock, self.use_case.index, self.use_case.embedder
+        pool, parallel = self.use_case.policy.candidate_pool, self.use_case.policy.parallel_searches
+        text = self.command.query
+        keyword = started(parallel, index.keyword_search, self.filter, text, pool)
+        query = embed_query(embedder, text) if parallel else None
+        for hit in keyword():
             self.keyword_hits[hit.memory_id] = hit.score
             self.facts[hit.memory_id] = hit.facts
             self._matched(hit, "keyword")
         if clock.monotonic() < deadline:
-            self.search_vectors(embed_query(self.use_case.embedder, self.command.query))
+            self.search_vectors(embed_query(embedder, text) if query is None else query)
         else:
             self.partial = True
         if self.command.include_archived and self.query_vector is not None:
@@ -315,18 +317,21 @@ class _Search:
     def search_vectors(self, query: StoredVector) -> None:
         """Search by meaning with ``query`` as the query's vector (again, for feedback): every
         score in ``vector_hits`` is by a searched vector (``searched``; query expansion)."""
-        index, pool = self.use_case.index, self.use_case.policy.candidate_pool
+        search, policy = self.use_case.index.vector_search, self.use_case.policy
+        parallel, pool = policy.parallel_searches, policy.candidate_pool
         self.query_vector, self.centred_vector = query, self._centred(query)
         self.vector_hits = {}
-        for hit in index.vector_search(self.filter, self.searched(query), pool):
+        searched = started(parallel, search, self.filter, self.searched(query), pool)
+        # the plain cosines of the same neighbourhood: a second search costs less than
+        # reading every candidate's vector (those it misses are read)
+        centred = self.centred_vector is not None
+        plain = started(parallel, search, self.filter, query, pool) if centred else None
+        for hit in searched():
             self.vector_hits[hit.memory_id] = hit.score
             self.facts[hit.memory_id] = self.facts.get(hit.memory_id) or hit.facts
             self._matched(hit, "vector")
-        if self.centred_vector is not None:
-            # the plain cosines of the same neighbourhood: a second search costs less than
-            # reading every candidate's vector (those it misses are read)
-            plain = index.vector_search(self.filter, query, pool)
-            self.plain_hits = {hit.memory_id: hit.score for hit in plain}
+        if plain is not None:
+            self.plain_hits = {hit.memory_id: hit.score for hit in plain()}
 
     def searched(self, vector: StoredVector) -> StoredVector:
         """The vector a search for ``vector`` runs with: centred alike if the query is."""
@@ -491,110 +496,3 @@ def _allowed(memory: Memory, search_filter: SearchFilter, as_of: datetime | None
     if as_of is not None and memory.occurred_at > as_of and memory.kind == MemoryKind.EPISODIC:
         return False
     return search_filter.admits(memory)
-
-
-class _Shaping:
-    """How results are presented: highlights of long memories, contents cut if asked."""
-
-    def __init__(
-        self, words: list[str], max_content_chars: int | None, vector_weight: float
-    ) -> None:
-        self.words = words
-        self.max_content_chars = max_content_chars
-        self.vector_weight = vector_weight
-
-    def result(
-        self, memory: Memory, score: float, why: dict[str, Any], matches: list[Match]
-    ) -> ScoredMemory:
-        ordered = _ordered(
-            matches, _vector_led(why, self.vector_weight), memory.content, self.words
-        )
-        highlights = [highlight(memory.content, match, self.words) for match in ordered]
-        if highlights:
-            first = highlights[0]
-            why = {**why, "chunk": {k: first[k] for k in ("chunk", "start", "end", "matched_by")}}
-        shaped = _result(memory, score, why)
-        update: dict[str, Any] = {"highlights": [Highlight.model_validate(h) for h in highlights]}
-        limit = self.max_content_chars
-        if limit is not None and len(memory.content) > limit:
-            span = ordered[0].span if ordered else None
-            content, kept = cut_around(memory.content, span, self.words, limit)
-            update.update(content=content, content_truncated=True, content_span=kept)
-        return shaped.model_copy(update=update)
-
-
-def _vector_led(why: dict[str, Any], vector_weight: float) -> bool:
-    """Whether meaning (the vector search) contributed more to the relevance than keywords."""
-    similarity = float(why.get("similarity_scaled") or 0.0) * vector_weight
-    return similarity >= float(why.get("keyword") or 0.0) * (1.0 - vector_weight)
-
-
-def _ordered(
-    matches: list[Match], vector_first: bool, content: str, words: list[str]
-) -> list[Match]:
-    """The chunks a memory was found by, one per chunk: first those holding at least half
-    of the query's words (an exact statement), then the one of the search that contributed
-    most to the memory's relevance. On bench/longmem.py, whose questions are paraphrases,
-    the needle's chunk came first for 31 of 55 needles found (34 by the leading search
-    alone, 30 with the most words held first, 25 with keyword matches always first); the
-    first rule keeps a chunk that states the query's own words first, as a user quoting a
-    document expects."""
-    first = "vector" if vector_first else "keyword"
-    enough = max(1, (len(words) + 1) // 2)
-
-    def states(match: Match) -> bool:
-        text = content[match.span[0] : match.span[1]].casefold()
-        return sum(1 for word in words if word in text) >= enough
-
-    seen: set[int] = set()
-    out = []
-    for match in sorted(matches, key=lambda m: (not states(m), m.by != first)):
-        if match.chunk not in seen:
-            seen.add(match.chunk)
-            out.append(match)
-    return out
-
-
-def _result(memory: Memory, score: float, why: dict[str, Any]) -> ScoredMemory:
-    common: dict[str, Any] = {
-        "archived": memory.archived_at is not None,
-        "memory_id": memory.memory_id,
-        "kind": memory.kind,
-        "content": memory.content,
-        "category": memory.category,
-        "scope": memory.scope,
-        "occurred_at": memory.occurred_at,
-        "created_at": memory.created_at,
-        "expires_at": memory.expires_at,
-        "metadata": memory.metadata,
-        "score": round(score, SCORE_DIGITS),
-        "why": why,
-    }
-    if isinstance(memory, SemanticMemory):
-        if memory.superseded_by:
-            common["why"] = {
-                **why,
-                "updated_later": {
-                    "by": memory.superseded_by,
-                    "at": memory.valid_until.isoformat() if memory.valid_until else None,
-                    "reason": "superseded by a newer fact about the same thing",
-                },
-            }
-        return ScoredMemory(
-            **common,
-            confidence=memory.confidence,
-            status=memory.status,
-            source_memory_ids=memory.source_memory_ids,
-            supersedes=memory.supersedes,
-            superseded_by=memory.superseded_by,
-            updated_later=memory.status == FactStatus.SUPERSEDED,
-            valid_from=memory.valid_from,
-            valid_until=memory.valid_until,
-        )
-    return ScoredMemory(
-        **common,
-        emotion=memory.emotion,
-        session_id=memory.session_id,
-        speaker=memory.speaker,
-        event_time=memory.event_time,
-    )
