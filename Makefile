@@ -161,6 +161,7 @@ bench: install-test
 	$(BIN)/python bench/fuzz_api.py --examples 100
 	$(BIN)/python bench/soak.py
 	$(call with_services,$(BIN)/python bench/soak.py --backend aws)
+	$(call with_services,$(BIN)/python bench/parallel_searches.py --aws)
 
 # The LLM reflector against a real local model (bench/llm_reflect.py; not part of `make bench`
 # or `make test`): llama-cpp-python's OpenAI-compatible server (built from source with cmake,

@@ -21,13 +21,45 @@ QUERY = "shin splints"
 
 @pytest.mark.parametrize(
     "speaker",
-    ["assistant", "Assistant", "AI", "model", "support-bot", "ChatBot", "HelperBot", "智能助手"],
+    [
+        "assistant",
+        "Assistant",
+        "AI",
+        "model",
+        "support-bot",
+        "ChatBot",
+        "HelperBot",
+        "智能助手",
+        "ChatGPT",
+        "GPT-4o",
+        "gpt4",
+        "GitHub Copilot",
+        "Gemini 2.5 Pro",
+        "Llama-3-8B",
+        "通义千问",
+        "豆包",
+    ],
 )
 def test_the_assistant_is_told_by_its_speaker(speaker):
     assert is_assistant(speaker)
 
 
-@pytest.mark.parametrize("speaker", [None, "", "user", "Caroline", "Talbot", "Abbot", "小明"])
+@pytest.mark.parametrize(
+    "speaker",
+    [
+        None,
+        "",
+        "user",
+        "Caroline",
+        "Talbot",
+        "Abbot",
+        "小明",
+        "Claude",
+        "Kimi",
+        "Egypt",
+        "Gptolemy",
+    ],
+)
 def test_people_and_the_user_are_not_the_assistant(speaker):
     assert not is_assistant(speaker)
 

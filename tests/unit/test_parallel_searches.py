@@ -169,3 +169,21 @@ def test_the_keyword_search_runs_while_the_query_is_embedded(parallel: bool) -> 
     )
     assert index.saw_embedding == [parallel]
     assert result.results
+
+
+@pytest.mark.parametrize(
+    ("env", "parallel"),
+    [
+        ({}, False),  # one process: a search holds the interpreter, nothing to gain
+        ({"HINDSIGHT_BACKEND": "aws"}, True),  # each search a round trip to OpenSearch
+        ({"HINDSIGHT_BACKEND": "aws", "HINDSIGHT_PARALLEL_SEARCHES": "false"}, False),
+        ({"HINDSIGHT_PARALLEL_SEARCHES": "true"}, True),
+    ],
+)
+def test_the_searches_run_side_by_side_by_default_where_each_is_a_round_trip(
+    env: dict[str, str], parallel: bool
+) -> None:
+    from hindsight.bootstrap import policy_from
+    from hindsight.settings import Settings
+
+    assert policy_from(Settings.from_env(env)).parallel_searches is parallel

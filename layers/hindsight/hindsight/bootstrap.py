@@ -60,8 +60,12 @@ _job_queue: ReflectionJobQueue | None = None
 
 
 def policy_from(settings: Settings) -> Policy:
-    """Every policy knob from its setting of the same name (``HINDSIGHT_<NAME>``)."""
-    return Policy(**{f.name: getattr(settings, f.name) for f in dataclasses.fields(Policy)})
+    """Every policy knob from its setting of the same name (``HINDSIGHT_<NAME>``); the
+    searches side by side, unless set, where each is a round trip (the AWS backend)."""
+    knobs = {f.name: getattr(settings, f.name) for f in dataclasses.fields(Policy)}
+    if knobs["parallel_searches"] is None:
+        knobs["parallel_searches"] = settings.backend == "aws"
+    return Policy(**knobs)
 
 
 def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:

@@ -143,8 +143,9 @@ class Settings(BaseSettings):
     # ... when the turn before is at most this many tokens (0: any length)
     context_tokens: int = Field(default=_POLICY.context_tokens, ge=0, le=8_192)
     retrieve_budget_seconds: float = Field(default=_POLICY.retrieve_budget_seconds, gt=0)
-    # the keyword search while the query is embedded, the two vector searches at once
-    parallel_searches: bool = _POLICY.parallel_searches
+    # the keyword search while the query is embedded, the two vector searches at once;
+    # unset: on with the AWS backend (each search a round trip), off in one process
+    parallel_searches: bool | None = None
     auto_approve_high_confidence: bool = _POLICY.auto_approve_high_confidence
     # hits per search before fusion
     candidate_pool: int = Field(default=_POLICY.candidate_pool, ge=1)

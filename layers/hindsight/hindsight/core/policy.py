@@ -162,7 +162,9 @@ class Policy:
     retrieve_budget_seconds: float = 5.0
     # a retrieve's keyword search runs while the query is embedded, and its two vector
     # searches at once (core/parallel.py): on AWS two OpenSearch round trips instead of three
-    parallel_searches: bool = True
+    # (p50 -12 to -21 ms); in one process it gains nothing (+0.3 ms; bench/parallel_searches.py)
+    # so it is off here, and on where the settings name the AWS backend (bootstrap.policy_from)
+    parallel_searches: bool = False
     auto_approve_high_confidence: bool = False
     candidate_pool: int = 100  # how many hits each search returns before fusion
     max_results: int = 200  # how many fused results are ranked (and so can be paged)

@@ -53,6 +53,13 @@ SPEAKER_PROBE = 10
 # inside a longer name, as does a name ending in "Bot")
 ASSISTANT_WORDS = frozenset({"assistant", "agent", "ai", "bot", "chatbot", "model", "system"})
 ASSISTANT_WORDS_ZH = ("助手", "机器人", "智能体")
+# ... or with the name of an assistant product that is no person's name ("ChatGPT",
+# "GPT-4o", "Copilot", "通义千问"); "Claude" and "Kimi" are people's names too: not counted
+ASSISTANT_PRODUCTS = frozenset(
+    {"chatgpt", "copilot", "gemini", "bard", "llama", "mistral", "qwen", "deepseek", "grok"}
+)
+ASSISTANT_PRODUCTS_ZH = ("通义", "千问", "文心一言", "豆包", "混元")
+_GPT = re.compile(r"^gpt[0-9o]*$")  # "gpt", "gpt4", "gpt4o"; "GPT-4" splits to "gpt", "4"
 _NAME_TOKENS = re.compile(r"[^a-z0-9\u3400-\u9fff]+")
 _BOT_NAME = re.compile(r"[a-z0-9]Bot$")  # "HelperBot"; not "Talbot" or "Abbot"
 # what a query asks the assistant to do for it ("can you remind me", "你能告诉我",
@@ -93,15 +100,16 @@ def speaker_terms(speaker: str) -> frozenset[str]:
 
 @lru_cache(maxsize=1_024)
 def is_assistant(speaker: str | None) -> bool:
-    """Whether the speaker is the assistant ("assistant", "HelperBot", "智能助手")."""
+    """Whether the speaker is the assistant ("assistant", "HelperBot", "ChatGPT", "智能助手")."""
     if not speaker:
         return False
     lowered = speaker.strip().lower()
-    if not ASSISTANT_WORDS.isdisjoint(_NAME_TOKENS.split(lowered)):
+    tokens = _NAME_TOKENS.split(lowered)
+    if not (ASSISTANT_WORDS.isdisjoint(tokens) and ASSISTANT_PRODUCTS.isdisjoint(tokens)):
         return True
-    return _BOT_NAME.search(speaker.strip()) is not None or any(
-        word in lowered for word in ASSISTANT_WORDS_ZH
-    )
+    if any(_GPT.match(token) for token in tokens) or _BOT_NAME.search(speaker.strip()):
+        return True
+    return any(word in lowered for word in (*ASSISTANT_WORDS_ZH, *ASSISTANT_PRODUCTS_ZH))
 
 
 @lru_cache(maxsize=1_024)
