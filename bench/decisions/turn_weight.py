@@ -45,11 +45,10 @@ import msc_devset
 from locomo_cache import CachedEmbedder
 
 from hindsight.adapters.embedders.factory import build_embedder
-from hindsight.core.embedding import ChunkSizes, embed_memories
+from hindsight.core.embedding import MAX_CONTEXT_CHARS, ChunkSizes, embed_memories
 from hindsight.core.models import EpisodicMemory
 from hindsight.core.policy import Policy
 from hindsight.core.text import content_hash
-from hindsight.core.usecases.store import MAX_CONTEXT_CHARS
 
 WEIGHTS = (0.2, 0.3, 0.4, 0.5)
 SIMILAR = ((0.80, 0.85), (0.78, 0.84))  # (lo, hi) cosines of the per-turn weight

@@ -14,7 +14,7 @@ from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
 from hindsight.bootstrap import assemble, local_ports
 from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
 from hindsight.core.errors import ConfigurationError, UnavailableError
-from hindsight.core.models import Principal
+from hindsight.core.models import Principal, SearchFilter
 from hindsight.core.policy import Policy
 from hindsight.core.service import MemoryService
 from hindsight.core.usecases.reembed import Key, MigrationState, ReEmbedMemories
@@ -200,3 +200,55 @@ def test_a_mismatch_makes_the_embedder_look_again_at_once() -> None:
         raise EmbeddingModelMismatchError("the index holds new-32")
     with embedder.pinned() as third:
         assert third is NEW and embedder.model_name == "new-32"
+
+
+# a pasted note (long) and the reply to it; a short question and the reply to it
+PASTE = "zebra crossing notes: " + " ".join(f"line {n} of the pasted minutes" for n in range(80))
+QUESTION = "Where did you park the van?"
+
+
+def chat_world(context_tokens: int) -> tuple[MemoryService, FakeGenerations, InMemoryRecordStore]:
+    """A conversation stored when a turn before of any length was context (before session 19)."""
+    records = InMemoryRecordStore()
+    generations = FakeGenerations(InMemorySearchIndex(), OLD.model_name)
+    ports = local_ports(records, ServedIndex(generations), OLD, ScriptedReflector())  # type: ignore[arg-type]
+    service = assemble(ports, Policy(context_tokens=context_tokens))
+    turns = [
+        ("user", PASTE),
+        ("assistant", "Noted."),
+        ("user", QUESTION),
+        ("assistant", "By the mill."),
+    ]
+    for speaker, text in turns:
+        command = StoreMemoryCommand(user_id="u1", content=text, session_id="s1", speaker=speaker)
+        service.store(OWNER, command)
+    return service, generations, records
+
+
+def stored(records: InMemoryRecordStore, content: str):  # type: ignore[no-untyped-def]
+    return next(m for m, _ in records.iter_all() if m.content == content)
+
+
+def test_re_embedding_drops_a_turn_before_too_long_to_be_context() -> None:
+    _, generations, records = chat_world(context_tokens=0)
+    assert stored(records, "Noted.").context == PASTE[:600]  # cut at 600 characters
+    assert stored(records, "By the mill.").context == QUESTION
+    assert OLD.count_tokens(PASTE[:600]) <= 128 < OLD.count_tokens(PASTE)  # the cut fits
+
+    result = ReEmbedMemories(records, NEW, generations, FixedClock(T0), context_tokens=128)()
+
+    assert result["re_embedded"] == 4
+    reply = stored(records, "Noted.")
+    assert reply.context is None  # judged by the whole pasted turn, read from the session
+    assert stored(records, "By the mill.").context == QUESTION  # a short turn before stays
+    building = generations.served
+    hits = building.keyword_search(SearchFilter(tenant_id="t1", user_id="u1"), "zebra", 10)
+    assert [h.memory_id for h in hits] == [stored(records, PASTE).memory_id]
+    vector = records.get_vectors("t1", [reply.memory_id])[reply.memory_id]
+    assert np.allclose(vector.values, NEW.embed_documents(["Noted."])[0], atol=1e-5)
+
+
+def test_re_embedding_keeps_every_turn_before_when_any_length_is_context() -> None:
+    _, generations, records = chat_world(context_tokens=0)
+    ReEmbedMemories(records, NEW, generations, FixedClock(T0), context_tokens=0)()
+    assert stored(records, "Noted.").context == PASTE[:600]

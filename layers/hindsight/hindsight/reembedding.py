@@ -47,7 +47,13 @@ def reembedding(
         migration = EmbeddedIndexMigration(data_dir, ann_threshold=settings.ann_threshold)
         try:
             yield ReEmbedMemories(
-                records, embedder, migration, SystemClock(), settings.embedder, sizes
+                records,
+                embedder,
+                migration,
+                SystemClock(),
+                settings.embedder,
+                sizes,
+                context_tokens=policy.context_tokens,
             )
         finally:
             migration.close()
@@ -90,4 +96,12 @@ def _aws(
         payloads=build_payload_store(settings),
     )
     migration = OpenSearchIndexMigration(client, settings.opensearch_index, keep_old=keep_old_index)
-    return ReEmbedMemories(records, embedder, migration, SystemClock(), settings.embedder, sizes)
+    return ReEmbedMemories(
+        records,
+        embedder,
+        migration,
+        SystemClock(),
+        settings.embedder,
+        sizes,
+        context_tokens=settings.context_tokens,
+    )

@@ -103,6 +103,19 @@ def _fits(embedder: Embedder, text: str, limit: int) -> bool:
     return len(text) + 16 <= limit or embedder.count_tokens(text) <= limit
 
 
+# the turn before a session turn is stored as its context up to this many characters
+# (``StoreMemories.with_session_context``): it keeps the memory's own text in the window
+MAX_CONTEXT_CHARS = 600
+
+
+def context_fits(embedder: Embedder, text: str, limit: int) -> bool:
+    """Whether a turn before of ``text`` is short enough to be a turn's context: at most
+    ``limit`` tokens (0: any length). Only the first ``limit`` x 16 characters are counted
+    (a token is far shorter than 16 characters, so a longer text is still over the
+    limit): a long turn costs no more."""
+    return not limit or embedder.count_tokens(text[: limit * 16]) <= limit
+
+
 def embed_query(embedder: Embedder, text: str) -> StoredVector:
     try:
         values = np.asarray(embedder.embed_query(text), dtype=np.float32)

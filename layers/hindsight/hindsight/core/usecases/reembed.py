@@ -30,17 +30,24 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol, runtime_checkable
 
-from hindsight.core.embedding import DEFAULT_CHUNK_SIZES, ChunkSizes, embed_memories
+from hindsight.core.embedding import (
+    DEFAULT_CHUNK_SIZES,
+    MAX_CONTEXT_CHARS,
+    ChunkSizes,
+    context_fits,
+    embed_memories,
+)
 from hindsight.core.indexing import index_document
-from hindsight.core.models import Memory, StoredVector
+from hindsight.core.models import EpisodicMemory, ListQuery, Memory, MemoryKind, StoredVector
 from hindsight.core.ports import Clock, Embedder, RecordStore, SearchIndex
 
 logger = logging.getLogger(__name__)
 
 BATCH = 64
+TURNS_BEFORE = 8  # turns of a session read to find the one a stored context was cut from
 CATCH_UP_ROUNDS = 3
 Key = tuple[str, str]  # (tenant_id, memory_id): the order of the migration and its cursor
 Pair = tuple[Memory, StoredVector | None]
@@ -104,6 +111,7 @@ class ReEmbedMemories:
         embedder_spec: str = "",
         chunk_sizes: ChunkSizes = DEFAULT_CHUNK_SIZES,
         batch: int = BATCH,
+        context_tokens: int = 128,  # Policy.context_tokens; 0: a turn before of any length
     ) -> None:
         self.records = records
         self.embedder = embedder
@@ -112,6 +120,7 @@ class ReEmbedMemories:
         self.spec = embedder_spec or embedder.model_name
         self.chunk_sizes = chunk_sizes
         self.batch = batch
+        self.context_tokens = context_tokens
 
     def __call__(self, progress: Progress | None = None) -> dict[str, Any]:
         """Build, catch up, switch; returns counts. ``progress(done, total)``."""
@@ -196,10 +205,16 @@ class ReEmbedMemories:
         pending = [m for m in fresh if reembed_all or _vector_model(known, m) != model]
         vectors = dict(known)
         if pending:
+            trimmed = {_mkey(m): t for m in pending if (t := self._trimmed(m)) is not m}
+            pending = [trimmed.get(_mkey(m), m) for m in pending]
             computed = embed_memories(self.embedder, pending, self.chunk_sizes)
             for memory, new_vector in zip(pending, computed, strict=True):
-                self._write_vector(memory, new_vector)
+                if _mkey(memory) in trimmed:  # the record as just read, less its context
+                    self.records.update(memory, new_vector)
+                else:
+                    self._write_vector(memory, new_vector)
                 vectors[_mkey(memory)] = new_vector
+            fresh = [trimmed.get(_mkey(m), m) for m in fresh]
         documents = [
             index_document(m, served)
             for m in fresh
@@ -211,6 +226,37 @@ class ReEmbedMemories:
         if target is not None:
             target.upsert(documents)
         return len(fresh)
+
+    def _trimmed(self, memory: Memory) -> Memory:
+        """The memory less a stored turn before that is no longer context: one longer than
+        ``context_tokens``, stored before that limit (session 19). The stored context is
+        the turn's first ``MAX_CONTEXT_CHARS``; one cut there is judged by the whole turn,
+        read from the session (kept as it is when that turn is gone)."""
+        if not isinstance(memory, EpisodicMemory) or not memory.context or not self.context_tokens:
+            return memory
+        before = context = memory.context
+        if len(context) >= MAX_CONTEXT_CHARS:
+            before = self._turn_before(memory, context) or context
+        if context_fits(self.embedder, before, self.context_tokens):
+            return memory
+        return memory.model_copy(update={"context": None})
+
+    def _turn_before(self, memory: EpisodicMemory, context: str) -> str | None:
+        """The whole text of the session's turn ``context`` was cut from, if still stored."""
+        if not memory.session_id:
+            return None
+        query = ListQuery(
+            kinds=frozenset({MemoryKind.EPISODIC}),
+            scopes=frozenset({memory.scope}),
+            session_id=memory.session_id,
+            until=memory.occurred_at + timedelta(microseconds=1),
+            include_expired=True,
+        )
+        page = self.records.list(memory.tenant_id, memory.user_id, query, TURNS_BEFORE)
+        for turn in page.items:
+            if turn.memory_id != memory.memory_id and turn.content.startswith(context):
+                return turn.content
+        return None
 
     def _reread(self, memories: Sequence[Memory]) -> list[Memory]:
         """The records as they are now (a concurrent change must not be undone; a memory

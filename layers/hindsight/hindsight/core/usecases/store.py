@@ -13,7 +13,13 @@ from datetime import timedelta
 
 from hindsight.core.access import require_write
 from hindsight.core.commands import StoreMemoryCommand, StoreOutcome
-from hindsight.core.embedding import DEFAULT_CHUNK_SIZES, ChunkSizes, embed_memories
+from hindsight.core.embedding import (
+    DEFAULT_CHUNK_SIZES,
+    MAX_CONTEXT_CHARS,
+    ChunkSizes,
+    context_fits,
+    embed_memories,
+)
 from hindsight.core.errors import InvalidRequestError, PayloadTooLargeError
 from hindsight.core.models import EpisodicMemory, ListQuery, MemoryKind, Principal
 from hindsight.core.ports import (
@@ -32,7 +38,6 @@ from hindsight.core.text import content_hash
 logger = logging.getLogger(__name__)
 
 MAX_FUTURE_SKEW = timedelta(days=1)
-MAX_CONTEXT_CHARS = 600  # of the turn before; keeps the memory's own text in the model window
 
 
 class StoreMemories:
@@ -244,10 +249,7 @@ class StoreMemories:
                 return False
             if memory.speaker.strip().casefold() == speaker_before.strip().casefold():
                 return False
-        # only the first limit x 16 characters are counted (a token is far shorter than 16
-        # characters, so a longer text is still over the limit): a long turn costs no more
-        limit = self.context_tokens
-        return not limit or self.embedder.count_tokens(text[: limit * 16]) <= limit
+        return context_fits(self.embedder, text, self.context_tokens)
 
     def _stored_turn_before(self, memory: EpisodicMemory) -> tuple[str, str | None] | None:
         page = self.records.list(
