@@ -64,7 +64,7 @@ def policy_from(settings: Settings) -> Policy:
     searches side by side, unless set, where each is a round trip (the AWS backend)."""
     knobs = {f.name: getattr(settings, f.name) for f in dataclasses.fields(Policy)}
     if knobs["parallel_searches"] is None:
-        knobs["parallel_searches"] = settings.backend == "aws"
+        knobs["parallel_searches"] = settings.backend.strip().lower() == "aws"
     return Policy(**knobs)
 
 
