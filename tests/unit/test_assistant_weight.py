@@ -76,6 +76,10 @@ def test_people_and_the_user_are_not_the_assistant(speaker):
         "您推荐的书是哪本",
         "你之前说的那家店在哪",
         "你给我排的作息是几点起床？",
+        "What did the AI suggest for dinner?",
+        "Which laptop did ChatGPT recommend?",
+        "What did GPT-4o say about my essay?",
+        "通义千问推荐的餐厅叫什么",
     ],
 )
 def test_a_query_for_the_assistants_words_asks_for_them(query):
@@ -86,6 +90,10 @@ def test_a_query_for_the_assistants_words_asks_for_them(query):
     "query",
     [
         "What injuries have I had?",
+        "What did the agent say about the house?",
+        "Which AI courses did I sign up for?",
+        "Did I see a llama at the zoo?",
+        "我买的扫地机器人是什么牌子",
         "Can you remind me where I went last March?",
         "Could you tell me what I said about the dog?",
         "Do you remember my sister's name?",

@@ -72,14 +72,17 @@ _REQUEST = re.compile(
     re.IGNORECASE,
 )
 # a query that asks for the assistant's words: "your" (idea, advice), "you" as the one who
-# said, suggested or planned something, the assistant by name
+# said, suggested or planned something, the assistant by name or by its product's (not
+# those that are common words too: a llama, a bard, the mistral, 机器人 of a robot vacuum)
 _ASSISTANT_WORDS = re.compile(
-    r"\b(?:your|yours|assistant|chatbot)\b"
+    r"\b(?:your|yours|assistant|chatbot|the\s+ai|the\s+bot)\b"
+    r"|\b(?:chatgpt|copilot|gemini|qwen|deepseek|gpt(?:-?[0-9o.]+)?)\b"
     r"|\byou\s+(?:\w+\s+){0,2}?(?:suggest|recommend|say|said|tell|told|think|thought|advise"
     r"|propose|mention|give|gave|came up|come up|wrote|write|plan|pick|picked|chose|choose"
     r"|offer|call|called|explain|estimate|reckon|mean|meant|show|showed|list|set|put together)"
     r"|[你您](?:当时|之前|上次|以前|曾经|那时|那会儿)?"
-    r"(?:建议|推荐|说|讲|提到|提议|觉得|认为|给|帮|替|排|定|写|列|算|出的|选|挑|的)|助手",
+    r"(?:建议|推荐|说|讲|提到|提议|觉得|认为|给|帮|替|排|定|写|列|算|出的|选|挑|的)"
+    r"|助手|通义|千问|文心一言",
     re.IGNORECASE,
 )
 
