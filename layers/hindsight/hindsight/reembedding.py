@@ -31,7 +31,6 @@ def reembedding(
 ) -> Iterator[ReEmbedMemories]:
     """The migration to the configured model on the configured backend; closed after.
     ``keep_old_index`` (AWS): the index served before is kept, unused, after the switch."""
-    from hindsight.adapters.system import SystemClock
 
     embedder = embedder or build_embedder(settings)
     policy = policy_from(settings)
@@ -46,15 +45,7 @@ def reembedding(
         records = SqliteRecordStore(data_dir / "hindsight.db")
         migration = EmbeddedIndexMigration(data_dir, ann_threshold=settings.ann_threshold)
         try:
-            yield ReEmbedMemories(
-                records,
-                embedder,
-                migration,
-                SystemClock(),
-                settings.embedder,
-                sizes,
-                context_tokens=policy.context_tokens,
-            )
+            yield _use_case(settings, records, embedder, migration, sizes)
         finally:
             migration.close()
             records.close()
@@ -79,7 +70,6 @@ def _aws(
     from hindsight.adapters.aws.dynamodb_record_store import DynamoDBRecordStore, default_client
     from hindsight.adapters.aws.opensearch_index import build_opensearch_client
     from hindsight.adapters.aws.opensearch_index.migration import OpenSearchIndexMigration
-    from hindsight.adapters.system import SystemClock
     from hindsight.bootstrap import build_payload_store
 
     dynamodb_client, opensearch_client = clients
@@ -96,6 +86,15 @@ def _aws(
         payloads=build_payload_store(settings),
     )
     migration = OpenSearchIndexMigration(client, settings.opensearch_index, keep_old=keep_old_index)
+    return _use_case(settings, records, embedder, migration, sizes)
+
+
+def _use_case(
+    settings: Settings, records: Any, embedder: Embedder, migration: Any, sizes: ChunkSizes
+) -> ReEmbedMemories:
+    """The migration over the backend's records and index generations."""
+    from hindsight.adapters.system import SystemClock
+
     return ReEmbedMemories(
         records,
         embedder,
