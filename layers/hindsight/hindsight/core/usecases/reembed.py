@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from hindsight.core.embedding import (
@@ -41,8 +41,9 @@ from hindsight.core.embedding import (
     embed_memories,
 )
 from hindsight.core.indexing import index_document
-from hindsight.core.models import EpisodicMemory, ListQuery, Memory, MemoryKind, StoredVector
+from hindsight.core.models import EpisodicMemory, Memory, StoredVector
 from hindsight.core.ports import Clock, Embedder, RecordStore, SearchIndex
+from hindsight.core.usecases.store import session_turns_until
 
 logger = logging.getLogger(__name__)
 
@@ -245,15 +246,8 @@ class ReEmbedMemories:
         """The whole text of the session's turn ``context`` was cut from, if still stored."""
         if not memory.session_id:
             return None
-        query = ListQuery(
-            kinds=frozenset({MemoryKind.EPISODIC}),
-            scopes=frozenset({memory.scope}),
-            session_id=memory.session_id,
-            until=memory.occurred_at + timedelta(microseconds=1),
-            include_expired=True,
-        )
-        page = self.records.list(memory.tenant_id, memory.user_id, query, TURNS_BEFORE)
-        for turn in page.items:
+        turns = session_turns_until(self.records, memory, TURNS_BEFORE, include_expired=True)
+        for turn in turns:
             if turn.memory_id != memory.memory_id and turn.content.startswith(context):
                 return turn.content
         return None

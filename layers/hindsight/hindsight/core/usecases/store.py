@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from hindsight.core.access import require_write
 from hindsight.core.commands import StoreMemoryCommand, StoreOutcome
@@ -21,7 +21,7 @@ from hindsight.core.embedding import (
     embed_memories,
 )
 from hindsight.core.errors import InvalidRequestError, PayloadTooLargeError
-from hindsight.core.models import EpisodicMemory, ListQuery, MemoryKind, Principal
+from hindsight.core.models import EpisodicMemory, ListQuery, Memory, MemoryKind, Principal
 from hindsight.core.ports import (
     Clock,
     Embedder,
@@ -252,19 +252,29 @@ class StoreMemories:
         return context_fits(self.embedder, text, self.context_tokens)
 
     def _stored_turn_before(self, memory: EpisodicMemory) -> tuple[str, str | None] | None:
-        page = self.records.list(
-            memory.tenant_id,
-            memory.user_id,
-            ListQuery(
-                kinds=frozenset({MemoryKind.EPISODIC}),
-                scopes=frozenset({memory.scope}),
-                session_id=memory.session_id,
-                until=memory.occurred_at + timedelta(microseconds=1),
-                now=memory.created_at,
-            ),
-            limit=1,
-        )
-        if not page.items:
+        turns = session_turns_until(self.records, memory, 1, now=memory.created_at)
+        if not turns:
             return None
-        turn = page.items[0]
+        turn = turns[0]
         return turn.content, turn.speaker if isinstance(turn, EpisodicMemory) else None
+
+
+def session_turns_until(
+    records: RecordStore,
+    memory: EpisodicMemory,
+    limit: int,
+    *,
+    now: datetime | None = None,
+    include_expired: bool = False,
+) -> Sequence[Memory]:
+    """The newest ``limit`` stored turns of ``memory``'s session (same user and scope) that
+    occurred no later than it (itself included, once stored): where its turn before is."""
+    query = ListQuery(
+        kinds=frozenset({MemoryKind.EPISODIC}),
+        scopes=frozenset({memory.scope}),
+        session_id=memory.session_id,
+        until=memory.occurred_at + timedelta(microseconds=1),
+        now=now,
+        include_expired=include_expired,
+    )
+    return records.list(memory.tenant_id, memory.user_id, query, limit=limit).items
