@@ -15,7 +15,6 @@ so what the caller's context variables hold (a request's log keys) holds there t
 from __future__ import annotations
 
 import contextvars
-import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -23,16 +22,8 @@ from typing import TypeVar
 T = TypeVar("T")
 
 WORKERS = 4  # a retrieve runs at most two searches at once; a few retrieves can share
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="hindsight-search")
-        return _pool
+# its threads start at the first search submitted, not at import
+_POOL = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="hindsight-search")
 
 
 def started(parallel: bool, call: Callable[..., T], *args: object) -> Callable[[], T]:
@@ -42,4 +33,4 @@ def started(parallel: bool, call: Callable[..., T], *args: object) -> Callable[[
         result = call(*args)
         return lambda: result
     context = contextvars.copy_context()
-    return _executor().submit(context.run, call, *args).result
+    return _POOL.submit(context.run, call, *args).result
