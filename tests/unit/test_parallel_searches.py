@@ -187,3 +187,11 @@ def test_the_searches_run_side_by_side_by_default_where_each_is_a_round_trip(
     from hindsight.settings import Settings
 
     assert policy_from(Settings.from_env(env)).parallel_searches is parallel
+
+
+def test_a_wrong_value_says_what_the_setting_takes() -> None:
+    from hindsight.core.errors import ConfigurationError
+    from hindsight.settings import Settings
+
+    with pytest.raises(ConfigurationError, match=r"PARALLEL_SEARCHES.*set it to true or false"):
+        Settings.from_env({"HINDSIGHT_PARALLEL_SEARCHES": "maybe"})

@@ -22,7 +22,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_origin
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic.fields import FieldInfo
@@ -311,7 +311,9 @@ def _expected(name: str) -> str:
     kind = {bool: "true or false (1/0, yes/no, on/off)", int: "a whole number", float: "a number"}
     if get_origin(field.annotation) is dict:
         return 'a JSON object such as {"high": 1.0, "medium": 0.85, "low": 0.6}'
-    text = kind.get(field.annotation, "a valid value") if field.annotation else "a valid value"
+    # an optional setting ("unset: chosen by the backend") takes what its type takes
+    types = [t for t in get_args(field.annotation) if t is not type(None)] or [field.annotation]
+    text = kind.get(types[0], "a valid value") if len(types) == 1 else "a valid value"
     if "ge" in bounds and "le" in bounds:
         return f"{text} between {bounds['ge']:g} and {bounds['le']:g}"
     rules = [("ge", "≥"), ("gt", ">"), ("le", "≤")]
