@@ -13,7 +13,7 @@ PYTEST := $(BIN)/pytest -p no:cacheprovider
 .PHONY: openapi
 .PHONY: run run-aws install install-test sam test lint test-unit test-functional test-contract \
         test-integration test-e2e test-infrastructure test-concurrency bench clean services \
-        services-down test-browser browser-deps explorer-assets test-fast bench-llm
+        services-down test-browser browser-deps explorer-assets test-fast bench-llm test-typescript
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -133,7 +133,20 @@ test-browser: install-test browser-deps
 explorer-assets:
 	cd explorer && npm ci --no-audit --no-fund --loglevel=error && node vendor.mjs
 
-test: install-test sam lint browser-deps
+# The TypeScript client (clients/typescript, ~2 min): node modules from its package-lock.json,
+# then `npm test` builds it and runs its node --test suites against `hindsight serve` from the
+# venv (every call, retries across a server restart, the generated types against the served
+# OpenAPI document, the packed tarball installed into an empty project, the integrations)
+TS_DIR := clients/typescript
+TS_NODE := $(TS_DIR)/node_modules/.package-lock.json
+$(TS_NODE): $(TS_DIR)/package-lock.json
+	@command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm
+	cd $(TS_DIR) && npm ci --no-audit --no-fund --loglevel=error
+
+test-typescript: install-test $(TS_NODE)
+	cd $(TS_DIR) && HINDSIGHT_BIN=$(abspath $(BIN))/hindsight npm test
+
+test: install-test sam lint browser-deps test-typescript
 	$(call with_services,$(PYTEST) tests -q)
 
 # LoCoMo quality (~2 min with the embedding cache warm), long memories (bench/longmem.py:
