@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "clients" / "python"
 HEAVY = {"numpy", "hindsight", "pydantic", "boto3", "botocore", "torch", "jieba", "langgraph"}
 HEAVY |= {"aws_lambda_powertools", "langchain_core", "pydantic_ai", "opensearchpy"}
+HEAVY |= {"agents", "openai"}
 IMPORTED = (
     "import json, sys, hindsight_client; "
     "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"

@@ -12,7 +12,10 @@ from story import SAFE_ANSWER
 from tests.e2e.integrations.conftest import ADMIN_KEY, EXAMPLES, Server
 
 
-@pytest.mark.parametrize("example", ["langgraph_agent", "langchain_agent", "pydantic_ai_agent"])
+@pytest.mark.parametrize(
+    "example",
+    ["langgraph_agent", "langchain_agent", "pydantic_ai_agent", "openai_agents_agent"],
+)
 def test_example_tells_the_peanut_story(server: Server, example: str) -> None:
     env = {**server.env, "HINDSIGHT_URL": server.url, "HINDSIGHT_API_KEY": ADMIN_KEY}
     user = f"{example.replace('_', '-')}-{uuid.uuid4().hex[:8]}"
