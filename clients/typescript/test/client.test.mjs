@@ -68,28 +68,28 @@ test("store, a duplicate skipped, get, pin, restore, delete", async () => {
   await assert.rejects(memory.get(first.memory_id), NotFoundError);
 });
 
-test("storeMany: 120 items in three requests, progress after each, one result per item", async () => {
+test("storeMany: 45 items in three requests, progress after each, one result per item", async () => {
   const user = newUser();
-  const items = Array.from({ length: 120 }, (_, i) =>
+  const items = Array.from({ length: 45 }, (_, i) =>
     i % 2 ? `note number ${i} about the garden` : { content: `note number ${i} about the kitchen`, category: "event" },
   );
   const progress = [];
-  const results = await memory.storeMany(user, items, { batchSize: 50, onProgress: (p) => progress.push([p.done, p.total, p.results.length]) });
-  assert.equal(results.length, 120);
+  const results = await memory.storeMany(user, items, { batchSize: 20, onProgress: (p) => progress.push([p.done, p.total, p.results.length]) });
+  assert.equal(results.length, 45);
   assert.ok(results.every((r) => r.status === "success"));
-  assert.deepEqual(progress, [[50, 120, 50], [100, 120, 50], [120, 120, 20]]);
+  assert.deepEqual(progress, [[20, 45, 20], [40, 45, 20], [45, 45, 5]]);
 
   const listed = [];
-  for await (const m of memory.iterMemories(user, { page_size: 50 })) listed.push(m.memory_id);
-  assert.equal(listed.length, 120);
-  assert.equal(new Set(listed).size, 120);
+  for await (const m of memory.iterMemories(user, { page_size: 20 })) listed.push(m.memory_id);
+  assert.equal(listed.length, 45);
+  assert.equal(new Set(listed).size, 45);
   const page = await memory.listMemories(user, { limit: 7, category: "event" });
   assert.equal(page.results.length, 7);
   assert.ok(page.has_more && page.next_cursor);
   assert.ok(page.results.every((m) => m.category === "event"));
   const limited = [];
-  for await (const m of memory.iterMemories(user, { limit: 60, page_size: 25 })) limited.push(m);
-  assert.equal(limited.length, 60);
+  for await (const m of memory.iterMemories(user, { limit: 30, page_size: 12 })) limited.push(m);
+  assert.equal(limited.length, 30);
   await assert.rejects(memory.storeMany(user, ["x"], { batchSize: 101 }), /batchSize must be between 1 and 100/);
 });
 
@@ -99,7 +99,7 @@ test("retrieve with filters and paging", async () => {
     { content: "Alice is allergic to shellfish", category: "constraint" },
     { content: "Alice prefers window seats on flights", category: "preference" },
     { content: "Alice had sushi with Bob last Friday", category: "event", scope: "travel" },
-    ...Array.from({ length: 40 }, (_, i) => ({ content: `Alice read chapter ${i} of a novel about food` })),
+    ...Array.from({ length: 28 }, (_, i) => ({ content: `Alice read chapter ${i} of a novel about food` })),
   ]);
   const page = await memory.retrieve(user, "what can Alice not eat?", { top_k: 3 });
   assert.equal(page.status, "success");
