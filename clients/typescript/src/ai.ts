@@ -77,11 +77,13 @@ const forgetInput = z.object({
   memory_id: z.string().min(1).describe(MEMORY_ID_HELP),
 });
 
-export interface MemoryTools {
+// a type, not an interface: an object type is assignable to the AI SDK's `ToolSet` (a record
+// of tools), which an interface (no index signature) is not
+export type MemoryTools = {
   memory_store: Tool<z.infer<typeof storeInput>, string>;
   memory_retrieve: Tool<z.infer<typeof retrieveInput>, string>;
   memory_forget: Tool<z.infer<typeof forgetInput>, string>;
-}
+};
 
 /** Run one Hindsight call for the model: what it can act on comes back as text it reads. */
 async function forModel(call: () => Promise<string>): Promise<string> {

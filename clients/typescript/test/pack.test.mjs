@@ -101,7 +101,7 @@ await new Hindsight().store("u1", "text", { categroy: "constraint" });
   });
 });
 
-test("the subpath exports load with their peers installed beside the package", async () => {
+test("the subpath exports load and type-check with their peers installed beside the package", async () => {
   // the peers are this package's own dev copies (linked, not downloaded again: the same
   // versions a user installs from the registry)
   const dir = app;
@@ -121,4 +121,26 @@ console.log(typeof ai.memoryTools, new lg.HindsightStore({ client: {} }) instanc
     { cwd: dir },
   );
   assert.equal(stdout.trim(), "function true");
+  await writeFile(
+    join(dir, "frameworks.ts"),
+    `import { generateText, stepCountIs, type LanguageModel } from "ai";
+import { Hindsight } from "@hindsight-memory/client";
+import { memorySystem, memoryTools } from "@hindsight-memory/client/ai";
+import { HindsightStore } from "@hindsight-memory/client/langgraph";
+import type { BaseStore } from "@langchain/langgraph-checkpoint";
+const client = new Hindsight();
+export async function answer(model: LanguageModel, prompt: string): Promise<string> {
+  const who = { client, userId: "alice", sessionId: "chat-1" };
+  const system = await memorySystem("Be brief.", { ...who, query: prompt });
+  const { text } = await generateText({ model, system, tools: memoryTools(who), stopWhen: stepCountIs(3), prompt });
+  return text;
+}
+export const store: BaseStore = new HindsightStore({ client, prefix: ["memories"] });
+`,
+  );
+  const tsconfig = { compilerOptions: { module: "nodenext", moduleResolution: "nodenext", target: "es2022", lib: ["es2022", "dom"], types: [], strict: true, noEmit: true, skipLibCheck: true } };
+  await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ ...tsconfig, include: ["frameworks.ts"] }));
+  await run(process.execPath, [TSC, "-p", "tsconfig.json"], { cwd: dir }).catch((error) => {
+    assert.fail(`tsc: ${error.stdout}`);
+  });
 });
