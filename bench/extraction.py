@@ -111,14 +111,16 @@ def run_system(
     system: Reflector | FirstPersonBaseline, dialogues: Sequence[Dialogue]
 ) -> dict[str, Any]:
     """Content-word and strict recall/precision of one system over dialogues."""
-    content, strict = Score(), Score()
+    content, strict, issue = Score(), Score(), Score()
     for dialogue in dialogues:
         for speaker, utterances in speaker_turns(dialogue):
             found = extracted(system, [u.text for u in utterances])
             gold = dialogue.gold.get(speaker, [])
             content.add(found, gold, strict=False)
             strict.add(found, gold, strict=True)
+            issue.add(found, gold, strict="issue")
     return {
+        "issue": issue.as_dict(),
         "content": content.as_dict(),
         "strict": strict.as_dict(),
         "facts_per_dialogue": round(content.extracted / max(len(dialogues), 1), 2),

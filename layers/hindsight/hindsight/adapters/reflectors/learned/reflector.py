@@ -19,10 +19,12 @@ an outcome), the statement is not embedded again: the stored vector is the very 
 the classifier reads. Embedding is nearly all of the learned reflector's time (~40 short
 statements a second on two cores).
 
-``static=True`` (``HINDSIGHT_REFLECTOR=learned-static``) scores statements over the mean of
-e5's word embeddings instead (``static.py``, its own weights ``weights_static.npz``):
-nothing goes through the transformer, so 100 episodes take well under a second, for a
-little less recall and precision (``bench/extraction.py``).
+``static=True`` (``HINDSIGHT_REFLECTOR=learned``, the default) scores statements over the
+mean of e5's word embeddings instead (``static.py``, its own weights
+``weights_static.npz``): nothing goes through the transformer and no embedder is needed,
+so 100 episodes take a tenth of a second, for the same recall and precision
+(``bench/extraction.py``). ``static=False`` (``learned-e5``) embeds the statements with the
+service's e5 embedder.
 """
 
 from __future__ import annotations
@@ -70,8 +72,8 @@ from hindsight.core.text import tokenize
 
 logger = logging.getLogger(__name__)
 
-LABEL = "learned (offline, no LLM)"
-STATIC_LABEL = "learned, word-embedding means (offline, no LLM)"
+LABEL = "learned (offline, no LLM)"  # over the mean word embeddings: the default
+E5_LABEL = "learned over e5 vectors (offline, no LLM)"
 _CATEGORY = {
     "preference": FactCategory.PREFERENCE,
     "constraint": FactCategory.CONSTRAINT,
@@ -94,24 +96,30 @@ class LearnedReflector:
 
     def __init__(
         self,
-        embedder: Embedder,
+        embedder: Embedder | None = None,
         model: StatementModel | None = None,
         threshold: float | None = None,
         min_mood_episodes: int = 2,
         static: bool = False,
     ) -> None:
-        self._embedder = embedder
         self._static = static
         self._model = model or shipped_model(STATIC_WEIGHTS_FILE if static else WEIGHTS_FILE)
+        if not static and embedder is None:
+            raise ConfigurationError(
+                "HINDSIGHT_REFLECTOR=learned-e5 embeds statements with the service's embedder; "
+                "none was given"
+            )
         self._vectors: _StatementVectors | StaticStatementVectors = (
-            StaticStatementVectors() if static else _StatementVectors(embedder)
+            _StatementVectors(embedder)
+            if embedder is not None and not static
+            else StaticStatementVectors()
         )
         if self._vectors.model_name != self._model.embedding_model:
             raise ConfigurationError(
                 f"the learned reflector was trained on {self._model.embedding_model} vectors, "
                 f"its statements would be read as {self._vectors.model_name}: use "
-                "HINDSIGHT_EMBEDDER=e5 (the default) with HINDSIGHT_REFLECTOR=learned, "
-                "or another reflector"
+                "HINDSIGHT_EMBEDDER=e5 (the default) with HINDSIGHT_REFLECTOR=learned-e5, "
+                "or HINDSIGHT_REFLECTOR=learned (any embedder)"
             )
         self._threshold = self._model.threshold if threshold is None else threshold
         self._min_mood_episodes = min_mood_episodes
@@ -119,7 +127,7 @@ class LearnedReflector:
 
     @property
     def label(self) -> str:
-        return STATIC_LABEL if self._static else LABEL
+        return LABEL if self._static else E5_LABEL
 
     def reflect(
         self,
