@@ -308,10 +308,10 @@ def test_below_the_threshold_nothing(reflector: LearnedReflector) -> None:
     assert strict.reflect("u1", [episode(1, "I volunteer at the shelter.")], []).facts == []
 
 
-def test_hedged_statements_are_low_and_say_so(reflector: LearnedReflector) -> None:
+def test_hedged_statements_are_low_in_the_users_words(reflector: LearnedReflector) -> None:
     (fact,) = facts_of(reflector, "I think I volunteer too much at the shelter")
     assert fact.confidence is Confidence.LOW
-    assert fact.content.endswith("(stated with uncertainty).")
+    assert fact.content == "The user thinks they volunteer too much at the shelter."
 
 
 def test_agent_turns_are_skipped_and_named_speakers_keep_their_name(

@@ -30,7 +30,6 @@ service's e5 embedder.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -45,6 +44,10 @@ from hindsight.adapters.reflectors.learned.model import (
     shipped_model,
 )
 from hindsight.adapters.reflectors.learned.normalise import to_fact
+from hindsight.adapters.reflectors.learned.precision import (
+    fold_near_duplicates,
+    not_about_the_speaker,
+)
 from hindsight.adapters.reflectors.learned.segments import conditional, momentary, statements
 from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
@@ -157,7 +160,7 @@ class LearnedReflector:
         for statement, probability, category in zip(found, *scored, strict=True):
             candidates.extend(self._candidates(statement, probability, category, user_id))
         candidates.extend(mood_patterns(ordered, user_id, self._min_mood_episodes))
-        facts = merge(candidates)
+        facts = fold_near_duplicates(merge(candidates))
         logger.info(
             "learned reflection episodes=%d statements_scored=%d vectors_reused=%d facts=%d",
             len(episodes),
@@ -238,26 +241,23 @@ class LearnedReflector:
         ruled = extract(Turn(turn.memory_id, turn.occurred_at, turn.speaker, text, None), user_id)
         if ruled:
             return ruled
+        if not_about_the_speaker(text):
+            return []
         content = to_fact(text, statement.subject)
         subject = statement.subject
         words = sorted(
             set(tokenize(content)) - set(tokenize(f"user 用户 {subject.en} {subject.zh}"))
         )
-        if not words or _points_elsewhere(text):
+        if not words:
             return []
-        ctx = Context(
-            text,
-            statement.subject,
-            turn.memory_id,
-            turn.occurred_at,
-            hedged=hedged(text),
-            zh=is_zh(text),
-        )
+        # a hedged statement keeps the user's words; its low confidence says it is unsure
+        ctx = Context(text, statement.subject, turn.memory_id, turn.occurred_at, zh=is_zh(text))
+        confidence = Confidence.LOW if hedged(text) else _confidence(probability)
         return [
             ctx.make(
                 content,
                 _CATEGORY.get(category, FactCategory.FACT),
-                _confidence(probability),
+                confidence,
                 "statement:" + "-".join(words)[:80],
                 "",
             )
@@ -297,21 +297,6 @@ def _vetoed(text: str) -> bool:
     whatever the classifier says (each measured on the dev dialogues not to cost
     precision; together they keep the rule-based reflector's promises)."""
     return question(text) or temporary(text) or conditional(text) or momentary(text)
-
-
-# "我觉得这个不错", "那个挺好的": an opinion of something only pointed at
-_ZH_DEMONSTRATIVE = re.compile(
-    r"^(?:我(?:觉得|认为|感觉)?)?[这那](?:个|些|样|儿|里)?(?:真|很|挺|太|也|还)?\S{0,3}?[了的啊呀吧]?$"
-)
-
-
-def _points_elsewhere(text: str) -> bool:
-    """Whether the statement's object is only a pronoun ("I like it", "我也是", "我觉得这个
-    不错")."""
-    lowered = text.lower().rstrip(" .!。！")
-    return lowered.endswith(
-        (" it", " that", " this", " them", " too", "也是", "这个", "那个")
-    ) or bool(_ZH_DEMONSTRATIVE.match(lowered))
 
 
 def _confidence(probability: float) -> Confidence:

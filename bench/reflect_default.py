@@ -1,0 +1,102 @@
+"""The default reflector's speed, end to end in the embedded service, beside the rules'.
+
+    nice -n 5 .venv/bin/python bench/reflect_default.py [--repeat 5]
+
+100 MSC utterances (the first of the held-back test dialogues, ``extraction_data``) are
+stored as one user's episodes in each of two embedded services (SQLite and the in-process
+index under a temporary directory, the bundled e5 embedder), one reflecting with the
+default ``learned`` reflector, the other with ``rule-based``. Each repetition stores them
+for a fresh user in both, then times ``reflect`` (not a dry run: every fact is embedded
+and written) in each, the order alternating, so the load other processes put on the
+machine falls on both alike. Reported: the median wall seconds of each, their ratio, the
+facts written, the word table's one-time load, the CPU flags. Writes
+``bench/results/reflect_default.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsight"))
+
+from extraction_data import REPO, test_split
+
+from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
+from hindsight.bootstrap import build_embedded_service
+from hindsight.core.commands import ReflectCommand, StoreMemoryCommand
+from hindsight.core.models import Principal
+from hindsight.settings import Settings
+
+OUT = REPO / "bench" / "results" / "reflect_default.json"
+PRINCIPAL = Principal(tenant_id="bench")
+SYSTEMS = ("learned", "rule-based")
+
+
+def cpu_flags() -> list[str]:
+    text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    return sorted(set(re.findall(r"\b(?:avx512_vnni|amx_int8|avx2|avx_vnni)\b", text)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    texts = [u.text for d in test_split() for u in d.utterances][:100]
+    started = time.perf_counter()
+    StaticStatementVectors().get(["the word table loads once a process"])
+    table_load = time.perf_counter() - started
+    seconds: dict[str, list[float]] = {name: [] for name in SYSTEMS}
+    facts: dict[str, list[int]] = {name: [] for name in SYSTEMS}
+    loads: list[float] = []
+    with tempfile.TemporaryDirectory() as root:
+        services = {
+            name: build_embedded_service(
+                Settings(data_dir=Path(root) / name, reflector=name, dedup_window_seconds=0)
+            )
+            for name in SYSTEMS
+        }
+        for rep in range(args.repeat):
+            user = f"user-{rep}"
+            for service in services.values():
+                for text in texts:
+                    service.store(PRINCIPAL, StoreMemoryCommand(user_id=user, content=text))
+            loads.append(os.getloadavg()[0])
+            order = SYSTEMS if rep % 2 == 0 else SYSTEMS[::-1]
+            for name in order:
+                started = time.perf_counter()
+                result = services[name].reflect(PRINCIPAL, ReflectCommand(user_id=user))
+                seconds[name].append(time.perf_counter() - started)
+                facts[name].append(len(result.created) + len(result.updated))
+            print(rep, {n: round(s[-1], 3) for n, s in seconds.items()}, flush=True)
+    median = {name: statistics.median(s) for name, s in seconds.items()}
+    results = {
+        "episodes": len(texts),
+        "repeat": args.repeat,
+        "median_wall_s": {n: round(v, 3) for n, v in median.items()},
+        "all_wall_s": {n: [round(v, 3) for v in s] for n, s in seconds.items()},
+        "learned_over_rules": round(median["learned"] / median["rule-based"], 2),
+        "facts_written": {n: statistics.median(f) for n, f in facts.items()},
+        "static_word_table_load_s": round(table_load, 3),
+        "load_average_1min": [round(v, 2) for v in loads],
+        "cpu_flags": cpu_flags(),
+        "cores": os.cpu_count(),
+        "command": "nice -n 5 .venv/bin/python bench/reflect_default.py",
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
