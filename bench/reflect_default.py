@@ -8,7 +8,8 @@ index under a temporary directory, the bundled e5 embedder), one reflecting with
 default ``learned`` reflector, the other with ``rule-based``. Each repetition stores them
 for a fresh user in both, then times ``reflect`` (not a dry run: every fact is embedded
 and written) in each, the order alternating, so the load other processes put on the
-machine falls on both alike. Reported: the median wall seconds of each, their ratio, the
+machine falls on both alike. Reported: the median wall and CPU seconds (every thread of
+the process: the embedder runs on its own) of each, the ratio of the walls, the
 facts written, the word table's one-time load, the CPU flags. Writes
 ``bench/results/reflect_default.json``.
 """
@@ -56,34 +57,38 @@ def main() -> None:
     StaticStatementVectors().get(["the word table loads once a process"])
     table_load = time.perf_counter() - started
     seconds: dict[str, list[float]] = {name: [] for name in SYSTEMS}
+    cpu_seconds: dict[str, list[float]] = {name: [] for name in SYSTEMS}
     facts: dict[str, list[int]] = {name: [] for name in SYSTEMS}
     loads: list[float] = []
-    with tempfile.TemporaryDirectory() as root:
-        services = {
-            name: build_embedded_service(
-                Settings(data_dir=Path(root) / name, reflector=name, dedup_window_seconds=0)
-            )
-            for name in SYSTEMS
-        }
-        for rep in range(args.repeat):
-            user = f"user-{rep}"
-            for service in services.values():
-                for text in texts:
-                    service.store(PRINCIPAL, StoreMemoryCommand(user_id=user, content=text))
-            loads.append(os.getloadavg()[0])
-            order = SYSTEMS if rep % 2 == 0 else SYSTEMS[::-1]
-            for name in order:
-                started = time.perf_counter()
-                result = services[name].reflect(PRINCIPAL, ReflectCommand(user_id=user))
-                seconds[name].append(time.perf_counter() - started)
-                facts[name].append(len(result.created) + len(result.updated))
-            print(rep, {n: round(s[-1], 3) for n, s in seconds.items()}, flush=True)
+    # a fresh directory, left in place: the services close their files when the process ends
+    root = tempfile.mkdtemp(prefix="hindsight-reflect-default-")
+    services = {
+        name: build_embedded_service(
+            Settings(data_dir=Path(root) / name, reflector=name, dedup_window_seconds=0)
+        )
+        for name in SYSTEMS
+    }
+    for rep in range(args.repeat):
+        user = f"user-{rep}"
+        for service in services.values():
+            for text in texts:
+                service.store(PRINCIPAL, StoreMemoryCommand(user_id=user, content=text))
+        loads.append(os.getloadavg()[0])
+        order = SYSTEMS if rep % 2 == 0 else SYSTEMS[::-1]
+        for name in order:
+            started, cpu = time.perf_counter(), time.process_time()
+            result = services[name].reflect(PRINCIPAL, ReflectCommand(user_id=user))
+            seconds[name].append(time.perf_counter() - started)
+            cpu_seconds[name].append(time.process_time() - cpu)
+            facts[name].append(len(result.created) + len(result.updated))
+        print(rep, {n: round(s[-1], 3) for n, s in seconds.items()}, flush=True)
     median = {name: statistics.median(s) for name, s in seconds.items()}
     results = {
         "episodes": len(texts),
         "repeat": args.repeat,
         "median_wall_s": {n: round(v, 3) for n, v in median.items()},
         "all_wall_s": {n: [round(v, 3) for v in s] for n, s in seconds.items()},
+        "median_cpu_s": {n: round(statistics.median(s), 3) for n, s in cpu_seconds.items()},
         "learned_over_rules": round(median["learned"] / median["rule-based"], 2),
         "facts_written": {n: statistics.median(f) for n, f in facts.items()},
         "static_word_table_load_s": round(table_load, 3),
