@@ -92,3 +92,8 @@ def test_bootstrap_builds_the_static_reflector() -> None:
         built = build_reflector(Settings(reflector=spec), RecordingEmbedder())  # type: ignore[arg-type]
         assert isinstance(built, LearnedReflector) and built.label == LABEL
     assert isinstance(build_reflector(Settings()), LearnedReflector)  # no embedder needed
+    under_llm = build_reflector(
+        Settings(reflector="openai:some-model", openai_base_url="http://127.0.0.1:9/v1")
+    )
+    offline = under_llm._offline  # type: ignore[attr-defined]
+    assert isinstance(offline, LearnedReflector) and offline.label == LABEL  # the offline pass
