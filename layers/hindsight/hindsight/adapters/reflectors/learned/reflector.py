@@ -8,8 +8,10 @@ request or passing state ("I'd like a coffee", "I'm tired"), something said "for
 (no lasting preference from "今天不想吃川菜"). Where a rule-based
 extractor (allergies, diet, names, family, preferences, habits, plans) finds something in
 a statement the classifier accepts, the rule's wording and topic are kept, so repeats and
-contradictions line up with the rules' facts (supersession); otherwise the fact is the
-statement in the third person (``normalise.py``). Mood patterns and session summaries are
+contradictions line up with the rules' facts (supersession); otherwise, unless it is about
+someone else, spoken to the listener or only points elsewhere (``precision.py``), the fact
+is the statement in the third person (``normalise.py``), at low confidence when hedged.
+Near-duplicate facts are folded into one (``precision.py``). Mood patterns and session summaries are
 the rule-based reflector's. Candidates go through the same ``merge`` as the rules'.
 
 Stored vectors (``reflect_with_vectors``): an episode's stored vector is the passage vector
