@@ -18,7 +18,16 @@ extracted fact's, and I = |G ∩ P|:
 
 - content-word match: I >= 1, I/|G| >= 0.5 (half the annotated fact is there) and
   I/|P| >= 1/3 (the extracted fact is not mostly something else);
-- strict match: I/|G| = 1 (every content word of the annotated fact) and I/|P| >= 0.5.
+- strict match: I/|G| = 1 (every content word of the annotated fact) and I/|P| >= 0.5;
+- issue match (issue 41's definition, the maintainers' measure): the content-word F1 of
+  the two texts, 2I / (|G| + |P|), is >= 0.5, words read by ``issue_words``: lower case,
+  "the user's" / "the user" read as "my" / "I", contractions spelled out, stop words
+  dropped (pronouns, articles, auxiliaries, "not", "no", "very", "really", "so", "too",
+  "also", "just", "like": nothing else), one suffix of -ing / -ed / -es / -s cut from a
+  word longer than four letters, then the synonym folds of ``_FOLD`` (in that order, as
+  the issue lists them; a fold also reads the stem cutting -es leaves, "loves" -> love).
+  Chinese: "用户的" / "用户" read as "我的" / "我", words cut by ``tokenize`` (jieba, its
+  stop words dropped), same F1 >= 0.5.
 
 Facts are scored per dialogue and speaker: an extracted fact is correct when it matches
 any annotated fact of that speaker in that dialogue (precision); an annotated fact is
@@ -30,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -200,6 +210,90 @@ def matches(extracted: str, gold: str, strict: bool = False) -> bool:
     return shared >= 1 and shared / len(g) >= 0.5 and shared / len(p) >= 1 / 3
 
 
+_PRONOUNS = (
+    "i me my mine myself we us our ours ourselves you your yours yourself yourselves he him "
+    "his himself she her hers herself it its itself they them their theirs themselves this "
+    "that these those"
+)
+_AUXILIARIES = (
+    "am is are was were be been being do does did have has had having will would shall "
+    "should can could may might must"
+)
+_ISSUE_STOP = frozenset(
+    [
+        *_PRONOUNS.split(),
+        *("a", "an", "the"),
+        *_AUXILIARIES.split(),
+        *("not", "no", "very", "really", "so", "too", "also", "just", "like"),
+    ]
+)
+_FOLD = {
+    "love": "like",
+    "enjoy": "like",
+    "prefer": "like",
+    "adore": "like",
+    "fond": "like",
+    "favourite": "like",
+    "favorite": "like",
+    "hate": "dislike",
+    "job": "work",
+    "employ": "work",
+    "kid": "child",
+    "children": "child",
+    "dad": "father",
+    "mom": "mother",
+}
+_CONTRACTION = (
+    ("n't", " not"),
+    ("'m", " am"),
+    ("'re", " are"),
+    ("'ve", " have"),
+    ("'ll", " will"),
+    ("'d", " would"),
+    ("'s", ""),
+)
+
+
+@lru_cache(maxsize=200_000)
+def issue_words(text: str) -> frozenset[str]:
+    """The words issue 41's matching compares (module docstring)."""
+    if any("\u4e00" <= ch <= "\u9fff" for ch in text):
+        text = text.replace("用户的", "我的").replace("用户", "我")
+        return frozenset(tokenize(text))
+    text = text.lower().replace("’", "'")
+    text = re.sub(r"\bthe user's\b", "my", text)
+    text = re.sub(r"\bthe user\b", "i", text)
+    for short, long in _CONTRACTION:
+        text = text.replace(short, long)
+    words = set()
+    for word in re.findall(r"[a-z0-9]+", text):
+        if word in _ISSUE_STOP:
+            continue
+        if len(word) > 4:
+            for suffix in ("ing", "ed", "es", "s"):
+                if word.endswith(suffix):
+                    word = word[: -len(suffix)]
+                    break
+        # a fold also reads the stem that cutting -es leaves ("loves" -> "lov" -> love)
+        words.add(_FOLD.get(word) or _FOLD.get(word + "e", word))
+    return frozenset(words)
+
+
+def issue_matches(extracted: str, gold: str) -> bool:
+    """Issue 41's match: content-word F1 >= 0.5 (module docstring)."""
+    g, p = issue_words(gold), issue_words(extracted)
+    if not g or not p:
+        return False
+    return 2 * len(g & p) / (len(g) + len(p)) >= 0.5
+
+
+def match(extracted: str, gold: str, kind: str) -> bool:
+    """``kind``: "content", "strict" or "issue"."""
+    if kind == "issue":
+        return issue_matches(extracted, gold)
+    return matches(extracted, gold, strict=kind == "strict")
+
+
 @dataclass
 class Score:
     extracted: int = 0
@@ -207,11 +301,15 @@ class Score:
     gold: int = 0
     found: int = 0
 
-    def add(self, extracted: Sequence[str], gold: Sequence[str], strict: bool) -> None:
+    def add(
+        self, extracted: Sequence[str], gold: Sequence[str], strict: bool | str = False
+    ) -> None:
+        """Count one speaker's facts; ``strict``: True, False (content) or a ``match`` kind."""
+        kind = strict if isinstance(strict, str) else ("strict" if strict else "content")
         self.extracted += len(extracted)
         self.gold += len(gold)
-        self.correct += sum(any(matches(e, g, strict) for g in gold) for e in extracted)
-        self.found += sum(any(matches(e, g, strict) for e in extracted) for g in gold)
+        self.correct += sum(any(match(e, g, kind) for g in gold) for e in extracted)
+        self.found += sum(any(match(e, g, kind) for e in extracted) for g in gold)
 
     def as_dict(self) -> dict[str, float]:
         precision = self.correct / self.extracted if self.extracted else 0.0

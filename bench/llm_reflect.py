@@ -322,7 +322,9 @@ class Scores:
 
 
 def offline_reflector(name: str, embedder: CachedEmbedder) -> Reflector:
-    if name == "learned":
+    if name == "learned":  # the product's default offline pass
+        return LearnedReflector(static=True)
+    if name == "learned-e5":
         return LearnedReflector(embedder)  # type: ignore[arg-type]
     return RuleBasedReflector()
 
@@ -461,7 +463,9 @@ def main() -> None:
     )
     parser.add_argument("--gguf", help="the GGUF file (default: the model package's)")
     parser.add_argument("--dialogues", type=int, default=3)
-    parser.add_argument("--offline", choices=["learned", "rule-based"], default="learned")
+    parser.add_argument(
+        "--offline", choices=["learned", "learned-e5", "rule-based"], default="learned"
+    )
     parser.add_argument("--max-tokens", type=int, help="default: HINDSIGHT_REFLECTOR_MAX_TOKENS")
     parser.add_argument(
         "--timeout", type=float, help="default: HINDSIGHT_REFLECTOR_TIMEOUT_SECONDS"

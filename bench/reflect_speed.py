@@ -19,8 +19,8 @@ thread of this process: the embedder runs on background threads):
   embeds every fact it would write (their vectors are stored with them) and reads the
   stored vectors; without vectors = the same reflector behind an adapter that does not
   take them;
-- ``static``: the ``learned-static`` reflector (mean word embeddings, no transformer for
-  statements), alone and through the use case (which still embeds the facts).
+- ``static``: the ``learned`` reflector, the default (mean word embeddings, no transformer
+  for statements), alone and through the use case (which still embeds the facts).
 
 The static word table is loaded once a process (timed apart, ``static_word_table_load``).
 The median of ``--repeat`` runs is reported, with the 1-minute load average before each

@@ -373,8 +373,8 @@ def test_every_offline_reflector_choice_builds_in_the_lambda_environment(templat
     assert variables["HINDSIGHT_REFLECTOR_OFFLINE"] == "OfflineReflector"  # a !Ref
     assert variables["HINDSIGHT_REFLECTOR"][2] == "OfflineReflector"  # the !If's else
     choices = template["Parameters"]["OfflineReflector"]["AllowedValues"]
-    assert template["Parameters"]["OfflineReflector"]["Default"] == "rule-based"
-    assert "learned-static" in choices
+    assert template["Parameters"]["OfflineReflector"]["Default"] == "learned"
+    assert "rule-based" in choices
     episode = numbered_episode(1, "I am allergic to peanuts and I work as a nurse.")
     for choice in choices:
         reflector = build_reflector(Settings(reflector=choice, embedder="bedrock:titan"))

@@ -1,4 +1,4 @@
-"""The service with HINDSIGHT_REFLECTOR=learned and the real bundled embedder: reflection's
+"""The service with HINDSIGHT_REFLECTOR=learned-e5 and the real bundled embedder: reflection's
 promises (pending review, source ids, dry run, cursor, merge of repeats) hold with the
 learned reflector as with the rule-based one."""
 
@@ -17,7 +17,7 @@ PRINCIPAL = Principal(tenant_id="acme")
 
 @pytest.fixture(scope="module")
 def service() -> MemoryService:
-    return build_memory_service(Settings(reflector="learned", embedder="e5"))
+    return build_memory_service(Settings(reflector="learned-e5", embedder="e5"))
 
 
 def store(service: MemoryService, user: str, content: str) -> str:
@@ -41,7 +41,9 @@ def test_reflection_with_the_learned_reflector(service: MemoryService) -> None:
     by_source = {tuple(f["source_memory_ids"]): f for f in result.created}
     assert "nurse" in by_source[(nurse,)]["content"]
     assert "猫" in by_source[(cat,)]["content"]
-    assert all(f["reflector"] == "learned (offline, no LLM)" for f in result.created)
+    assert all(
+        f["reflector"] == "learned over e5 vectors (offline, no LLM)" for f in result.created
+    )
     assert all(f["status"] == "pending" for f in result.created)
     assert service.reflect(PRINCIPAL, ReflectCommand(user_id=user)).episodes_considered == 0
 

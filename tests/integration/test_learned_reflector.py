@@ -18,7 +18,7 @@ T0 = datetime(2026, 6, 3, 9, 0, tzinfo=UTC)
 @pytest.fixture(scope="module", params=["e5", "static"])
 def reflector(request: pytest.FixtureRequest) -> LearnedReflector:
     """The learned reflector over the model's vectors, and over mean word embeddings
-    (``learned-static``): both keep every promise below."""
+    (``learned``, the default): both keep every promise below."""
     return LearnedReflector(build_embedder("e5"), static=request.param == "static")
 
 

@@ -28,12 +28,13 @@ import pytest
 from botocore.stub import ANY, Stubber
 
 from hindsight.adapters.reflectors.bedrock import BedrockReflector
+from hindsight.adapters.reflectors.learned import LABEL as DEFAULT_OFFLINE_LABEL
 from hindsight.adapters.reflectors.offline_first import OfflineFirstReflector
 from hindsight.adapters.reflectors.openai_compatible import OpenAICompatibleReflector
 from hindsight.adapters.reflectors.rule_based import LABEL as OFFLINE_LABEL
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.bootstrap import build_memory_service, build_reflector, configure
-from hindsight.core.models import EpisodicMemory, FactCategory, ReflectionOutput
+from hindsight.core.models import Confidence, EpisodicMemory, FactCategory, ReflectionOutput
 from hindsight.settings import Settings
 from tests.fakes import HashingEmbedder, numbered_episode
 
@@ -291,10 +292,15 @@ def test_http_errors_keep_the_offline_facts(model: ModelServer, status: int, say
     assert output.usage is not None and says in output.usage.failures[0]
 
 
-def test_rejected_candidates_are_dropped_and_unmentioned_ones_kept(model: ModelServer) -> None:
+def test_rejected_candidates_are_kept_pending_and_unmentioned_ones_kept(
+    model: ModelServer,
+) -> None:
     answer = {"facts": [], "rejected": ["c1"]}
     output = run(model, Reply(content=json.dumps(answer)))
-    assert [f.topic for f in output.facts] == ["plan:renew-passport"]
+    assert [(f.topic, f.confidence) for f in output.facts] == [
+        ("allergy:peanut", Confidence.LOW),  # rejected without evidence: kept for review
+        ("plan:renew-passport", Confidence.MEDIUM),
+    ]
 
 
 def test_episodes_are_quoted_data(model: ModelServer) -> None:
@@ -408,7 +414,8 @@ def test_reflect_route_reports_tokens_failures_and_keeps_facts(
     assert reply.body["reflector"] == "openai:test-model"
     created = {f["topic"]: f for f in reply.body["created"]}
     assert sorted(created) == ["allergy:peanut", "plan:renew-passport"]
-    assert created["allergy:peanut"]["reflector"] == OFFLINE_LABEL  # the LLM failed: kept
+    # the LLM failed: the default offline pass's fact is kept
+    assert created["allergy:peanut"]["reflector"] == DEFAULT_OFFLINE_LABEL
     assert created["plan:renew-passport"]["content"].endswith("by 2026-06-10.")
     assert created["plan:renew-passport"]["reflector"] == "openai:test-model"
     llm = reply.body["llm"]

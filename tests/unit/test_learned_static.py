@@ -1,4 +1,4 @@
-"""The learned reflector's static variant (``HINDSIGHT_REFLECTOR=learned-static``): statement
+"""The learned reflector's static variant (``HINDSIGHT_REFLECTOR=learned``, the default): statement
 vectors are means of e5's word embeddings, read from the bundled model file; the embedder
 is never called for them, and stored vectors (the model's) are not mixed in."""
 
@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from hindsight.adapters.reflectors.learned import STATIC_LABEL, LearnedReflector
+from hindsight.adapters.reflectors.learned import LABEL, LearnedReflector
 from hindsight.adapters.reflectors.learned.model import STATIC_WEIGHTS_FILE, shipped_model
 from hindsight.adapters.reflectors.learned.static import STATIC_MODEL_NAME, StaticStatementVectors
 from hindsight.bootstrap import build_reflector
@@ -65,7 +65,7 @@ def episode(number: int, content: str) -> EpisodicMemory:
 def test_the_static_reflector_never_embeds_and_ignores_stored_vectors() -> None:
     embedder = RecordingEmbedder()
     reflector = LearnedReflector(embedder, static=True)  # type: ignore[arg-type]
-    assert reflector.label == STATIC_LABEL
+    assert reflector.label == LABEL
     episodes = [episode(1, "I'm allergic to peanuts."), episode(2, "我是一名护士。")]
     stored = {
         e.memory_id: StoredVector(model=embedder.model_name, values=np.ones(384, np.float32))
@@ -88,5 +88,12 @@ def test_the_static_weights_are_their_own() -> None:
 
 
 def test_bootstrap_builds_the_static_reflector() -> None:
-    built = build_reflector(Settings(reflector="learned-static"), RecordingEmbedder())  # type: ignore[arg-type]
-    assert isinstance(built, LearnedReflector) and built.label == STATIC_LABEL
+    for spec in ("", "learned", "learned-static"):  # unset, named, the former name
+        built = build_reflector(Settings(reflector=spec), RecordingEmbedder())  # type: ignore[arg-type]
+        assert isinstance(built, LearnedReflector) and built.label == LABEL
+    assert isinstance(build_reflector(Settings()), LearnedReflector)  # no embedder needed
+    under_llm = build_reflector(
+        Settings(reflector="openai:some-model", openai_base_url="http://127.0.0.1:9/v1")
+    )
+    offline = under_llm._offline  # type: ignore[attr-defined]
+    assert isinstance(offline, LearnedReflector) and offline.label == LABEL  # the offline pass

@@ -138,7 +138,6 @@ def test_empty_fact_list_is_valid() -> None:
         (fact(content="   "), "content"),
         (fact(content="x" * 1001), "content"),
         (fact(source_memory_ids=[]), "source_memory_ids"),
-        (fact(source_memory_ids=["mem_999"]), "mem_999"),
         ({"content": "The user likes tea."}, "category"),
     ],
 )
@@ -146,6 +145,14 @@ def test_invalid_items_are_rejected_with_a_reason(bad: dict[str, object], mentio
     with pytest.raises(InvalidLlmOutputError) as caught:
         parse_reflection(answer(bad), IDS)
     assert mentions in str(caught.value)
+
+
+def test_a_fact_citing_an_episode_not_given_is_dropped_the_others_kept() -> None:
+    stranger = fact(content="The user is a pilot.", topic="job", source_memory_ids=["mem_9"])
+    facts = parse_reflection(answer(stranger, fact()), IDS)
+    assert [(f.content, f.source_memory_ids) for f in facts] == [
+        ("The user is allergic to peanuts.", ["mem_1"])
+    ]
 
 
 def test_missing_facts_key_is_rejected() -> None:
@@ -194,15 +201,13 @@ def test_valid_first_answer_needs_one_call() -> None:
 
 
 def test_invalid_then_valid_answer_is_retried_with_the_error() -> None:
-    model = ScriptedModel(
-        answer(fact(source_memory_ids=["mem_42"])), f"```json\n{answer(fact())}```"
-    )
+    model = ScriptedModel(answer(fact(category="habit")), f"```json\n{answer(fact())}```")
     output = LlmReflector(model, label="fake:model").reflect("u1", EPISODES, [])
     assert len(output.facts) == 1
     assert len(model.calls) == 2
     retry_prompt = model.calls[1][1]
     assert retry_prompt.startswith(model.calls[0][1])
-    assert "rejected" in retry_prompt and "mem_42" in retry_prompt
+    assert "rejected" in retry_prompt and "category" in retry_prompt
 
 
 def test_invalid_twice_raises_and_says_nothing_was_stored() -> None:

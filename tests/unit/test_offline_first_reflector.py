@@ -16,7 +16,6 @@ from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
 from hindsight.adapters.reflectors.llm import (
     CallMeter,
     Completion,
-    InvalidLlmOutputError,
     LlmReflector,
     LlmTimeoutError,
     Refinement,
@@ -93,7 +92,7 @@ def offline_first(model: FakeModel, budget: int | None = None) -> OfflineFirstRe
 # --- combining the LLM's answer with the offline candidates ---------------------------------
 
 
-def test_refined_and_rejected_candidates_are_replaced_the_rest_kept() -> None:
+def test_refined_candidates_are_replaced_rejected_ones_kept_at_low_confidence() -> None:
     candidates = [
         fact("c1 text", "a", "mem_1"),
         fact("c2 text", "b", "mem_2"),
@@ -105,7 +104,11 @@ def test_refined_and_rejected_candidates_are_replaced_the_rest_kept() -> None:
         Refinement([refined], refined=frozenset({"c1"}), rejected=frozenset({"c2"})),
         EPISODES,
     )
-    assert [f.content for f in kept] == ["better c1", "c3 text"]
+    assert [(f.content, f.confidence) for f in kept] == [
+        ("better c1", Confidence.MEDIUM),
+        ("c2 text", Confidence.LOW),  # a rejection alone: kept, never auto-approved
+        ("c3 text", Confidence.MEDIUM),
+    ]
 
 
 def test_a_candidate_written_again_without_citing_it_is_not_doubled() -> None:
@@ -126,10 +129,22 @@ def test_combined_facts_are_in_the_order_of_their_newest_source() -> None:
 # --- parsing: candidate ids, due times ------------------------------------------------------
 
 
-def test_unknown_candidate_ids_are_invalid_output() -> None:
-    text = json.dumps({"facts": [item("x", "t", ["mem_1"], refines=["c9"])], "rejected": ["c8"]})
-    with pytest.raises(InvalidLlmOutputError, match=r"c9.*c8"):
-        parse_refinement(text, ["mem_1"], ["c1"])
+def test_unknown_candidate_ids_are_ignored_and_a_fact_citing_a_stranger_dropped() -> None:
+    text = json.dumps(
+        {
+            "facts": [
+                item("x", "t", ["mem_1"], refines=["c9"]),
+                item("y", "u", ["mem_1", "mem_404"], refines=["c1"]),
+            ],
+            "rejected": ["c8", "c1"],
+        }
+    )
+    refinement = parse_refinement(text, ["mem_1"], ["c1"])
+    assert [f.content for f in refinement.facts] == ["x"]
+    assert refinement.refined == frozenset()  # c9 unknown; y (refining c1) was dropped
+    assert refinement.rejected == frozenset({"c1"})
+    (dropped,) = refinement.dropped
+    assert "'y'" in dropped and "mem_404" in dropped
 
 
 def test_a_task_gets_its_due_time() -> None:

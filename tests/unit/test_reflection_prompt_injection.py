@@ -19,7 +19,6 @@ from hindsight.adapters.reflectors.offline_first import OfflineFirstReflector
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.bootstrap import assemble, local_ports
 from hindsight.core.commands import ListMemoriesCommand, ReflectCommand, StoreMemoryCommand
-from hindsight.core.errors import HindsightError
 from hindsight.core.models import EpisodicMemory, Principal
 from hindsight.core.policy import Policy
 from tests.fakes import FixedClock, HashingEmbedder, SequentialIds
@@ -95,8 +94,9 @@ def test_the_attack_is_quoted_data_in_the_prompt() -> None:
             occurred_at=T0,
         )
     ]
-    with pytest.raises(HindsightError):  # its obedient answer cites no given episode
-        LlmReflector(model, "fake:llm").refine("u1", episodes, [], [], CallMeter())
+    # its obedient answer cites no given episode: the fact is dropped
+    refinement = LlmReflector(model, "fake:llm").refine("u1", episodes, [], [], CallMeter())
+    assert refinement.facts == [] and "mem_unknown" in refinement.dropped[0]
     prompt = model.prompts[0]
     start = prompt.index("<episodes>\n")
     inside = prompt[start : prompt.index("\n</episodes>", start)]

@@ -18,7 +18,8 @@ def test_defaults_without_any_variable() -> None:
     assert settings.backend == "embedded"
     assert settings.data_dir == Path(".hindsight")
     assert settings.embedder == "e5"
-    assert settings.reflector == "rule-based"
+    assert settings.reflector == "learned"
+    assert settings.reflector_offline == "learned"
     assert settings.table == "hindsight"
     assert settings.opensearch_index == "hindsight-memories"
     assert settings.opensearch_auth == "none"

@@ -194,18 +194,22 @@ def build_embedder(settings: Settings) -> Embedder:
 
 
 def build_reflector(settings: Settings, embedder: Embedder | None = None) -> Reflector:
-    """The configured reflector; the offline rule-based one when no LLM is configured.
-    ``learned`` (the offline classifier) embeds with ``embedder`` (the service's)."""
+    """The configured reflector; the learned offline one (``learned``, over the bundled
+    word embeddings: no embedder needed) when nothing is configured. ``learned-e5`` reads
+    the statements' e5 vectors and embeds with ``embedder`` (the service's)."""
     spec = settings.reflector.strip()
-    if spec in {"", "rule-based", "rules", "offline"}:
+    if spec in {"rule-based", "rules"}:
         from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 
         return RuleBasedReflector()
-    if spec in {"learned", "learned-static"}:
+    if spec in {"", "learned", "learned-static", "offline"}:
         from hindsight.adapters.reflectors.learned import LearnedReflector
 
-        static = spec == "learned-static"  # mean word embeddings: no transformer, fast
-        return LearnedReflector(embedder or build_embedder(settings), static=static)
+        return LearnedReflector(embedder, static=True)
+    if spec == "learned-e5":
+        from hindsight.adapters.reflectors.learned import LearnedReflector
+
+        return LearnedReflector(embedder or build_embedder(settings))
     kind, _, model = spec.partition(":")
     if kind == "bedrock" and model:
         from hindsight.adapters.reflectors.bedrock import BedrockReflector
@@ -234,9 +238,8 @@ def build_reflector(settings: Settings, embedder: Embedder | None = None) -> Ref
         )
         return _offline_first(settings, openai, embedder)
     raise ConfigurationError(
-        f"HINDSIGHT_REFLECTOR={spec!r} is not understood; use 'rule-based', 'learned', "
-        "'learned-static', "
-        "'bedrock:<model id>' or 'openai:<model>'"
+        f"HINDSIGHT_REFLECTOR={spec!r} is not understood; use 'learned' (the default), "
+        "'rule-based', 'learned-e5', 'bedrock:<model id>' or 'openai:<model>'"
     )
 
 
@@ -252,7 +255,7 @@ def _offline_first(
     if ":" in offline_spec:
         raise ConfigurationError(
             f"HINDSIGHT_REFLECTOR_OFFLINE={offline_spec!r} must name an offline reflector "
-            "(e.g. 'rule-based'), not an LLM"
+            "('learned' or 'rule-based'), not an LLM"
         )
     offline = build_reflector(settings.model_copy(update={"reflector": offline_spec}), embedder)
     budget = settings.reflector_token_budget or None

@@ -62,12 +62,13 @@ class Settings(BaseSettings):
     # how much lower the ONNX engine runs passages (stores) than queries (searches) when
     # both want the cores: nice 10 (Linux); 0 runs them at the same priority
     embed_background_niceness: int = Field(default=10, ge=0, le=19)
-    # reflector: "rule-based" (offline default), "bedrock:<model id>", "openai:<model>"
-    reflector: str = "rule-based"
+    # reflector: "learned" (offline default), "rule-based", "learned-e5" (offline),
+    # "bedrock:<model id>", "openai:<model>"
+    reflector: str = "learned"
     # with an LLM reflector: the offline reflector that runs first (its facts are kept when
     # the LLM fails), the tokens one reflection run may spend on the LLM (0: no limit), the
     # longest answer (tokens) and how long to wait for one (OpenAI-compatible endpoints)
-    reflector_offline: str = "rule-based"
+    reflector_offline: str = "learned"
     reflector_token_budget: int = Field(default=200_000, ge=0)
     reflector_max_tokens: int = Field(default=2_000, ge=100, le=100_000)
     reflector_timeout_seconds: float = Field(default=60.0, gt=0, le=3_600)

@@ -56,7 +56,9 @@ class BedrockReflector(LlmReflector):
         max_tokens: int = 2_000,
         temperature: float = 0.0,
     ) -> None:
-        super().__init__(complete=self._converse, label=f"bedrock:{model_id}")
+        super().__init__(
+            complete=self._converse, label=f"bedrock:{model_id}", max_output_tokens=max_tokens
+        )
         self._model_id = model_id
         self._client = client
         self._region = region

@@ -6,7 +6,9 @@ model stopped normally, was cut off at its output limit, or refused). The model'
 answer must be one JSON object; it may come wrapped in a ```json fence or surrounded
 by prose. Output that fails validation (or was cut off) is sent back once with the
 reasons; if the second answer fails too, ``ReflectorOutputError`` is raised. A refusal
-is not retried.
+is not retried. A fact citing an episode it was not given is dropped, not the answer
+(its other facts stand); ids of unknown candidates in ``refines`` / ``rejected`` are
+ignored. What was dropped is listed in ``Refinement.dropped``.
 
 The prompt follows the field report's reflection prompt: only what the user stated
 explicitly (no inference), unfinished tasks with their due time, mood patterns, a
@@ -18,7 +20,9 @@ them (``refines``), rejects them (``rejected``) or adds what they miss.
 
 Every call is counted in a ``CallMeter`` (calls, input and output tokens), which may
 carry a token budget: a call is made only while the budget is not spent, else
-``TokenBudgetExhaustedError``.
+``TokenBudgetExhaustedError``. A call that timed out is charged too: its prompt, and the
+longest answer the model may still be writing (a server goes on generating after the
+reflector stopped waiting).
 """
 
 from __future__ import annotations
@@ -171,6 +175,7 @@ class Refinement:
     facts: list[ExtractedFact]
     refined: frozenset[str] = frozenset()
     rejected: frozenset[str] = frozenset()
+    dropped: tuple[str, ...] = ()  # facts citing episodes they were not given
 
 
 class LlmSummary(BaseModel):
@@ -284,19 +289,8 @@ def _describe(error: ValidationError) -> str:
     return "; ".join(problems)
 
 
-def _unknown_ids(parsed: LlmReflection, allowed: set[str], candidates: set[str]) -> list[str]:
-    problems: list[str] = []
-    for position, fact in enumerate(parsed.facts):
-        strangers = [i for i in fact.source_memory_ids if i not in allowed]
-        if strangers:
-            problems.append(f"facts.{position} cites {strangers}")
-        unknown = [i for i in fact.refines if i not in candidates]
-        if unknown:
-            problems.append(f"facts.{position} refines unknown candidates {unknown}")
-    unknown_rejected = [i for i in parsed.rejected if i not in candidates]
-    if unknown_rejected:
-        problems.append(f"rejected names unknown candidates {unknown_rejected}")
-    return problems
+def _strangers(fact: LlmFact, allowed: set[str]) -> list[str]:
+    return [i for i in fact.source_memory_ids if i not in allowed]
 
 
 def _with_due(fact: LlmFact) -> str:
@@ -318,16 +312,15 @@ def parse_refinement(
         raise InvalidLlmOutputError(
             f"the JSON does not match the schema: {_describe(exc)}"
         ) from exc
-    allowed = set(allowed_ids)
-    unknown = _unknown_ids(parsed, allowed, set(candidates))
-    if unknown:
-        raise InvalidLlmOutputError(
-            "source_memory_ids must be ids of the episodes given "
-            f"({', '.join(sorted(allowed)[:20])}) and refines/rejected ids of the candidates "
-            f"given; unknown ids: {'; '.join(unknown[:10])}"
-        )
+    allowed, known = set(allowed_ids), set(candidates)
+    cited = [f for f in parsed.facts if not _strangers(f, allowed)]
+    dropped = tuple(
+        f"{f.content[:80]!r} cites episodes it was not given {_strangers(f, allowed)[:5]}"
+        for f in parsed.facts
+        if _strangers(f, allowed)
+    )
     merged: dict[tuple[str, str], ExtractedFact] = {}
-    for fact in parsed.facts:
+    for fact in cited:
         content = _with_due(fact)
         key = (fact.topic, content)
         previous = merged.get(key)
@@ -345,8 +338,9 @@ def parse_refinement(
         )
     return Refinement(
         facts=list(merged.values()),
-        refined=frozenset(i for f in parsed.facts for i in f.refines),
-        rejected=frozenset(parsed.rejected),
+        refined=frozenset(i for f in cited for i in f.refines if i in known),
+        rejected=frozenset(i for i in parsed.rejected if i in known),
+        dropped=dropped,
     )
 
 
@@ -394,9 +388,10 @@ def _answer_text(completion: Completion) -> str:
 class LlmReflector:
     """A reflector driven by any ``complete(system, user)`` function."""
 
-    def __init__(self, complete: CompleteFunction, label: str) -> None:
+    def __init__(self, complete: CompleteFunction, label: str, max_output_tokens: int = 0) -> None:
         self._complete = complete
         self._label = label
+        self._max_output_tokens = max_output_tokens  # charged for a call that timed out
 
     @property
     def label(self) -> str:
@@ -437,6 +432,7 @@ class LlmReflector:
         refinement = self._ask(
             REFLECTION_SYSTEM_PROMPT, prompt, lambda t: parse_refinement(t, allowed, ids), meter
         )
+        meter.failures.extend(f"dropped {note}" for note in refinement.dropped)
         logger.info(
             "llm reflection reflector=%s episodes=%d candidates=%d facts=%d calls=%d "
             "input_tokens=%d output_tokens=%d",
@@ -468,7 +464,11 @@ class LlmReflector:
         estimate = estimate_tokens(system) + estimate_tokens(prompt)
         meter.admit(estimate)
         meter.calls += 1  # counted when made, answered or not
-        answer = self._complete(system, prompt)
+        try:
+            answer = self._complete(system, prompt)
+        except LlmTimeoutError:
+            meter.charge(Completion("", estimate, self._max_output_tokens))
+            raise
         if isinstance(answer, str):  # an endpoint that reports no usage: estimated
             answer = Completion(answer, estimate, estimate_tokens(answer))
         meter.charge(answer)

@@ -3,10 +3,13 @@
 The offline reflector reads each batch of episodes first. The LLM is then shown the same
 episodes with the offline facts as candidates; it refines them, rejects the ones the
 episodes do not state, and adds what they miss. A candidate it neither refines nor
-rejects is kept. When the LLM call fails (timeout, HTTP error, refusal, invalid output
-twice, an answer cut off twice) or the run's token budget is spent, the batch keeps the
-offline facts and the failure is reported in the output's usage; the reflection never
-fails because of the LLM. Summaries fall back to the offline summary the same way.
+rejects is kept. A rejection alone is no evidence against what the episodes say (a
+model rejects true facts too): a rejected candidate the model did not replace is kept
+with low confidence, so it waits in review (``pending``) and is never auto-approved.
+When the LLM call fails (timeout, HTTP error, refusal, invalid output twice, an answer
+cut off twice) or the run's token budget is spent, the batch keeps the offline facts
+and the failure is reported in the output's usage; the reflection never fails because
+of the LLM. Summaries fall back to the offline summary the same way.
 
 The token budget is per reflection run: the reflect use case asks ``for_run()`` for a
 reflector with its own ``CallMeter``. So is the patience with a model that does not answer:
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from hindsight.adapters.reflectors.injection import instruction_like
@@ -32,6 +36,7 @@ from hindsight.adapters.reflectors.llm import (
 )
 from hindsight.core.errors import HindsightError
 from hindsight.core.models import (
+    Confidence,
     EpisodicMemory,
     ExtractedFact,
     ReflectionOutput,
@@ -64,13 +69,13 @@ def combine(
     refinement: Refinement,
     episodes: Sequence[EpisodicMemory],
 ) -> list[ExtractedFact]:
-    """The LLM's facts plus the candidates it left alone, oldest source first (so that a
-    newer state supersedes an older one when they are merged in this order)."""
-    replaced = refinement.refined | refinement.rejected
+    """The LLM's facts plus the candidates it did not replace (those it rejected at low
+    confidence: pending review), oldest source first (so that a newer state supersedes an
+    older one when they are merged in this order)."""
     kept = [
-        fact
+        replace(fact, confidence=Confidence.LOW) if candidate_id in refinement.rejected else fact
         for candidate_id, fact in zip(candidate_ids(candidates), candidates, strict=True)
-        if candidate_id not in replaced and not _covered(fact, refinement.facts)
+        if candidate_id not in refinement.refined and not _covered(fact, refinement.facts)
     ]
     when = {e.memory_id: e.occurred_at for e in episodes}
     oldest = min(when.values(), default=datetime.min)

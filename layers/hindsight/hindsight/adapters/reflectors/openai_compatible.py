@@ -77,7 +77,7 @@ class OpenAICompatibleReflector(LlmReflector):
         temperature: float = 0.0,
         system_role: bool = True,
     ) -> None:
-        super().__init__(complete=self._chat, label=f"openai:{model}")
+        super().__init__(complete=self._chat, label=f"openai:{model}", max_output_tokens=max_tokens)
         self._url = f"{base_url.rstrip('/')}/chat/completions"
         self._api_key = api_key
         self._model = model

@@ -4,12 +4,13 @@ Which statements of a turn state something lasting about the speaker is learned 
 annotated dialogues (MSC persona summaries; ``bench/train_extractor.py`` trains it and
 ``bench/extraction.py`` measures it against the rules). The weights (``weights.npz``,
 a few KB) ship here. ``segments`` cuts turns into statements and computes the cheap
-signals, ``model`` scores them, ``normalise`` writes the fact in the third person and
-``reflector`` merges the candidates the way the rule-based reflector does. Selected with
-``HINDSIGHT_REFLECTOR=learned``; ``learned-static`` reads mean word embeddings instead of
-the model's vectors (``static``), far faster.
+signals, ``model`` scores them, ``precision`` drops what is no fact of the speaker and
+folds near-duplicates, ``normalise`` writes the fact in the third person and
+``reflector`` merges the candidates the way the rule-based reflector does. The default
+reflector (``HINDSIGHT_REFLECTOR=learned``) reads mean word embeddings (``static``);
+``learned-e5`` reads the model's vectors instead, far slower for the same figures.
 """
 
-from hindsight.adapters.reflectors.learned.reflector import LABEL, STATIC_LABEL, LearnedReflector
+from hindsight.adapters.reflectors.learned.reflector import E5_LABEL, LABEL, LearnedReflector
 
-__all__ = ["LABEL", "STATIC_LABEL", "LearnedReflector"]
+__all__ = ["E5_LABEL", "LABEL", "LearnedReflector"]

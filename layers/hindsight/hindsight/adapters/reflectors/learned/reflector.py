@@ -8,8 +8,10 @@ request or passing state ("I'd like a coffee", "I'm tired"), something said "for
 (no lasting preference from "今天不想吃川菜"). Where a rule-based
 extractor (allergies, diet, names, family, preferences, habits, plans) finds something in
 a statement the classifier accepts, the rule's wording and topic are kept, so repeats and
-contradictions line up with the rules' facts (supersession); otherwise the fact is the
-statement in the third person (``normalise.py``). Mood patterns and session summaries are
+contradictions line up with the rules' facts (supersession); otherwise, unless it is about
+someone else, spoken to the listener or only points elsewhere (``precision.py``), the fact
+is the statement in the third person (``normalise.py``), at low confidence when hedged.
+Near-duplicate facts are folded into one (``precision.py``). Mood patterns and session summaries are
 the rule-based reflector's. Candidates go through the same ``merge`` as the rules'.
 
 Stored vectors (``reflect_with_vectors``): an episode's stored vector is the passage vector
@@ -19,16 +21,17 @@ an outcome), the statement is not embedded again: the stored vector is the very 
 the classifier reads. Embedding is nearly all of the learned reflector's time (~40 short
 statements a second on two cores).
 
-``static=True`` (``HINDSIGHT_REFLECTOR=learned-static``) scores statements over the mean of
-e5's word embeddings instead (``static.py``, its own weights ``weights_static.npz``):
-nothing goes through the transformer, so 100 episodes take well under a second, for a
-little less recall and precision (``bench/extraction.py``).
+``static=True`` (``HINDSIGHT_REFLECTOR=learned``, the default) scores statements over the
+mean of e5's word embeddings instead (``static.py``, its own weights
+``weights_static.npz``): nothing goes through the transformer and no embedder is needed,
+so 100 episodes take a tenth of a second, for the same recall and precision
+(``bench/extraction.py``). ``static=False`` (``learned-e5``) embeds the statements with the
+service's e5 embedder.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -43,6 +46,10 @@ from hindsight.adapters.reflectors.learned.model import (
     shipped_model,
 )
 from hindsight.adapters.reflectors.learned.normalise import to_fact
+from hindsight.adapters.reflectors.learned.precision import (
+    fold_near_duplicates,
+    not_about_the_speaker,
+)
 from hindsight.adapters.reflectors.learned.segments import conditional, momentary, statements
 from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
@@ -70,8 +77,8 @@ from hindsight.core.text import tokenize
 
 logger = logging.getLogger(__name__)
 
-LABEL = "learned (offline, no LLM)"
-STATIC_LABEL = "learned, word-embedding means (offline, no LLM)"
+LABEL = "learned (offline, no LLM)"  # over the mean word embeddings: the default
+E5_LABEL = "learned over e5 vectors (offline, no LLM)"
 _CATEGORY = {
     "preference": FactCategory.PREFERENCE,
     "constraint": FactCategory.CONSTRAINT,
@@ -94,24 +101,30 @@ class LearnedReflector:
 
     def __init__(
         self,
-        embedder: Embedder,
+        embedder: Embedder | None = None,
         model: StatementModel | None = None,
         threshold: float | None = None,
         min_mood_episodes: int = 2,
         static: bool = False,
     ) -> None:
-        self._embedder = embedder
         self._static = static
         self._model = model or shipped_model(STATIC_WEIGHTS_FILE if static else WEIGHTS_FILE)
+        if not static and embedder is None:
+            raise ConfigurationError(
+                "HINDSIGHT_REFLECTOR=learned-e5 embeds statements with the service's embedder; "
+                "none was given"
+            )
         self._vectors: _StatementVectors | StaticStatementVectors = (
-            StaticStatementVectors() if static else _StatementVectors(embedder)
+            _StatementVectors(embedder)
+            if embedder is not None and not static
+            else StaticStatementVectors()
         )
         if self._vectors.model_name != self._model.embedding_model:
             raise ConfigurationError(
                 f"the learned reflector was trained on {self._model.embedding_model} vectors, "
                 f"its statements would be read as {self._vectors.model_name}: use "
-                "HINDSIGHT_EMBEDDER=e5 (the default) with HINDSIGHT_REFLECTOR=learned, "
-                "or another reflector"
+                "HINDSIGHT_EMBEDDER=e5 (the default) with HINDSIGHT_REFLECTOR=learned-e5, "
+                "or HINDSIGHT_REFLECTOR=learned (any embedder)"
             )
         self._threshold = self._model.threshold if threshold is None else threshold
         self._min_mood_episodes = min_mood_episodes
@@ -119,7 +132,7 @@ class LearnedReflector:
 
     @property
     def label(self) -> str:
-        return STATIC_LABEL if self._static else LABEL
+        return LABEL if self._static else E5_LABEL
 
     def reflect(
         self,
@@ -149,7 +162,7 @@ class LearnedReflector:
         for statement, probability, category in zip(found, *scored, strict=True):
             candidates.extend(self._candidates(statement, probability, category, user_id))
         candidates.extend(mood_patterns(ordered, user_id, self._min_mood_episodes))
-        facts = merge(candidates)
+        facts = fold_near_duplicates(merge(candidates))
         logger.info(
             "learned reflection episodes=%d statements_scored=%d vectors_reused=%d facts=%d",
             len(episodes),
@@ -230,26 +243,23 @@ class LearnedReflector:
         ruled = extract(Turn(turn.memory_id, turn.occurred_at, turn.speaker, text, None), user_id)
         if ruled:
             return ruled
+        if not_about_the_speaker(text):
+            return []
         content = to_fact(text, statement.subject)
         subject = statement.subject
         words = sorted(
             set(tokenize(content)) - set(tokenize(f"user 用户 {subject.en} {subject.zh}"))
         )
-        if not words or _points_elsewhere(text):
+        if not words:
             return []
-        ctx = Context(
-            text,
-            statement.subject,
-            turn.memory_id,
-            turn.occurred_at,
-            hedged=hedged(text),
-            zh=is_zh(text),
-        )
+        # a hedged statement keeps the user's words; its low confidence says it is unsure
+        ctx = Context(text, statement.subject, turn.memory_id, turn.occurred_at, zh=is_zh(text))
+        confidence = Confidence.LOW if hedged(text) else _confidence(probability)
         return [
             ctx.make(
                 content,
                 _CATEGORY.get(category, FactCategory.FACT),
-                _confidence(probability),
+                confidence,
                 "statement:" + "-".join(words)[:80],
                 "",
             )
@@ -289,21 +299,6 @@ def _vetoed(text: str) -> bool:
     whatever the classifier says (each measured on the dev dialogues not to cost
     precision; together they keep the rule-based reflector's promises)."""
     return question(text) or temporary(text) or conditional(text) or momentary(text)
-
-
-# "我觉得这个不错", "那个挺好的": an opinion of something only pointed at
-_ZH_DEMONSTRATIVE = re.compile(
-    r"^(?:我(?:觉得|认为|感觉)?)?[这那](?:个|些|样|儿|里)?(?:真|很|挺|太|也|还)?\S{0,3}?[了的啊呀吧]?$"
-)
-
-
-def _points_elsewhere(text: str) -> bool:
-    """Whether the statement's object is only a pronoun ("I like it", "我也是", "我觉得这个
-    不错")."""
-    lowered = text.lower().rstrip(" .!。！")
-    return lowered.endswith(
-        (" it", " that", " this", " them", " too", "也是", "这个", "那个")
-    ) or bool(_ZH_DEMONSTRATIVE.match(lowered))
 
 
 def _confidence(probability: float) -> Confidence:

@@ -1,0 +1,127 @@
+"""The learned reflector's precision rules, each measured where it must not fire.
+
+    nice -n 5 .venv/bin/python bench/extraction_rules.py [--split test|dev]
+
+For each rule of ``adapters/reflectors/learned/precision.py`` (a statement about someone
+else, spoken to the listener, only pointing elsewhere; the folding of near-duplicates),
+the default reflector runs with that rule switched off, on the held-back dialogues
+(English: MSC session 4 test split; Chinese: ours, ``bench/data/extraction_zh``; ``--split
+dev`` reads the dev dialogues the rules were written on). Of the facts the rule would
+remove: how many, how many are right (they match an annotated fact of their speaker,
+issue 41's matching): the rule's negative cases, as a rate of all right facts; and the
+reflector's recall and precision with and without the rule. Writes
+``bench/results/extraction_rules.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsight"))
+
+from extraction import episodes_of, run_system
+from extraction_data import (
+    REPO,
+    ZH_DEV_FILE,
+    Dialogue,
+    dev_split,
+    issue_matches,
+    load_zh,
+    speaker_turns,
+    test_split,
+)
+
+import hindsight.adapters.reflectors.learned.precision as precision
+import hindsight.adapters.reflectors.learned.reflector as learned_reflector
+from hindsight.adapters.reflectors.learned import LearnedReflector
+
+OUT = REPO / "bench" / "results" / "extraction_rules.json"
+_NEVER = re.compile(r"(?!x)x")
+
+
+@contextmanager
+def switched_off(rule: str) -> Iterator[Callable[[str], bool]]:
+    """The rule off for the block; yields the rule's test on a fact's content."""
+    saved = (precision._OTHERS, precision._LISTENER, precision.points_elsewhere)
+    fold = learned_reflector.fold_near_duplicates
+    tests: dict[str, Callable[[str], bool]] = {
+        "someone else": lambda t: bool(saved[0].match(t)),
+        "the listener": lambda t: bool(saved[1].search(t)),
+        "points elsewhere": saved[2],
+    }
+    if rule == "someone else":
+        precision._OTHERS = _NEVER
+    elif rule == "the listener":
+        precision._LISTENER = _NEVER
+    elif rule == "points elsewhere":
+        precision.points_elsewhere = lambda text: False
+    elif rule == "near-duplicates":
+        learned_reflector.fold_near_duplicates = list  # type: ignore[assignment]
+    try:
+        yield tests.get(rule, lambda t: False)
+    finally:
+        precision._OTHERS, precision._LISTENER, precision.points_elsewhere = saved
+        learned_reflector.fold_near_duplicates = fold
+
+
+def measure(rule: str, dialogues: Sequence[Dialogue]) -> dict[str, Any]:
+    reflector = LearnedReflector(static=True)
+    with_rule = run_system(reflector, dialogues)["issue"]
+    fires = right_fires = right = 0
+    with switched_off(rule) as fires_on:
+        without = run_system(reflector, dialogues)["issue"]
+        for dialogue in dialogues:
+            for speaker, utterances in speaker_turns(dialogue):
+                gold = dialogue.gold.get(speaker, [])
+                facts = reflector.reflect("u", episodes_of([u.text for u in utterances]), [])
+                for fact in facts.facts:
+                    ok = any(issue_matches(fact.content, g) for g in gold)
+                    right += ok
+                    if fires_on(fact.content):
+                        fires += 1
+                        right_fires += ok
+    return {
+        "facts_it_removes": fires
+        if rule != "near-duplicates"
+        else without["extracted"] - with_rule["extracted"],
+        "right_facts_it_removes": right_fires,
+        "negative_rate": round(right_fires / right, 3) if right else None,
+        "without_rule": {k: without[k] for k in ("recall", "precision", "extracted")},
+        "with_rule": {k: with_rule[k] for k in ("recall", "precision", "extracted")},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=["test", "dev"], default="test")
+    args = parser.parse_args()
+    sets = {
+        "en": test_split() if args.split == "test" else dev_split(),
+        "zh": load_zh() if args.split == "test" else load_zh(ZH_DEV_FILE),
+    }
+    rules = ("someone else", "the listener", "points elsewhere", "near-duplicates")
+    results: dict[str, Any] = {
+        lang: {rule: measure(rule, dialogues) for rule in rules} for lang, dialogues in sets.items()
+    }
+    for lang, by_rule in results.items():
+        for rule, r in by_rule.items():
+            print(lang, rule, json.dumps(r), flush=True)
+    results["split"] = args.split
+    results["command"] = (
+        f"nice -n 5 .venv/bin/python bench/extraction_rules.py --split {args.split}"
+    )
+    results["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    OUT.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
