@@ -64,7 +64,7 @@ class BedrockReranker:
             config = Config(
                 connect_timeout=self._timeout,
                 read_timeout=self._timeout,
-                retries={"max_attempts": 1, "mode": "standard"},
+                retries={"total_max_attempts": 1, "mode": "standard"},
             )
             self._client = boto3.client(
                 "bedrock-agent-runtime", region_name=self._region, config=config
@@ -82,6 +82,7 @@ class BedrockReranker:
         if not texts:
             return []
         from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.parsers import ResponseParserError
 
         sources = [
             {
@@ -107,7 +108,7 @@ class BedrockReranker:
             code = exc.response.get("Error", {}).get("Code", "")
             advice = _ADVICE.get(code, "Bedrock returned an error; retry later")
             raise UnavailableError(f"Bedrock rerank failed ({code or exc}): {advice}") from exc
-        except BotoCoreError as exc:  # no endpoint, timeouts, unreadable answers
+        except (BotoCoreError, ResponseParserError) as exc:  # no endpoint, timeouts, garbage
             raise UnavailableError(f"Bedrock rerank unavailable: {exc}") from exc
         return _relevances(response, len(texts))
 
