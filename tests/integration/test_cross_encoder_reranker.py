@@ -84,6 +84,9 @@ def test_a_missing_model_is_a_clear_error_when_first_used(tmp_path: Path) -> Non
         reranker.warm()
     assert "cannot load the cross-encoder" in caught.value.message
     assert "path of a saved CrossEncoder model" in caught.value.message
+    with pytest.raises(UnavailableError) as again:  # not tried again: the same error
+        reranker.rerank("q", ["a"])
+    assert again.value is caught.value
 
 
 def test_a_classifier_of_several_labels_is_refused(tmp_path: Path) -> None:

@@ -48,11 +48,13 @@ class ScriptedReranker:
         delay: float = 0.0,
         error: Exception | None = None,
         answer: Callable[[int], list[float]] | None = None,
+        warm_error: Exception | None = None,
     ) -> None:
         self.relevance = relevance
         self.delay = delay
         self.error = error
         self.answer = answer
+        self.warm_error = warm_error
         self.calls: list[tuple[str, list[str]]] = []
         self.warmed = 0
         self.released = threading.Event()
@@ -63,6 +65,8 @@ class ScriptedReranker:
 
     def warm(self) -> None:
         self.warmed += 1
+        if self.warm_error is not None:
+            raise self.warm_error
 
     def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
         self.calls.append((query, list(texts)))
@@ -224,8 +228,9 @@ def test_a_slow_reranker_leaves_the_first_stage_order_within_the_budget(
         (ScriptedReranker(_mentions("x"), answer=lambda n: [0.5] * (n - 1)), "relevances for"),
         (ScriptedReranker(_mentions("x"), answer=lambda n: [1.5] * n), "outside [0, 1]"),
         (ScriptedReranker(_mentions("x"), answer=lambda n: [float("nan")] * n), "outside"),
+        (ScriptedReranker(_mentions("x"), warm_error=OSError("no model at /m")), "no model"),
     ],
-    ids=["raises", "too-few", "out-of-range", "nan"],
+    ids=["raises", "too-few", "out-of-range", "nan", "cannot-load"],
 )
 def test_a_failing_or_nonsensical_reranker_never_fails_the_retrieve(
     service: MemoryService,

@@ -86,7 +86,10 @@ class Reranking:
         pairs = zip(memories, block, strict=False)  # memories may go past the block
         texts = [rerank_text(memory, result) for memory, result in pairs]
         label = self.reranker.label
-        self.reranker.warm()  # loading a model is start-up, not the rerank's time
+        try:
+            self.reranker.warm()  # loading a model is start-up, not the rerank's time
+        except Exception as exc:  # a model that cannot be loaded: the first stage stands
+            return _skipped(block, label, _failure(exc)) + rest
         started = self.clock.monotonic()
         future = _POOL.submit(contextvars.copy_context().run, self.reranker.rerank, query, texts)
         try:
@@ -94,6 +97,7 @@ class Reranking:
         except TimeoutError as exc:
             if future.done():  # the reranker's own timeout, not the budget
                 return _skipped(block, label, _failure(exc)) + rest
+            future.cancel()  # still queued behind slow calls: never started, never will
             logger.warning(
                 "rerank skipped: over budget reranker=%s budget_seconds=%g candidates=%d",
                 label,

@@ -4,7 +4,8 @@ A cross-encoder reads the query and a memory as one input and gives one relevanc
 the sigmoid of it is the relevance in [0, 1] (whatever activation the model was saved
 with). ``sentence-transformers`` (and torch) are the optional extra
 ``hindsight[sentence-transformers]``; they are imported, and the model loaded, on the
-first use (``warm``, before the rerank's time budget starts).
+first use (``warm``, before the rerank's time budget starts). A model that cannot be
+loaded is reported on every retrieve without being tried again until the process restarts.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class CrossEncoderReranker:
         self._batch_size = batch_size
         self._model: CrossEncoder | None = None
         self._sigmoid: Any = None
+        self._failed: Exception | None = None  # a model that cannot load is not tried again
         self._lock = threading.Lock()
 
     @property
@@ -64,8 +66,14 @@ class CrossEncoderReranker:
 
     def _loaded(self) -> CrossEncoder:
         with self._lock:
+            if self._failed is not None:
+                raise self._failed
             if self._model is None:
-                self._model = self._load()
+                try:
+                    self._model = self._load()
+                except UnavailableError as exc:  # a path or an install to fix, then restart
+                    self._failed = exc
+                    raise
             return self._model
 
     def _load(self) -> CrossEncoder:
