@@ -45,7 +45,7 @@ def reranked_service(chat: ChatCompletionsEndpoint) -> Iterator[MemoryService]:
             "HINDSIGHT_RERANKER": "openai:tiny-llm",
             "HINDSIGHT_OPENAI_BASE_URL": f"{chat.url}/v1",
             "HINDSIGHT_RERANK_TOP_N": "5",
-            "HINDSIGHT_RERANK_BUDGET_SECONDS": "1",
+            "HINDSIGHT_RERANK_BUDGET_SECONDS": "30",
         }
     )
     built = build_memory_service(

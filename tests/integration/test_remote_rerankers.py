@@ -175,7 +175,11 @@ def test_retrieve_reranks_with_bedrock_and_stands_when_it_is_slow(
 ) -> None:
     principal = Principal(tenant_id="t1")
     settings = Settings(
-        backend="memory", reranker=f"bedrock:{MODEL}", region="eu-central-1", rerank_top_n=4
+        backend="memory",
+        reranker=f"bedrock:{MODEL}",
+        region="eu-central-1",
+        rerank_top_n=4,
+        rerank_budget_seconds=30,  # a loaded test machine is slow; the endpoint is not
     )
     service = service_with(settings, principal)
     result = retrieve(service, principal)
@@ -185,11 +189,11 @@ def test_retrieve_reranks_with_bedrock_and_stands_when_it_is_slow(
     assert [r.score for r in result.results] == sorted(
         (r.score for r in result.results), reverse=True
     )
-    bedrock.script = [Reply(delay=5.0)]
-    slow = service_with(settings.model_copy(update={"rerank_budget_seconds": 0.3}), principal)
+    bedrock.script = [Reply(delay=15.0)]
+    slow = service_with(settings.model_copy(update={"rerank_budget_seconds": 1.0}), principal)
     started = time.monotonic()
     stood = retrieve(slow, principal)
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 5.0
     assert all("skipped" in r.why["rerank"] for r in stood.results[:4])
     assert stood.partial is False
 
@@ -261,7 +265,7 @@ def test_without_a_base_url_the_setting_says_what_to_set() -> None:
 @pytest.mark.parametrize(
     "reply",
     [
-        Reply(delay=5.0),
+        Reply(delay=15.0),
         Reply(500, {"error": {"message": "boom"}}),
         Reply(body=chat_reply("I would rather not say.")),
     ],
@@ -276,16 +280,16 @@ def test_retrieve_stands_on_the_first_stage_when_the_llm_fails(
         reranker="openai:tiny-llm",
         openai_base_url=f"{chat.url}/v1",
         rerank_top_n=4,
-        rerank_budget_seconds=0.4,
+        rerank_budget_seconds=30,  # a loaded test machine is slow; the endpoint is not
     )
-    service = service_with(settings, principal)
-    good = retrieve(service, principal)
+    good = retrieve(service_with(settings, principal), principal)
     assert "live" in good.results[0].content
     assert all("relevance" in r.why["rerank"] for r in good.results[:4])
     chat.script = [reply]
+    service = service_with(settings.model_copy(update={"rerank_budget_seconds": 1.0}), principal)
     started = time.monotonic()
     stood = retrieve(service, principal)
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 5.0
     assert all("skipped" in r.why["rerank"] for r in stood.results[:4])
     assert all("rerank" not in r.why for r in stood.results[4:])
     scores = [r.score for r in stood.results]
