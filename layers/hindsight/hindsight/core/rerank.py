@@ -42,9 +42,9 @@ logger = logging.getLogger(__name__)
 # what a reranker reads of one memory: its speaker and content, a long memory's the chunk
 # it was found by; cross-encoders read about 512 tokens, and an LLM's prompt holds N of them
 TEXT_CHARS = 2_000
+_Row = TypeVar("_Row")
 # reranks that wait on a slow model keep a thread until the model's own timeout; a few
 # retrieves at once each have one
-_Row = TypeVar("_Row")
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hindsight-rerank")
 
 
