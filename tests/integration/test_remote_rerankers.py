@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -294,3 +296,49 @@ def test_retrieve_stands_on_the_first_stage_when_the_llm_fails(
     assert all("rerank" not in r.why for r in stood.results[4:])
     scores = [r.score for r in stood.results]
     assert scores == [r.why["score"] for r in stood.results]
+
+
+# --- both bootstraps wire it ---------------------------------------------------------------
+
+
+def test_the_embedded_and_aws_bootstraps_rerank_with_the_configured_reranker(
+    bedrock: BedrockRerankEndpoint, tmp_path: Path
+) -> None:
+    """HINDSIGHT_RERANKER reaches retrieve through build_embedded_service (SQLite) and
+    build_aws_service (DynamoDB on moto; the index in process, the stream's stand-in)."""
+    from hindsight.adapters.memory import InMemorySearchIndex
+    from hindsight.bootstrap import build_aws_service, build_embedded_service
+    from tests.integration.dynamodb_local import moto_client, require_moto
+
+    rerank: dict[str, Any] = {
+        "reranker": f"bedrock:{MODEL}",
+        "region": "eu-central-1",
+        "rerank_top_n": 4,
+        "rerank_budget_seconds": 30,
+    }
+    embedded = build_embedded_service(
+        Settings(data_dir=tmp_path, **rerank),
+        embedder=HashingEmbedder(),
+        reflector=ScriptedReflector(),
+    )
+    client = moto_client()
+    require_moto(client)
+    table = f"hindsight-rerank-{uuid.uuid4().hex[:10]}"
+    aws = build_aws_service(
+        Settings(backend="aws", table=table, **rerank),
+        embedder=HashingEmbedder(),
+        reflector=ScriptedReflector(),
+        index=InMemorySearchIndex(),
+        dynamodb_client=client,
+    )
+    try:
+        principal = Principal(tenant_id="t1")
+        for service in (embedded, aws):
+            for text in TEXTS:
+                service.store(principal, StoreMemoryCommand(user_id="u1", content=text))
+            top = retrieve(service, principal).results[0]
+            assert top.why["rerank"]["reranker"] == f"bedrock:{MODEL}", top.why
+            assert "live" in top.content
+        assert len(bedrock.requests) == 2
+    finally:
+        client.delete_table(TableName=table)
