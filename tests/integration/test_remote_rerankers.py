@@ -342,3 +342,12 @@ def test_the_embedded_and_aws_bootstraps_rerank_with_the_configured_reranker(
         assert len(bedrock.requests) == 2
     finally:
         client.delete_table(TableName=table)
+
+
+def test_without_a_system_role_the_instructions_open_the_user_message(
+    chat: ChatCompletionsEndpoint,
+) -> None:
+    reranker = openai_reranker(chat, openai_system_role=False)
+    assert reranker.rerank(QUERY, TEXTS[:2]) == [0.4, 0.8]
+    (message,) = chat.requests[0].body["messages"]
+    assert message["role"] == "user" and message["content"].startswith(SYSTEM)
