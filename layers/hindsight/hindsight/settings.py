@@ -252,6 +252,12 @@ class Settings(BaseSettings):
     def _home(cls, value: Path) -> Path:
         return value.expanduser()
 
+    @field_validator("reranker", mode="after")
+    @classmethod
+    def _reranker(cls, value: str) -> str:
+        reranker_spec(value)  # a ValueError says what to write
+        return value.strip()
+
     @field_validator("confidence_weights", mode="before")
     @classmethod
     def _weights(cls, value: Any) -> Any:
@@ -274,12 +280,6 @@ class Settings(BaseSettings):
             raise ValueError(f"weights must be ≥ 0 (not for {negative})")
         # levels left out keep their default weight (not 1.0)
         return {**_POLICY.confidence_weights, **value}
-
-    @field_validator("reranker", mode="after")
-    @classmethod
-    def _reranker(cls, value: str) -> str:
-        reranker_spec(value)  # a ValueError says what to write
-        return value.strip()
 
     @field_validator("query_expansion", mode="after")
     @classmethod
