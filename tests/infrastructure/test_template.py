@@ -297,8 +297,34 @@ def test_no_iam_statement_grants_every_resource(template: dict) -> None:
     for statement in statements:
         resources = statement.get("Resource")
         listed = resources if isinstance(resources, list) else [resources]
-        assert "*" not in listed, statement
+        actions = (
+            statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+        )
+        # IAM grants an action that has no resource type only on "*"
+        if not set(actions) <= WITHOUT_RESOURCE_TYPES:
+            assert "*" not in listed, statement
         assert statement["Effect"] == "Allow"
+
+
+# actions IAM defines no resource type for (the Service Authorization Reference): the
+# model bedrock:Rerank runs is limited by bedrock:InvokeModel's resource instead
+WITHOUT_RESOURCE_TYPES = {"bedrock:Rerank"}
+
+
+def test_a_bedrock_reranker_gets_rerank_and_invoke_and_reaches_the_retrieving_functions(
+    template: dict,
+) -> None:
+    policy = template["Resources"]["BedrockRerankPolicy"]
+    assert policy["Condition"] == "HasBedrockReranker"
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert {s["Action"] for s in statements} == {"bedrock:Rerank", "bedrock:InvokeModel"}
+    for name in ("RetrieveFunction", "McpFunction", "RetrieveImageFunction", "McpImageFunction"):
+        properties = template["Resources"][name]["Properties"]
+        assert "BedrockRerankPolicy" in str(properties["Policies"]), name
+        variables = properties["Environment"]["Variables"]
+        assert "Reranker" in str(variables["HINDSIGHT_RERANKER"]), name
+    assert template["Parameters"]["Reranker"]["Default"] == "none"
+    assert "BedrockRerankPolicy" not in str(template["Resources"]["StoreFunction"])
 
 
 def test_every_function_gets_only_the_policies_it_needs(template: dict) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hindsight.adapters.rerankers.factory import build_reranker
 from hindsight.core.embedding import ChunkSizes
 from hindsight.core.errors import ConfigurationError
 from hindsight.core.hit_log import HitLog
@@ -31,6 +32,7 @@ from hindsight.core.ports import (
     Reflector,
     SearchIndex,
 )
+from hindsight.core.rerank import Reranking
 from hindsight.core.secrets import SecretScreen, secrets_mode
 from hindsight.core.service import MemoryService, UseCases
 from hindsight.core.usecases.archive import ArchiveMemories
@@ -73,8 +75,9 @@ def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
     policy = policy or Policy()
     records, writer, clock = ports.records, ports.writer, ports.clock
     sizes = ChunkSizes(policy.chunk_tokens, policy.chunk_overlap_tokens, policy.turn_weight)
+    rerank = Reranking.of(ports.reranker, policy, clock)  # None without a reranker
     retrieve = RetrieveMemories(
-        records, ports.index, ports.embedder, clock, policy, hits=HitLog(records, clock)
+        records, ports.index, ports.embedder, clock, policy, HitLog(records, clock), rerank
     )
     use_cases = UseCases(
         store=StoreMemories(
@@ -327,6 +330,7 @@ def build_embedded_service(
     ports = dataclasses.replace(
         ports, keys=build_key_expander(settings), answers=kept_answers(settings)
     )
+    ports = dataclasses.replace(ports, reranker=build_reranker(settings))
     return assemble(ports, policy_from(settings))
 
 
@@ -359,6 +363,7 @@ def build_memory_service(
     ports = dataclasses.replace(
         ports, keys=build_key_expander(settings), answers=kept_answers(settings)
     )
+    ports = dataclasses.replace(ports, reranker=build_reranker(settings))
     return assemble(ports, policy_from(settings))
 
 
@@ -430,6 +435,7 @@ def build_aws_service(
         writer=StreamRepairedWriter(records, searchable),
         keys=build_key_expander(settings),
         answers=kept_answers(settings),
+        reranker=build_reranker(settings),
     )
     return assemble(ports, policy_from(settings))
 

@@ -78,6 +78,14 @@ class Settings(BaseSettings):
     # system role, e.g. Gemma's, whose servers may drop a system message silently)
     openai_system_role: bool = True
     bedrock_region: str = ""
+    # the rerank stage of retrieve (core/rerank.py, docs/reranking.md): "none", or a model
+    # reading the query with each of the first stage's top N: "cross-encoder:<path or name>"
+    # (sentence-transformers), "bedrock:<model id or ARN>" (Bedrock's Rerank API),
+    # "openai:<model>" (an LLM at HINDSIGHT_OPENAI_BASE_URL); how many results it reads, and
+    # how long it may take before the first-stage order stands
+    reranker: str = "none"
+    rerank_top_n: int = Field(default=_POLICY.rerank_top_n, ge=1, le=100)
+    rerank_budget_seconds: float = Field(default=_POLICY.rerank_budget_seconds, gt=0, le=60)
     ann_threshold: int = Field(default=20_000, ge=0)  # vectors per user above which ANN is used
     # store-time search keys (adapters/keys): what a memory is about, in English and Chinese,
     # indexed beside its text. Off by default: it wins on topic queries (bench/key_expansion.py,
@@ -245,6 +253,12 @@ class Settings(BaseSettings):
     def _home(cls, value: Path) -> Path:
         return value.expanduser()
 
+    @field_validator("reranker", mode="after")
+    @classmethod
+    def _reranker(cls, value: str) -> str:
+        reranker_spec(value)  # a ValueError says what to write
+        return value.strip()
+
     @field_validator("confidence_weights", mode="before")
     @classmethod
     def _weights(cls, value: Any) -> Any:
@@ -273,6 +287,23 @@ class Settings(BaseSettings):
     def _expansion(cls, value: str) -> str:
         parse_expansion(value)  # a ValueError says which technique and what to write
         return value
+
+
+RERANKER_KINDS = ("cross-encoder", "bedrock", "openai")
+
+
+def reranker_spec(value: str) -> tuple[str, str] | None:
+    """``HINDSIGHT_RERANKER`` as (kind, model), or None for "none"; a ValueError otherwise."""
+    spec = value.strip()
+    if spec.lower() in {"", "none", "off"}:
+        return None
+    kind, _, model = spec.partition(":")
+    if kind.strip().lower() not in RERANKER_KINDS or not model.strip():
+        raise ValueError(
+            f"{value!r} is not a reranker; use none, cross-encoder:<path or model name>, "
+            "bedrock:<model id or ARN> or openai:<model>"
+        )
+    return kind.strip().lower(), model.strip()
 
 
 class EnvironmentSource(PydanticBaseSettingsSource):

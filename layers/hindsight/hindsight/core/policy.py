@@ -160,6 +160,11 @@ class Policy:
     # that long (identical), MSC 0.560 -> 0.565 R@10 (bench/devsets.py, context_tokens=0 row)
     context_tokens: int = 128
     retrieve_budget_seconds: float = 5.0
+    # the rerank stage, when a reranker is configured (core/rerank.py): how many of the
+    # first stage's best results it reads, and how long it may take before the first-stage
+    # order stands (on top of the retrieve's own budget)
+    rerank_top_n: int = 20
+    rerank_budget_seconds: float = 2.0
     # a retrieve's keyword search runs while the query is embedded, and its two vector
     # searches at once (core/parallel.py): on AWS two OpenSearch round trips instead of three
     # (p50 -12 to -21 ms); in one process it gains nothing (+0.3 ms; bench/parallel_searches.py)

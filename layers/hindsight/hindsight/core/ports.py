@@ -249,6 +249,26 @@ class VectorReusingReflector(Protocol):
 
 
 @runtime_checkable
+class Reranker(Protocol):
+    """A model that reads the query and a memory together and says how well the memory
+    answers it (a cross-encoder, a rerank API, an LLM): the optional second stage of
+    retrieve (``core/rerank.py``)."""
+
+    @property
+    def label(self) -> str:
+        """The reranker's name as ``why`` shows it: "cross-encoder:<model>", "bedrock:..."."""
+
+    def warm(self) -> None:
+        """Load what the first call needs (a local model: seconds, once); retrieve calls it
+        before the rerank's time budget starts. Nothing to do for a remote model."""
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One relevance in [0, 1] per text, in the order of ``texts`` (higher: answers the
+        query better). Raises when the model cannot be reached or its answer is unusable;
+        the caller keeps the first-stage order then."""
+
+
+@runtime_checkable
 class Clock(Protocol):
     def now(self) -> datetime:
         """Aware UTC wall-clock time."""
@@ -365,3 +385,5 @@ class Ports:
     keys: KeyExpander | None = None
     # the idempotency records an erasure also forgets; None: the service keeps none
     answers: KeptAnswers | None = None
+    # the second stage of retrieve (HINDSIGHT_RERANKER); None: the first-stage order stands
+    reranker: Reranker | None = None

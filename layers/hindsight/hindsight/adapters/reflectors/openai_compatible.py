@@ -113,6 +113,10 @@ class OpenAICompatibleReflector(LlmReflector):
                 "check HINDSIGHT_OPENAI_BASE_URL"
             ) from exc
 
+    def chat(self, system: str, user: str) -> Completion:
+        """One chat completion asking for a JSON object (the LLM reranker asks through it)."""
+        return self._chat(system, user)
+
     def _chat(self, system: str, user: str) -> Completion:
         body: dict[str, Any] = {
             "model": self._model,

@@ -44,6 +44,7 @@ from hindsight.core.ranking import (
     calibrate,
     rank,
 )
+from hindsight.core.rerank import Reranking, page_rows, reranked_page, rows_read
 from hindsight.core.retrieve_cursor import decode_cursor, encode_cursor, fingerprint
 from hindsight.core.retrieve_filter import checks_validity, query_reference, search_filter
 from hindsight.core.score_cut import with_state_groups
@@ -75,6 +76,7 @@ class RetrieveMemories:
         clock: Clock,
         policy: Policy,
         hits: HitLog | None = None,
+        rerank: Reranking | None = None,
     ) -> None:
         self.records = records
         self.index = index
@@ -82,6 +84,7 @@ class RetrieveMemories:
         self.clock = clock
         self.policy = policy
         self.hits = hits  # access tracking: counted here, written behind (core/hit_log.py)
+        self.rerank = rerank  # the second stage, if a reranker is configured (core/rerank.py)
         # parsed once: a bad spec fails the service's start, not each query
         self.expansion = parse_expansion(policy.query_expansion)
         self.speaker_names = check_mode(policy.speaker_name_keywords)
@@ -155,6 +158,7 @@ class RetrieveMemories:
         )
         wanted = min(offset + command.top_k, policy.max_results)
         exact = max(wanted, STATE_WINDOW)  # the states' window is ordered whatever the page
+        exact = max(exact, rows_read(self.rerank))  # the rerank's N are ordered exactly too
         if expansion.per_session:
             exact = max(exact, DIVERSITY_WINDOW)
         held: list[tuple[int, float, Memory, Parts]] = []
@@ -175,6 +179,7 @@ class RetrieveMemories:
         shaping = Shaping(
             query_words(command.query), command.max_content_chars, policy.vector_weight
         )
+        rows = page_rows(self.rerank, ranked, offset, wanted)  # reranked: from the first
         page = [
             marked_updated(
                 shaping.result(
@@ -185,8 +190,10 @@ class RetrieveMemories:
                 ),
                 updated_by.get(memory.memory_id),
             )
-            for _, _, memory, parts in ranked[offset:wanted]
+            for _, _, memory, parts in rows
         ]
+        memories = [row[2] for row in rows]
+        page = reranked_page(self.rerank, command.query, page, memories, offset, wanted)
         if self.hits is not None:
             self.hits.note(principal.tenant_id, [result.memory_id for result in page])
         has_more = offset + command.top_k < min(total, policy.max_results)
