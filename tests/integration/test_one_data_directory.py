@@ -168,6 +168,29 @@ def test_import_goes_through_the_server(served: Served, tmp_path: Path) -> None:
     assert "my sister Lena lives in Porto" in served.held("where does Lena live")
 
 
+def test_the_other_memory_commands_go_through_the_server(served: Served, tmp_path: Path) -> None:
+    note = tmp_path / "trip.md"
+    note.write_text("# Trip\n\n下个月去成都出差，住在春熙路附近。\n", encoding="utf-8")
+    added = served.cli("document", "add", str(note), "--user-id", USER, "--json")
+    assert added.returncode == 0, added.stderr
+    memory_id = json.loads(added.stdout)["memory_id"]
+    assert any("春熙路" in content for content in served.held("成都出差住哪里"))
+
+    shown = served.cli("show", memory_id, "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert "春熙路" in shown.stdout
+    pinned = served.cli("pin", memory_id, "--json")
+    assert pinned.returncode == 0, pinned.stderr
+    health = served.cli("health", "--json")
+    assert health.returncode == 0, health.stderr
+    assert json.loads(health.stdout)["indexed_documents"] >= 1  # with a key: more than status
+    forgot = served.cli("forget", memory_id)
+    assert forgot.returncode == 0, forgot.stderr
+    gone = served.cli("show", memory_id)
+    assert gone.returncode == 1
+    assert not any("春熙路" in content for content in served.held("成都出差住哪里"))
+
+
 def test_a_command_without_the_key_says_which_key_to_set(served: Served) -> None:
     refused = served.cli("list", USER, key=None)
 

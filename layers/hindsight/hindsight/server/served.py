@@ -197,7 +197,12 @@ class ServedService:
         return ReflectionStatus.model_validate(_model_body(body))
 
     def export_user(self, principal: Principal, user_id: str) -> Iterator[str]:
-        response = self._send("GET", f"/v1/users/{_segment(user_id)}/export")
+        try:
+            response = self._send("GET", f"/v1/users/{_segment(user_id)}/export")
+        except PayloadTooLargeError as exc:
+            raise self.refusal(
+                f"exporting {user_id} (larger than one HTTP answer: 5 MB)"
+            ) from exc
         return iter(response.text.splitlines(keepends=True))
 
     # --- reflect and review --------------------------------------------------------------
