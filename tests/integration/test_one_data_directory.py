@@ -327,3 +327,34 @@ def test_a_keyless_server_as_make_run_starts_it_needs_no_key(tmp_path: Path) -> 
         assert "--tenant" in said and "stop the server" in said
     finally:
         _stop(server)
+
+
+def test_stdio_mcp_follows_a_server_restarted_on_another_port(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    first = _start(data_dir)
+    servers = [first]
+
+    async def scenario() -> tuple[Any, Any]:
+        async with _mcp(first) as session:
+            stored = await session.call_tool(
+                "memory_store", {"user_id": USER, "content": "I water the plants on Sundays"}
+            )
+            await anyio.to_thread.run_sync(_stop, first)
+            second = await anyio.to_thread.run_sync(_start, data_dir)
+            servers.append(second)
+            found = await session.call_tool(
+                "memory_retrieve", {"user_id": USER, "query": "when do I water the plants"}
+            )
+            return stored, found
+
+    try:
+        stored, found = anyio.run(scenario)
+    finally:
+        _stop(servers[-1])
+
+    assert not stored.is_error, stored.content
+    assert servers[1].url != first.url
+    assert not found.is_error, found.content
+    contents = [r["content"] for r in found.structured_content["results"]]
+    assert contents == ["I water the plants on Sundays"]

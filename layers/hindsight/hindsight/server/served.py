@@ -61,7 +61,7 @@ from hindsight.core.usecases.browse import ReflectionStatus
 from hindsight.core.usecases.documents import DocumentOutcome, StoreDocumentCommand
 from hindsight.core.usecases.index_check import IndexCheck
 from hindsight.core.usecases.pin import PatchMemoryCommand
-from hindsight.server.discovery import ServerRecord
+from hindsight.server.discovery import ServerRecord, find_server
 
 TIMEOUT_SECONDS = 300.0  # a long document or a reflection with an LLM takes a while
 _ERRORS: dict[int, type[HindsightError]] = {
@@ -101,18 +101,42 @@ class ServedService:
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.record = record
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(
-            base_url=record.url, headers=headers, timeout=TIMEOUT_SECONDS, transport=transport
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._transport = transport
+        self._http = self._client()
+
+    def _client(self) -> httpx.Client:
+        return httpx.Client(
+            base_url=self.record.url,
+            headers=self._headers,
+            timeout=TIMEOUT_SECONDS,
+            transport=self._transport,
         )
 
     def close(self) -> None:
         self._http.close()
 
     # --- the HTTP calls ------------------------------------------------------------------
+    def _moved(self) -> bool:
+        """Whether another server now holds the directory (restarted, maybe on another
+        port): then it is the one called from now on."""
+        record = find_server(self.record.data_dir)
+        if record is None or (record.url, record.pid) == (self.record.url, self.record.pid):
+            return False
+        self._http.close()
+        self.record = record
+        self._http = self._client()
+        return True
+
     def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
-            response = self._http.request(method, path, **kwargs)
+            try:
+                response = self._http.request(method, path, **kwargs)
+            except httpx.ConnectError:
+                # nothing reached the server, so asking the one that replaced it is safe
+                if not self._moved():
+                    raise
+                response = self._http.request(method, path, **kwargs)
         except httpx.HTTPError as exc:
             raise UnavailableError(
                 f"the Hindsight server at {self.record.url} (pid {self.record.pid}), which "
@@ -200,9 +224,7 @@ class ServedService:
         try:
             response = self._send("GET", f"/v1/users/{_segment(user_id)}/export")
         except PayloadTooLargeError as exc:
-            raise self.refusal(
-                f"exporting {user_id} (larger than one HTTP answer: 5 MB)"
-            ) from exc
+            raise self.refusal(f"exporting {user_id} (larger than one HTTP answer: 5 MB)") from exc
         return iter(response.text.splitlines(keepends=True))
 
     # --- reflect and review --------------------------------------------------------------
