@@ -16,11 +16,18 @@ PYTEST := $(BIN)/pytest -p no:cacheprovider
         services-down test-browser browser-deps explorer-assets test-fast bench-llm test-typescript
 
 $(BIN)/python:
+	@echo "==> creating the virtual environment $(VENV) ($(PYTHON) -m venv)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+# pip's own lines, cut to one per package (all of them in $(VENV)/pip-install.log)
+PIP_LINES := awk '/^(Collecting|Installing collected|Successfully installed|ERROR)/ \
+	{ print "    " $$0; fflush() }'
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[documents]"
+	@echo "==> installing Hindsight and its dependencies into $(VENV) (the first time: about a minute)"
+	@set -o pipefail; $(BIN)/pip install --progress-bar off -e ".[documents]" 2>&1 \
+		| tee $(VENV)/pip-install.log | $(PIP_LINES) \
+		|| { echo "pip failed; its whole output is in $(VENV)/pip-install.log"; exit 1; }
 	touch $@
 
 $(VENV)/.installed-test: pyproject.toml clients/python/pyproject.toml $(VENV)/.installed
@@ -45,6 +52,7 @@ $(SAM_VENV)/.installed:
 sam: $(SAM_VENV)/.installed
 
 run: install
+	@echo "==> starting hindsight serve on http://$(HOST):$(PORT) with the data in $(DATA_DIR) (loading the embedding model takes a few seconds)"
 	$(BIN)/hindsight serve --host $(HOST) --port $(PORT) --data-dir $(DATA_DIR)
 
 # The AWS backend on this machine: the local engines (see `make services`: moto's DynamoDB and

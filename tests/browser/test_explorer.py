@@ -6,6 +6,7 @@ Screenshots of the main views go to docs/screenshots/ (the README links them).
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -294,6 +295,61 @@ def test_timeline_and_a_phone_screen(
         browser.screenshot(SCREENSHOTS / "phone.png")
     finally:
         browser.send("viewport", width=1280, height=800)
+
+
+def _store_at(
+    api: httpx.Client, user: str, content: str, occurred_at: str, category: str = "daily"
+) -> None:
+    body = {"user_id": user, "content": content, "occurred_at": occurred_at, "category": category}
+    stored = api.post("/v1/memories", json=body)
+    assert stored.status_code == 201, stored.text
+
+
+def _timeline_span_days(browser: Browser, server: str, user: str) -> float:
+    browser.goto(f"{server}/explorer?user_id={user}&view=timeline")
+    browser.wait("#timeline-chart canvas")
+    start, end = (browser.attrs("#timeline-chart", name)[0] for name in ("data-from", "data-to"))
+    assert start is not None and end is not None
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds() / 86_400
+
+
+def test_the_timeline_fits_its_data_a_day_or_a_year(
+    signed_in: Browser, server: str, api: httpx.Client, tmp_path: Path
+) -> None:
+    browser = signed_in
+    day = [(8, "早上喝了豆浆", "饮食"), (13, "Lunch with Lena", "family")]
+    for hour, text, category in [*day, (21, "晚上跑步五公里", "运动")]:
+        _store_at(api, "one_day", text, f"2026-12-01T{hour:02d}:00:00Z", category)
+    for month, text in ((1, "New year in Porto"), (6, "六月搬家了"), (12, "December exams")):
+        _store_at(api, "one_year", text, f"2025-{month:02d}-03T10:00:00Z")
+
+    assert _timeline_span_days(browser, server, "one_day") == 1.0
+    assert browser.texts("#timeline-table thead th")[0] == "Hour (UTC)"
+    assert browser.count("#timeline-table tbody tr") == 3  # hours holding a memory
+    assert "No facts yet" in browser.text("#confidence-none")
+    browser.select("#timeline-group", "category")
+    browser.ready()
+    browser.wait("#timeline-chart canvas")
+    legend = " ".join(browser.texts("#timeline-chart .u-legend th"))
+    assert "饮食" in legend and "运动" in legend and "family" in legend
+    browser.screenshot(tmp_path / "timeline-one-day.png", full_page=True)
+    year = _timeline_span_days(browser, server, "one_year")
+    assert 335 <= year <= 336  # 3 Jan to 3 Dec, in whole days
+    assert browser.texts("#timeline-table thead th")[0] == "Day (UTC)"
+    browser.screenshot(tmp_path / "timeline-one-year.png", full_page=True)
+
+
+def test_the_facts_chart_has_a_title_not_a_count(
+    signed_in: Browser, server: str, seeded: dict[str, Any]
+) -> None:
+    browser = signed_in
+    browser.goto(f"{server}/explorer?user_id={USER}&view=timeline")
+    browser.wait("#confidence-chart canvas")
+    titles = browser.texts("h3")
+    assert "Facts' confidence, by when each was last updated" in titles
+    assert not any("3 high" in title for title in titles)
+    legend = browser.texts("#confidence-chart .u-legend th")
+    assert any("confidence" in label for label in legend)
 
 
 def test_keyboard_reaches_the_sign_in(browser: Browser, server: str) -> None:

@@ -99,7 +99,7 @@ def test_banner_warns_when_keyless_and_shows_a_curl(tmp_path: Path) -> None:
     assert gateway.url.startswith("http://127.0.0.1:")
     assert "no API keys configured: serving keyless on 127.0.0.1 — do not expose this port" in text
     assert f"curl -s -X POST {gateway.url}/v1/memories" in text
-    assert f"Memory explorer: {gateway.url}/explorer?user_id=u1" in text
+    assert f"Memory explorer: {gateway.url}/explorer?user_id=test_user" in text
     assert str(tmp_path) in text
     assert "embedded" in text
     assert "ONE invocation at a time" in text and "hindsight serve" in text

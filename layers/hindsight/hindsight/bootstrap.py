@@ -515,11 +515,13 @@ def get_service() -> MemoryService:
         if _service is None:
             settings = _settings or Settings.from_env()
             _service = build_service(settings)
+            from hindsight.adapters.embedders.engine_line import describe
+
             logger.info(
-                "service ready backend=%s data_dir=%s embedder=%s reflector=%s",
+                "service ready backend=%s data_dir=%s embedding=%s reflector=%s",
                 settings.backend,
                 settings.data_dir,
-                _service.ports.embedder.model_name,
+                describe(_service.ports.embedder),
                 _service.ports.reflector.label,
             )
         return _service

@@ -287,10 +287,10 @@ def build_resolver() -> APIGatewayRestResolver:
     def _unknown_route(_: RouteNotFoundError) -> Response[dict[str, Any]]:
         event = app.current_event
         _count_error(HTTPStatus.NOT_FOUND)
+        from hindsight.api.nearest_route import not_found_message
+
         return error_response(
-            HTTPStatus.NOT_FOUND,
-            f"no route {event.http_method} {event.path}; the API lives under /v1 "
-            "(see the README for the routes)",
+            HTTPStatus.NOT_FOUND, not_found_message(event.http_method, event.path)
         )
 
     @app.exception_handler(ServiceError)

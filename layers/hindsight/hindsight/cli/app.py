@@ -32,9 +32,11 @@ from hindsight.cli import (
     store,
 )
 from hindsight.cli.state import CliState, JsonFlag
+from hindsight.cli.suggest import SuggestingGroup
 
 app = typer.Typer(
     name="hindsight",
+    cls=SuggestingGroup,
     help="Long-term memory for LLM agents: store, retrieve, reflect, review and forget.",
     no_args_is_help=True,
     add_completion=False,
@@ -57,6 +59,16 @@ def _global_options(
         str | None,
         typer.Option(help="Act as this tenant (default HINDSIGHT_ANONYMOUS_TENANT, 'local')."),
     ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar="HINDSIGHT_API_KEY",
+            show_envvar=True,
+            help="The key to send when a running `hindsight serve` holds the data directory "
+            "(the commands then go through it).",
+        ),
+    ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log to stderr.")] = False,
 ) -> None:
     """Long-term memory for LLM agents: store, retrieve, reflect, review and forget."""
@@ -64,7 +76,7 @@ def _global_options(
         logging.basicConfig(
             level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
         )
-    ctx.obj = CliState(json_output=json_output, data_dir=data_dir, tenant=tenant)
+    ctx.obj = CliState(json_output=json_output, data_dir=data_dir, tenant=tenant, api_key=api_key)
 
 
 # in the order `hindsight --help` lists them

@@ -20,8 +20,9 @@ import typer
 from hindsight import bootstrap
 from hindsight.cli.errors import handles_errors
 from hindsight.cli.output import emit_json
-from hindsight.cli.state import cli_state
+from hindsight.cli.state import cli_state, serving_server
 from hindsight.core.usecases.index_check import IndexCheck, check_index
+from hindsight.server.served import ServedService
 from hindsight.settings import Settings
 
 UserOption = Annotated[
@@ -40,6 +41,9 @@ def _check(data_dir: Path | None, tenant: str | None, user: str | None) -> Index
     if settings.backend.strip().lower() != "embedded":
         bootstrap.configure(settings)
         return bootstrap.get_service().check_index(_tenant(tenant, user, settings), user)
+    record = serving_server(data_dir)
+    if record is not None:
+        raise ServedService(record).refusal("check-index")
     return _check_on_disk(Path(settings.data_dir), settings, _tenant(tenant, user, settings), user)
 
 

@@ -35,8 +35,8 @@ from hindsight.core.errors import (
     PayloadTooLargeError,
 )
 from hindsight.core.models import MemoryKind, Principal
-from hindsight.core.service import MemoryService
 from hindsight.core.text import content_hash
+from hindsight.server.served import MemoryApi
 
 Status = Literal["stored", "skipped", "refused", "ignored"]
 Outcome = tuple[Status, str | None]
@@ -110,7 +110,7 @@ class TurnWriter:
 
     def __init__(
         self,
-        service: MemoryService,
+        service: MemoryApi,
         principal: Principal,
         user_id: str,
         dedup_window_seconds: float,

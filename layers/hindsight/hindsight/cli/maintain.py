@@ -16,6 +16,7 @@ from hindsight.cli.errors import handles_errors
 from hindsight.cli.output import emit_json, fail, print_fields
 from hindsight.cli.state import JsonFlag, cli_state, open_service
 from hindsight.server.scheduler import MAINTENANCE, maintenance_job
+from hindsight.server.served import ServedService
 
 
 @handles_errors
@@ -23,6 +24,8 @@ def maintain(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Archive unused episodes and compact the store (what the maintenance schedule runs)."""
     state = cli_state(ctx, as_json)
     service, _ = open_service(state)
+    if isinstance(service, ServedService):
+        raise service.refusal("maintain (the server runs it on its schedule)")
     run = service.run_exclusive(MAINTENANCE, maintenance_job(service))
     if run.outcome == "running-elsewhere":
         fail(

@@ -30,11 +30,11 @@ from hindsight.cli.state import (
 )
 from hindsight.core.commands import MAX_LIST_ITEMS, ListMemoriesCommand, ListResult
 from hindsight.core.models import Principal
-from hindsight.core.service import MemoryService
+from hindsight.server.served import MemoryApi
 
 
 def _pages(
-    service: MemoryService, principal: Principal, command: ListMemoriesCommand, follow: bool
+    service: MemoryApi, principal: Principal, command: ListMemoriesCommand, follow: bool
 ) -> Iterator[ListResult]:
     seen: set[str] = set()
     while True:

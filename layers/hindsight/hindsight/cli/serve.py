@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from hindsight import bootstrap
 from hindsight.cli.output import fail
-from hindsight.cli.state import cli_state
+from hindsight.cli.state import cli_state, served_service, serving_server
 from hindsight.core.errors import HindsightError
 from hindsight.core.models import Principal
 from hindsight.server.logs import LOG_FORMATS, configure_logging
 from hindsight.settings import Settings
+
+if TYPE_CHECKING:
+    from hindsight.mcp.tools import ServiceProvider
 
 logger = logging.getLogger(__name__)
 
@@ -144,16 +147,26 @@ def mcp_server(
 ) -> None:
     """Serve the memory tools to an MCP client over stdio (Claude Desktop, Cursor, ...)."""
     state = cli_state(ctx)
+    service: ServiceProvider | None = None
     try:
         from hindsight.mcp.server import run_stdio
 
         configured = bootstrap.configured_service()
+        record = serving_server(state.data_dir)
         if configured is not None:
             settings = bootstrap.get_settings()
+            service = lambda: configured  # noqa: E731
         else:
             settings = Settings.from_env(data_dir=state.data_dir)
             bootstrap.configure(settings)
-        principal = _mcp_principal(settings, api_key, state.tenant)
+        if record is not None:
+            # a server holds the directory: the tools call it, as the key it is sent
+            served = served_service(record, api_key or state.api_key, state.tenant)
+            principal = Principal(tenant_id=settings.anonymous_tenant, key_id="served")
+            service = lambda: served  # noqa: E731
+            logger.info("mcp stdio through the server url=%s pid=%s", record.url, record.pid)
+        else:
+            principal = _mcp_principal(settings, api_key, state.tenant)
     except HindsightError as exc:
         fail(exc.message)
     except ImportError as exc:
@@ -162,6 +175,6 @@ def mcp_server(
         "mcp stdio server starting tenant=%s key_id=%s", principal.tenant_id, principal.key_id
     )
     try:
-        run_stdio(principal, (lambda: configured) if configured is not None else None)
+        run_stdio(principal, service)
     except KeyboardInterrupt:
         typer.echo("stopped", err=True)

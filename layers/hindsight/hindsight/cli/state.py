@@ -2,6 +2,9 @@
 
 A service that is already configured through ``hindsight.bootstrap.configure`` is used as
 is; otherwise settings come from the environment (``HINDSIGHT_*``) and ``--data-dir``.
+When a ``hindsight serve`` holds that embedded data directory (``server.discovery``), the
+commands call it over HTTP (``server.served``) with ``--api-key``/``HINDSIGHT_API_KEY``
+instead of opening the files a second time.
 """
 
 from __future__ import annotations
@@ -14,9 +17,11 @@ from typing import Annotated, Any
 import typer
 
 from hindsight import bootstrap
-from hindsight.core.errors import UnavailableError
+from hindsight.core.errors import UnauthorizedError, UnavailableError
 from hindsight.core.models import Principal
 from hindsight.core.service import MemoryService
+from hindsight.server.discovery import ServerRecord, find_server
+from hindsight.server.served import MemoryApi, ServedService
 from hindsight.settings import Settings
 
 
@@ -27,6 +32,7 @@ class CliState:
     json_output: bool = False
     data_dir: Path | None = None
     tenant: str | None = None
+    api_key: str | None = None
 
 
 JsonFlag = Annotated[
@@ -47,6 +53,34 @@ def cli_state(ctx: typer.Context, as_json: bool = False) -> CliState:
     return state
 
 
+def serving_server(data_dir: Path | None) -> ServerRecord | None:
+    """The ``hindsight serve`` holding the embedded data directory, if one does (never
+    when this process has a service configured already: that one is used)."""
+    if bootstrap.configured_service() is not None:
+        return None
+    settings = Settings.from_env(data_dir=data_dir)
+    if settings.backend.strip().lower() != "embedded":
+        return None
+    return find_server(settings.data_dir)
+
+
+def served_service(record: ServerRecord, api_key: str | None, tenant: str | None) -> ServedService:
+    """The running server as the service, or an error saying what is missing."""
+    if record.keys_required and not api_key:
+        raise UnauthorizedError(
+            f"the Hindsight server at {record.url} (pid {record.pid}) serves "
+            f"{record.data_dir} and asks for an API key: set HINDSIGHT_API_KEY or pass "
+            "--api-key (or stop the server to use the directory directly)"
+        )
+    if tenant is not None:
+        raise UnauthorizedError(
+            f"--tenant acts on the files directly, but the Hindsight server at {record.url} "
+            f"(pid {record.pid}) serves {record.data_dir}: through it the API key decides "
+            "the tenant. Use a key of that tenant (HINDSIGHT_API_KEY), or stop the server"
+        )
+    return ServedService(record, api_key)
+
+
 def _settings_and_service(data_dir: Path | None) -> tuple[Settings, MemoryService]:
     """The configured service if there is one, else one built from the environment."""
     configured = bootstrap.configured_service()
@@ -62,8 +96,14 @@ def _settings_and_service(data_dir: Path | None) -> tuple[Settings, MemoryServic
         ) from exc
 
 
-def open_service(state: CliState) -> tuple[MemoryService, Principal]:
-    """The memory service, and the principal of the local (or ``--tenant``) tenant."""
+def open_service(state: CliState) -> tuple[MemoryApi, Principal]:
+    """The memory service (the serving server's, when one holds the data directory), and
+    the principal of the local (or ``--tenant``) tenant."""
+    record = serving_server(state.data_dir)
+    if record is not None:
+        bootstrap.configure(Settings.from_env(data_dir=state.data_dir))  # limits, no service
+        served = served_service(record, state.api_key, state.tenant)
+        return served, Principal(tenant_id=bootstrap.get_settings().anonymous_tenant, key_id="cli")
     settings, service = _settings_and_service(state.data_dir)
     tenant = state.tenant if state.tenant is not None else settings.anonymous_tenant
     if not tenant.strip():

@@ -137,9 +137,9 @@ class Dispatcher:
                     f"{method} is not allowed on {path}; use {', '.join(allowed)}",
                     Allow=", ".join(allowed),
                 )
-            return error_response(
-                404, f"no route {method} {path}; the API lives under /v1 (see the README)"
-            )
+            from hindsight.api.nearest_route import not_found_message
+
+            return error_response(404, not_found_message(method, path))
         event = proxy_event(
             method,
             route.resource,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp.types as types
 from pydantic import BaseModel, ValidationError
@@ -24,7 +24,6 @@ from hindsight.core.commands import (
     StoreMemoryCommand,
 )
 from hindsight.core.models import MemoryKind, Principal
-from hindsight.core.service import MemoryService
 from hindsight.core.views import iso
 from hindsight.mcp.results import error_result, failure_result, invalid_arguments, tool_result
 from hindsight.mcp.tool_schemas import (
@@ -36,13 +35,16 @@ from hindsight.mcp.tool_schemas import (
     StoreArguments,
 )
 
+if TYPE_CHECKING:  # the service itself, or a running server's (``hindsight mcp`` beside it)
+    from hindsight.server.served import MemoryApi
+
 DUPLICATE_MESSAGE = "this memory already exists; nothing to store"
 # the idempotency records' operation for memory_store: its own, apart from the HTTP
 # store's (an MCP call and a REST request never replay each other's answers)
 IDEMPOTENT_STORE = "mcp_memory_store"
 
 PrincipalProvider = Callable[[], Principal]
-ServiceProvider = Callable[[], MemoryService]
+ServiceProvider = Callable[[], "MemoryApi"]
 
 
 # --- results: what an agent needs of a memory -------------------------------------------
@@ -94,7 +96,7 @@ def _command(model: type[BaseModel], values: dict[str, Any]) -> Any:
 
 
 # --- the tools ---------------------------------------------------------------------------
-def _store(service: MemoryService, principal: Principal, args: StoreArguments) -> dict[str, Any]:
+def _store(service: MemoryApi, principal: Principal, args: StoreArguments) -> dict[str, Any]:
     if args.idempotency_key is None:
         return _store_once(service, principal, args)
     from hindsight.api.idempotency import idempotent_writes
@@ -115,9 +117,7 @@ def _store(service: MemoryService, principal: Principal, args: StoreArguments) -
     return answer
 
 
-def _store_once(
-    service: MemoryService, principal: Principal, args: StoreArguments
-) -> dict[str, Any]:
+def _store_once(service: MemoryApi, principal: Principal, args: StoreArguments) -> dict[str, Any]:
     command = _command(StoreMemoryCommand, _given(args, exclude={"idempotency_key"}))
     outcome = service.store(principal, command)
     redacted = [r.model_dump() for r in outcome.redacted or ()]
@@ -139,9 +139,7 @@ def _store_once(
     return body
 
 
-def _retrieve(
-    service: MemoryService, principal: Principal, args: RetrieveArguments
-) -> dict[str, Any]:
+def _retrieve(service: MemoryApi, principal: Principal, args: RetrieveArguments) -> dict[str, Any]:
     command = _command(RetrieveCommand, _given(args))
     result = service.retrieve(principal, command)
     body = {
@@ -156,9 +154,7 @@ def _retrieve(
     return body
 
 
-def _reflect(
-    service: MemoryService, principal: Principal, args: ReflectArguments
-) -> dict[str, Any]:
+def _reflect(service: MemoryApi, principal: Principal, args: ReflectArguments) -> dict[str, Any]:
     command = _command(ReflectCommand, _given(args))
     result = service.reflect(principal, command)
     return {
@@ -172,7 +168,7 @@ def _reflect(
     }
 
 
-def _forget(service: MemoryService, principal: Principal, args: ForgetArguments) -> dict[str, Any]:
+def _forget(service: MemoryApi, principal: Principal, args: ForgetArguments) -> dict[str, Any]:
     from hindsight.api.http import path_identifier
 
     result = service.delete_memory(principal, path_identifier("memory_id", args.memory_id))
@@ -183,7 +179,7 @@ def _forget(service: MemoryService, principal: Principal, args: ForgetArguments)
     }
 
 
-def _list(service: MemoryService, principal: Principal, args: ListArguments) -> dict[str, Any]:
+def _list(service: MemoryApi, principal: Principal, args: ListArguments) -> dict[str, Any]:
     command = _command(ListMemoriesCommand, _given(args))
     result = service.list_memories(principal, command)
     return {
@@ -194,7 +190,7 @@ def _list(service: MemoryService, principal: Principal, args: ListArguments) -> 
     }
 
 
-TOOL_HANDLERS: dict[str, Callable[[MemoryService, Principal, Any], dict[str, Any]]] = {
+TOOL_HANDLERS: dict[str, Callable[[MemoryApi, Principal, Any], dict[str, Any]]] = {
     "memory_store": _store,
     "memory_retrieve": _retrieve,
     "memory_reflect": _reflect,

@@ -36,13 +36,14 @@ import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hindsight.api.auth import authenticate
 from hindsight.api.errors import headers_for
 from hindsight.api.http import body_limit, to_json
+from hindsight.api.nearest_route import not_found_message
 from hindsight.api.operations import OPERATIONS, Operation
 from hindsight.api.routes import (
     TRANSPORT_OPERATIONS,
@@ -56,6 +57,7 @@ from hindsight.bootstrap import get_service, get_settings
 from hindsight.core.errors import HindsightError
 from hindsight.core.models import Principal
 from hindsight.server.bodies import ClientDisconnectedError, read_body
+from hindsight.server.home import HOME_HEADERS, home_page
 from hindsight.server.mcp import McpEndpoint
 
 logger = logging.getLogger("hindsight.server")
@@ -207,7 +209,7 @@ async def http_error(request: Request, error: Exception) -> Response:
         headers["Allow"] = ", ".join(allowed)
         message = f"{method} is not allowed on {path}; use {', '.join(allowed)}"
     elif status == 404:
-        message = f"no route {method} {path}; the API lives under /v1 (see the README)"
+        message = not_found_message(method, path)
     else:
         message = str(getattr(error, "detail", "")) or "the request was refused"
     return to_response(Answer(status, error_body(status, message), headers=headers))
@@ -280,6 +282,12 @@ async def explorer_without_slash(request: Request) -> Response:
     return RedirectResponse(f"/explorer{query}", status_code=308)
 
 
+async def home(request: Request) -> Response:
+    """``GET /``: a page linking the docs, the explorer and health (``server.home``)."""
+    page = home_page(f"{request.base_url}mcp")
+    return HTMLResponse(page, headers=HOME_HEADERS)
+
+
 def create_app(threads: int = DEFAULT_THREADS, write_threads: int | None = None) -> Starlette:
     """The application; settings and service are the process's (``bootstrap``), so
     configure them first (``LocalServer`` does)."""
@@ -300,6 +308,7 @@ def create_app(threads: int = DEFAULT_THREADS, write_threads: int | None = None)
         *api_routes(pools),
         Route("/mcp", mcp),
         Route("/explorer/", explorer_without_slash, methods=["GET"]),
+        Route("/", home, methods=["GET"]),
     ]
     app = Starlette(
         routes=routes,

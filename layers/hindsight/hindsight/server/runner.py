@@ -25,8 +25,10 @@ from pathlib import Path
 
 import uvicorn
 
+from hindsight.adapters.embedders.engine_line import describe
 from hindsight.bootstrap import configure, get_service
 from hindsight.server.app import DEFAULT_THREADS, DEFAULT_WRITE_THREADS, create_app
+from hindsight.server.discovery import SERVER_FILE, client_url, remove_record, write_record
 from hindsight.server.logs import configure_logging
 from hindsight.server.scheduler import LocalScheduler, scheduled_jobs
 from hindsight.server.startup import (
@@ -204,17 +206,34 @@ def serve(
             f"{threads} reads (--threads) and {server.write_threads} writes (--write-threads) "
             "at once; the rest wait their turn",
         ),
+        ("embedding", describe(get_service().ports.embedder)),
         ("MCP", f"{server.url}/mcp"),
         ("docs", f"{server.url}/docs"),
+        ("CLI", "`hindsight` and `hindsight mcp` on this data dir go through this server"),
     ]
     scheduler = start_schedules(settings)
     print(banner("Hindsight", server.url, host, settings, keyless, details), flush=True)
+    announced = announce(settings, host, server.port, keyless)
     try:
         server.serve_forever()
     finally:
+        if announced:
+            remove_record(settings.data_dir)
         if scheduler is not None:
             scheduler.stop()
     logger.info("server stopped")
+
+
+def announce(settings: Settings, host: str, port: int, keyless: bool) -> bool:
+    """Write ``server.json`` in the embedded data directory, so that the CLI and ``hindsight
+    mcp`` on it call this server instead of opening the files (``discovery``). The socket
+    listens already: a client's first request waits in its backlog until uvicorn serves."""
+    if settings.backend.strip().lower() != "embedded":
+        return False
+    keys_required = not keyless and not settings.allow_anonymous
+    record = write_record(settings.data_dir, client_url(host, port), keys_required)
+    logger.info("server file written path=%s", Path(record.data_dir) / SERVER_FILE)
+    return True
 
 
 def start_schedules(settings: Settings) -> LocalScheduler | None:

@@ -26,6 +26,7 @@ logger = logging.getLogger(__name__)
 
 KEYLESS_WARNING = "no API keys configured: serving keyless on {host} — do not expose this port"
 LOCK_FILE = "serve.lock"
+EXAMPLE_USER = "test_user"  # the README's examples' user
 IDEMPOTENCY_FILE = "idempotency.db"  # hindsight.api.idempotency's SQLite records
 
 
@@ -188,10 +189,11 @@ def banner(
     lines += [
         "Try:",
         f"  curl -s -X POST {url}/v1/memories{auth} -H 'Content-Type: application/json' "
-        '-d \'{"user_id": "u1", "content": "用户对花生过敏", "category": "constraint"}\'',
+        f'-d \'{{"user_id": "{EXAMPLE_USER}", "content": "用户对花生过敏", '
+        '"category": "constraint"}\'',
         f"  curl -s -X POST {url}/v1/retrieve{auth} -H 'Content-Type: application/json' "
-        '-d \'{"user_id": "u1", "query": "饮食禁忌"}\'',
-        f"Memory explorer: {url}/explorer?user_id=u1",
+        f'-d \'{{"user_id": "{EXAMPLE_USER}", "query": "饮食禁忌"}}\'',
+        f"Memory explorer: {url}/explorer?user_id={EXAMPLE_USER}",
     ]
     return "\n".join(lines)
 

