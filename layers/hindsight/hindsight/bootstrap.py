@@ -175,6 +175,14 @@ def build_key_expander(settings: Settings) -> KeyExpander | None:
     return LexiconKeyExpander()
 
 
+def local_extras(settings: Settings, jobs: str) -> dict[str, Any]:
+    """What a local backend's ports add: search keys, kept answers, the job store (a file)."""
+    from hindsight.adapters.embedded.sqlite_job_store import SqliteJobStore
+
+    keys = build_key_expander(settings)
+    return {"keys": keys, "answers": kept_answers(settings), "jobs": SqliteJobStore(jobs)}
+
+
 def kept_answers(settings: Settings) -> KeptAnswers:
     """The idempotency records of ``settings``' store, which an erasure also forgets."""
     from hindsight.api.kept_answers import IdempotencyAnswers
@@ -321,9 +329,7 @@ def build_embedded_service(
     embedder = _follow_served_model(settings, index, records, embedder, embedders)
     embedder = embedder or build_embedder(settings)
     ports = local_ports(records, index, embedder, reflector or build_reflector(settings, embedder))
-    ports = dataclasses.replace(
-        ports, keys=build_key_expander(settings), answers=kept_answers(settings)
-    )
+    ports = dataclasses.replace(ports, **local_extras(settings, str(data_dir / "jobs.db")))
     return assemble(ports, policy_from(settings))
 
 
@@ -353,9 +359,7 @@ def build_memory_service(
         embedder,
         reflector or build_reflector(settings, embedder),
     )
-    ports = dataclasses.replace(
-        ports, keys=build_key_expander(settings), answers=kept_answers(settings)
-    )
+    ports = dataclasses.replace(ports, **local_extras(settings, ":memory:"))
     return assemble(ports, policy_from(settings))
 
 
