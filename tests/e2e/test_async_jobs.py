@@ -160,3 +160,22 @@ def test_what_can_be_refused_at_once_is_and_without_the_header_nothing_changes(
     missing = http.get("/v1/jobs/job_01JZ0000000000000000000000")
     assert missing.status_code == 404
     assert "no job" in missing.json()["message"]
+
+
+def test_the_python_client_hands_back_a_job_and_waits_for_long_content_as_one(
+    served: CrashableServer,
+) -> None:
+    from hindsight_client import Hindsight, Job, StoreResult
+
+    with Hindsight(served.url) as memory:
+        job = memory.store("u-client", long_text("clientjob", chars=30_000), wait=False)
+        assert isinstance(job, Job)
+        result = job.result(timeout=300)
+        assert isinstance(result, StoreResult) and result.status == "success"
+        assert job.progress()[0] == job.progress()[1] > 0
+        steps: list[tuple[int, int]] = []
+        content = long_text("clientauto", chars=30_000, seed=3)  # over 20k: a job, waited for
+        auto = memory.store("u-client", content, on_progress=lambda *step: steps.append(step))
+        assert isinstance(auto, StoreResult) and auto.status == "success"
+        assert steps[-1][0] == steps[-1][1] > 0 and len(steps) >= 2
+        assert memory.get(auto.memory_id).content == content

@@ -4,7 +4,8 @@
 
 ``Hindsight`` (sync) and ``AsyncHindsight`` (asyncio or trio) have the same methods, one
 per route: store, store_many, retrieve, iter_retrieve, context, reflect, list_memories,
-iter_memories, get, delete, approve, reject, erase_user, health. Results are typed
+iter_memories, get, delete, approve, reject, erase_user, health, job_status. A long
+store can be a ``Job`` (``hindsight_client.jobs``: ``store(..., wait=False)``). Results are typed
 dataclasses (``hindsight_client.types``); errors are ``HindsightError`` subclasses with
 ``status`` and ``message`` (``hindsight_client.errors``).
 """
@@ -27,11 +28,13 @@ from hindsight_client.errors import (
     ServerError,
     UnavailableError,
 )
+from hindsight_client.jobs import Job, JobFailedError
 from hindsight_client.types import (
     ContextResult,
     DeleteResult,
     EraseResult,
     Health,
+    JobStatus,
     Memory,
     MemoryPage,
     ReflectResult,
@@ -58,6 +61,9 @@ __all__ = [
     "HindsightError",
     "HindsightTimeoutError",
     "InvalidRequestError",
+    "Job",
+    "JobFailedError",
+    "JobStatus",
     "Memory",
     "MemoryPage",
     "NotFoundError",

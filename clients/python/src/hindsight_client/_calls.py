@@ -33,6 +33,7 @@ from hindsight_client.types import (
     DeleteResult,
     EraseResult,
     Health,
+    JobStatus,
     Memory,
     MemoryPage,
     ReflectResult,
@@ -376,6 +377,11 @@ def erase_user(user_id: str) -> Call[EraseResult]:
     return Call(
         "DELETE", path, _parser(EraseResult), idempotent=True, least_read_timeout=ERASE_TIMEOUT
     )
+
+
+def job_status(job_id: str) -> Call[JobStatus]:
+    path = f"/v1/jobs/{_segment(job_id, 'job_id')}"
+    return Call("GET", path, _parser(JobStatus), idempotent=True)
 
 
 def health() -> Call[Health]:
