@@ -158,8 +158,14 @@ def test_erasing_a_user_deletes_their_jobs_before_they_run(service: MemoryServic
     assert stored_ids(service, "gone") == []
 
 
-def _route(operation: str, body: dict[str, Any], prefer: bool, jobs: list[str] | None) -> Any:
-    headers = {"Authorization": f"Bearer {ADMIN_KEY}"}
+def _route(
+    operation: str,
+    body: dict[str, Any],
+    prefer: bool,
+    jobs: list[str] | None,
+    **extra: str,
+) -> Any:
+    headers = {"Authorization": f"Bearer {ADMIN_KEY}", **extra}
     if prefer:
         headers["Prefer"] = "respond-async; wait=10"
     request = RouteRequest(headers, json.dumps(body).encode())
@@ -189,6 +195,19 @@ def test_the_route_accepts_a_job_only_where_a_queue_runs(service: MemoryService)
     # a queue, but no Prefer: as always
     plain = _route("store_memory", {**body, "content": "a third"}, prefer=False, jobs=queued)
     assert plain.status == 201 and len(queued) == 1
+
+
+def test_a_retried_async_write_with_its_idempotency_key_gets_the_same_job(
+    service: MemoryService,
+) -> None:
+    queued: list[str] = []
+    body = {"user_id": "u-retry", "items": [{"content": "retried batch"}]}
+    key = {"Idempotency-Key": "retry-0001"}
+    first = _route("store_batch", body, prefer=True, jobs=queued, **key)
+    again = _route("store_batch", body, prefer=True, jobs=queued, **key)
+    assert first.status == again.status == 202
+    assert again.body["job_id"] == first.body["job_id"] and len(queued) == 1
+    assert again.headers["Idempotent-Replayed"] == "true"
 
 
 def test_the_lambda_handler_answers_synchronously_and_finds_no_job(
