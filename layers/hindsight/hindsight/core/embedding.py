@@ -18,15 +18,17 @@ from hindsight.core.ports import Embedder
 # (texts embedded, texts in all) after each slice, while a job is watching (``reporting``)
 Progress = Callable[[int, int], None]
 _progress: ContextVar[Progress | None] = ContextVar("embedding_progress", default=None)
-# texts per engine call while progress is reported: a batch the engine runs at its own
-# batch speed, small enough that a 100-chunk memory reports a dozen steps
+# while progress is reported, texts go to the engine in about PROGRESS_STEPS calls of at
+# least PROGRESS_SLICE texts: batches the engine runs at its batch speed, and a 100-chunk
+# memory reports a dozen steps
 PROGRESS_SLICE = 8
+PROGRESS_STEPS = 12
 
 
 @contextmanager
 def reporting(progress: Progress) -> Iterator[None]:
-    """Within the block (in this thread), ``embed_documents`` embeds in slices of
-    ``PROGRESS_SLICE`` texts and calls ``progress(done, total)`` after each."""
+    """Within the block (in this thread), ``embed_documents`` embeds in slices and calls
+    ``progress(done, total)`` after each."""
     token = _progress.set(progress)
     try:
         yield
@@ -51,8 +53,9 @@ def embed_documents(embedder: Embedder, texts: Sequence[str]) -> list[StoredVect
 def _embed_reporting(embedder: Embedder, texts: list[str], progress: Progress) -> np.ndarray:
     parts: list[np.ndarray] = []
     progress(0, len(texts))
-    for start in range(0, len(texts), PROGRESS_SLICE):
-        part = texts[start : start + PROGRESS_SLICE]
+    size = max(PROGRESS_SLICE, -(-len(texts) // PROGRESS_STEPS))
+    for start in range(0, len(texts), size):
+        part = texts[start : start + size]
         parts.append(np.asarray(embedder.embed_documents(part), dtype=np.float32))
         progress(start + len(part), len(texts))
     if not parts:
