@@ -181,6 +181,15 @@ def _route(
     )
 
 
+def _get_job(job_id: str) -> Any:
+    from hindsight.api.auth import authenticate
+    from hindsight.bootstrap import get_service, get_settings
+
+    request = RouteRequest({"Authorization": f"Bearer {ADMIN_KEY}"}, path_params={"job_id": job_id})
+    caller = lambda: authenticate(request.headers, None, get_settings())  # noqa: E731
+    return call_route("get_job", request, caller, get_service)
+
+
 def test_the_route_accepts_a_job_only_where_a_queue_runs(service: MemoryService) -> None:
     queued: list[str] = []
     body = {"user_id": "u-route", "content": "routed note"}
@@ -189,6 +198,9 @@ def test_the_route_accepts_a_job_only_where_a_queue_runs(service: MemoryService)
     assert answer.headers["Location"] == f"/v1/jobs/{answer.body['job_id']}"
     assert answer.headers["Preference-Applied"] == "respond-async"
     assert queued == [answer.body["job_id"]]
+    polled = _get_job(answer.body["job_id"])
+    assert polled.status == 200 and polled.body["state"] == "pending"
+    assert polled.headers["Retry-After"] == "1"  # unfinished: look again in a second
     # no queue (the Lambda handlers): the preference is not applied
     synchronous = _route("store_memory", {**body, "content": "another"}, prefer=True, jobs=None)
     assert synchronous.status == 201 and "Preference-Applied" not in synchronous.headers

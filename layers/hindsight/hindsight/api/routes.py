@@ -46,6 +46,7 @@ from hindsight.api.idempotency import (
 )
 from hindsight.api.jobs import (
     ASYNC_OPERATIONS,
+    POLL_SECONDS,
     PREFER_HEADER,
     accepted_body,
     accepted_headers,
@@ -214,7 +215,8 @@ def accept_job(enqueue: Callable[[str], None], call: RouteCall[Any]) -> Answer:
 
 def get_job(call: RouteCall[str]) -> Answer:
     job = call.service.get_job(call.caller, call.input)
-    return Answer(200, job_body(job), metrics=(("JobsRead", COUNT, 1),))
+    headers = {} if job.finished else {"Retry-After": str(POLL_SECONDS)}  # when to look again
+    return Answer(200, job_body(job), headers=headers, metrics=(("JobsRead", COUNT, 1),))
 
 
 # --- retrieve ----------------------------------------------------------------------------
