@@ -179,3 +179,13 @@ def test_the_python_client_hands_back_a_job_and_waits_for_long_content_as_one(
         assert isinstance(auto, StoreResult) and auto.status == "success"
         assert steps[-1][0] == steps[-1][1] > 0 and len(steps) >= 2
         assert memory.get(auto.memory_id).content == content
+
+        steps.clear()
+        text = long_text("clientdoc", chars=30_000, seed=5)
+        document = memory.store_document(
+            "u-client", "notes.md", text.encode(), on_progress=lambda *step: steps.append(step)
+        )
+        assert document.status == "success" and document.chunks and document.chunks > 1
+        assert steps[-1] == (document.chunks, document.chunks)
+        again = memory.store_document("u-client", "notes.md", text, wait=False)
+        assert isinstance(again, Job) and again.result().status == "unchanged"

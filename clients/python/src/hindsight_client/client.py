@@ -24,6 +24,7 @@ from hindsight_client.jobs import ASYNC_CHARS, PREFER_ASYNC, Job, Progress, fini
 from hindsight_client.types import (
     ContextResult,
     DeleteResult,
+    DocumentResult,
     EraseResult,
     Health,
     JobStatus,
@@ -206,6 +207,28 @@ class Hindsight:
             if not wait:
                 return self._as_job(call).result(on_progress=on_progress)
         return self._send(call) if wait else self._as_job(call)
+
+    def store_document(
+        self,
+        user_id: str,
+        file_name: str,
+        data: bytes | str,
+        *,
+        wait: bool = True,
+        on_progress: Progress | None = None,
+        **fields: Any,
+    ) -> DocumentResult | Job[DocumentResult]:
+        """Store a file as one memory (``POST /v1/documents``): ``data`` is its bytes
+        (Markdown, text, HTML, PDF, DOCX) or its text; ``fields`` are ``document_id``,
+        ``content_type``, ``scope``, ``session_id``, ``occurred_at``, ``metadata``,
+        ``category``. Storing the same document id again replaces it.
+
+        A document is sent as a job (``Prefer: respond-async``): with ``wait=True`` it is
+        waited for, polling, with ``on_progress(done, total)`` as its chunks are
+        embedded; ``wait=False`` returns the ``Job`` at once.
+        """
+        job = self._as_job(_calls.store_document(user_id, file_name, data, fields))
+        return job.result(on_progress=on_progress) if wait else job
 
     def _as_job(self, call: Call[T]) -> Job[T]:
         """Send a write with ``Prefer: respond-async``: its job, or (a server that keeps

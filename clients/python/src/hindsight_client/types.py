@@ -246,6 +246,21 @@ def _convert(kind: Any, value: Any) -> Any:
 
 
 @dataclass(frozen=True)
+class DocumentResult:
+    """What storing a document did: ``success`` (a new memory), ``updated`` (the memory of
+    its document id replaced) or ``unchanged`` (the same text was already stored)."""
+
+    status: str
+    memory_id: str
+    document_id: str
+    file_name: str
+    content_type: str = ""
+    characters: int = 0
+    chunks: int | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
 class JobStatus:
     """How a write accepted as a job is doing (``GET /v1/jobs/{job_id}``): ``state`` is
     pending, running, succeeded or failed; ``done`` of ``total`` texts embedded; once
@@ -289,6 +304,7 @@ def from_json(cls: type[T], data: Mapping[str, Any]) -> T:
 __all__ = [
     "ContextResult",
     "DeleteResult",
+    "DocumentResult",
     "EraseResult",
     "Health",
     "JobStatus",
