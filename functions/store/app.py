@@ -1,7 +1,10 @@
-"""Store function: POST /v1/memories, POST /v1/memories/batch and POST /v1/documents.
+"""Store function: POST /v1/memories, POST /v1/memories/batch, POST /v1/documents and
+GET /v1/jobs/{job_id}.
 
 Each route is its route function in ``hindsight.api.routes`` (shared with ``hindsight
-serve``), answered for the current event by ``answer_route``.
+serve``), answered for the current event by ``answer_route``. Here no job queue runs:
+a write sent with ``Prefer: respond-async`` is answered when it is done (``api/jobs.py``),
+so a job id is never found (404 saying so).
 """
 
 from __future__ import annotations
@@ -35,6 +38,12 @@ def store_batch() -> Response[Any]:
 @tracer.capture_method
 def store_document() -> Response[Any]:
     return answer_route(app, "store_document")
+
+
+@app.get("/v1/jobs/<job_id>")
+@tracer.capture_method
+def get_job(job_id: str) -> Response[Any]:
+    return answer_route(app, "get_job", job_id=job_id)
 
 
 @logger.inject_lambda_context(

@@ -22,6 +22,7 @@ EXPECTED_ROUTES = {
     ("POST", "/v1/memories", "StoreFunction"),
     ("POST", "/v1/memories/batch", "StoreFunction"),
     ("POST", "/v1/documents", "StoreFunction"),
+    ("GET", "/v1/jobs/{job_id}", "StoreFunction"),
     ("POST", "/v1/retrieve", "RetrieveFunction"),
     ("POST", "/v1/context", "RetrieveFunction"),
     ("GET", "/v1/users/{user_id}/memories", "RetrieveFunction"),

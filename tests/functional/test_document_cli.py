@@ -115,3 +115,19 @@ def test_import_file_adds_a_document_and_needs_exactly_one_source(
     both = CliRunner().invoke(app, ["import", str(path), "--file", str(path), "--user-id", "u1"])
     for refused in (neither, both):
         assert refused.exit_code == 2 and "not both" in refused.stderr
+
+
+def test_a_long_document_shows_its_chunks_embedded_on_a_terminal_only(
+    service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "long.md"
+    path.write_text(" ".join(f"word{i % 89} note{i}." for i in range(2500)), encoding="utf-8")
+    monkeypatch.setenv("FORCE_COLOR", "1")  # stderr taken for a terminal
+    code, out, err = add(str(path), "--user-id", "u1")
+    assert code == 0, err
+    assert "storing long.md" in err and "chunks embedded" in err
+    assert len(documents(service)) == 1
+    chunks = out.split(" chunks;")[0].rsplit(", ", 1)[-1]
+    assert f"{chunks}/{chunks}" in err  # the bar reached every chunk
+    code, out, err = add(str(path), "--user-id", "u2", "--json")
+    assert code == 0 and "chunks embedded" not in err

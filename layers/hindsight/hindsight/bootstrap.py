@@ -14,8 +14,9 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from hindsight.adapters.reflectors.factory import build_reflector
 from hindsight.adapters.rerankers.factory import build_reranker
 from hindsight.core.embedding import ChunkSizes
 from hindsight.core.errors import ConfigurationError
@@ -47,9 +48,6 @@ from hindsight.core.usecases.retrieve import RetrieveMemories
 from hindsight.core.usecases.review import ReviewFacts
 from hindsight.core.usecases.store import StoreMemories
 from hindsight.settings import Settings
-
-if TYPE_CHECKING:
-    from hindsight.adapters.reflectors.llm import LlmReflector
 
 logger = logging.getLogger(__name__)
 
@@ -178,6 +176,19 @@ def build_key_expander(settings: Settings) -> KeyExpander | None:
     return LexiconKeyExpander()
 
 
+def local_extras(settings: Settings, jobs: str) -> dict[str, Any]:
+    """What a local backend's ports add: search keys, kept answers, the job store (a file), the
+    reranker."""
+    from hindsight.adapters.embedded.sqlite_job_store import SqliteJobStore
+
+    return {
+        "keys": build_key_expander(settings),
+        "answers": kept_answers(settings),
+        "jobs": SqliteJobStore(jobs),
+        "reranker": build_reranker(settings),
+    }
+
+
 def kept_answers(settings: Settings) -> KeptAnswers:
     """The idempotency records of ``settings``' store, which an erasure also forgets."""
     from hindsight.api.kept_answers import IdempotencyAnswers
@@ -194,75 +205,6 @@ def build_embedder(settings: Settings) -> Embedder:
     return MicroBatchingEmbedder(
         build(settings.embedder, background_niceness=settings.embed_background_niceness)
     )
-
-
-def build_reflector(settings: Settings, embedder: Embedder | None = None) -> Reflector:
-    """The configured reflector; the learned offline one (``learned``, over the bundled
-    word embeddings: no embedder needed) when nothing is configured. ``learned-e5`` reads
-    the statements' e5 vectors and embeds with ``embedder`` (the service's)."""
-    spec = settings.reflector.strip()
-    if spec in {"rule-based", "rules"}:
-        from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
-
-        return RuleBasedReflector()
-    if spec in {"", "learned", "learned-static", "offline"}:
-        from hindsight.adapters.reflectors.learned import LearnedReflector
-
-        return LearnedReflector(embedder, static=True)
-    if spec == "learned-e5":
-        from hindsight.adapters.reflectors.learned import LearnedReflector
-
-        return LearnedReflector(embedder or build_embedder(settings))
-    kind, _, model = spec.partition(":")
-    if kind == "bedrock" and model:
-        from hindsight.adapters.reflectors.bedrock import BedrockReflector
-
-        bedrock = BedrockReflector(
-            model_id=model,
-            region=settings.bedrock_region or None,
-            max_tokens=settings.reflector_max_tokens,
-        )
-        return _offline_first(settings, bedrock, embedder)
-    if kind == "openai" and model:
-        from hindsight.adapters.reflectors.openai_compatible import OpenAICompatibleReflector
-
-        if not settings.openai_base_url:
-            raise ConfigurationError(
-                "HINDSIGHT_REFLECTOR=openai:<model> needs HINDSIGHT_OPENAI_BASE_URL "
-                "(e.g. https://api.openai.com/v1) and HINDSIGHT_OPENAI_API_KEY"
-            )
-        openai = OpenAICompatibleReflector(
-            base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key,
-            model=model,
-            timeout=settings.reflector_timeout_seconds,
-            max_tokens=settings.reflector_max_tokens,
-            system_role=settings.openai_system_role,
-        )
-        return _offline_first(settings, openai, embedder)
-    raise ConfigurationError(
-        f"HINDSIGHT_REFLECTOR={spec!r} is not understood; use 'learned' (the default), "
-        "'rule-based', 'learned-e5', 'bedrock:<model id>' or 'openai:<model>'"
-    )
-
-
-def _offline_first(
-    settings: Settings, llm: LlmReflector, embedder: Embedder | None = None
-) -> Reflector:
-    """An LLM reflector run after the offline one (HINDSIGHT_REFLECTOR_OFFLINE): the
-    offline facts are refined by the LLM and kept whenever the LLM fails; at most
-    HINDSIGHT_REFLECTOR_TOKEN_BUDGET tokens per reflection run (0: no limit)."""
-    from hindsight.adapters.reflectors.offline_first import OfflineFirstReflector
-
-    offline_spec = settings.reflector_offline.strip()
-    if ":" in offline_spec:
-        raise ConfigurationError(
-            f"HINDSIGHT_REFLECTOR_OFFLINE={offline_spec!r} must name an offline reflector "
-            "('learned' or 'rule-based'), not an LLM"
-        )
-    offline = build_reflector(settings.model_copy(update={"reflector": offline_spec}), embedder)
-    budget = settings.reflector_token_budget or None
-    return OfflineFirstReflector(offline, llm, token_budget=budget)
 
 
 def _embedder_by_spec(settings: Settings) -> Callable[[str], Embedder]:
@@ -327,10 +269,7 @@ def build_embedded_service(
     embedder = _follow_served_model(settings, index, records, embedder, embedders)
     embedder = embedder or build_embedder(settings)
     ports = local_ports(records, index, embedder, reflector or build_reflector(settings, embedder))
-    ports = dataclasses.replace(
-        ports, keys=build_key_expander(settings), answers=kept_answers(settings)
-    )
-    ports = dataclasses.replace(ports, reranker=build_reranker(settings))
+    ports = dataclasses.replace(ports, **local_extras(settings, str(data_dir / "jobs.db")))
     return assemble(ports, policy_from(settings))
 
 
@@ -360,10 +299,7 @@ def build_memory_service(
         embedder,
         reflector or build_reflector(settings, embedder),
     )
-    ports = dataclasses.replace(
-        ports, keys=build_key_expander(settings), answers=kept_answers(settings)
-    )
-    ports = dataclasses.replace(ports, reranker=build_reranker(settings))
+    ports = dataclasses.replace(ports, **local_extras(settings, ":memory:"))
     return assemble(ports, policy_from(settings))
 
 

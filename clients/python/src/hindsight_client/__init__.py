@@ -4,9 +4,11 @@
 
 ``Hindsight`` (sync) and ``AsyncHindsight`` (asyncio or trio) have the same methods, one
 per route: store, store_many, retrieve, iter_retrieve, context, reflect, list_memories,
-iter_memories, get, delete, approve, reject, erase_user, health. Results are typed
-dataclasses (``hindsight_client.types``); errors are ``HindsightError`` subclasses with
-``status`` and ``message`` (``hindsight_client.errors``).
+iter_memories, get, delete, approve, reject, erase_user, health, job_status (and, on
+``Hindsight``, store_document). Long content is stored as a job (``hindsight_client.jobs``;
+``store(..., wait=False)`` returns the ``Job``). Results are typed dataclasses
+(``hindsight_client.types``); errors are ``HindsightError`` subclasses with ``status`` and
+``message`` (``hindsight_client.errors``).
 """
 
 from hindsight_client.async_client import AsyncHindsight
@@ -27,11 +29,14 @@ from hindsight_client.errors import (
     ServerError,
     UnavailableError,
 )
+from hindsight_client.jobs import Job, JobFailedError
 from hindsight_client.types import (
     ContextResult,
     DeleteResult,
+    DocumentResult,
     EraseResult,
     Health,
+    JobStatus,
     Memory,
     MemoryPage,
     ReflectResult,
@@ -51,6 +56,7 @@ __all__ = [
     "ConflictError",
     "ContextResult",
     "DeleteResult",
+    "DocumentResult",
     "EraseResult",
     "Health",
     "Hindsight",
@@ -58,6 +64,9 @@ __all__ = [
     "HindsightError",
     "HindsightTimeoutError",
     "InvalidRequestError",
+    "Job",
+    "JobFailedError",
+    "JobStatus",
     "Memory",
     "MemoryPage",
     "NotFoundError",

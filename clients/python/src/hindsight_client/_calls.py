@@ -7,6 +7,7 @@ calls and apply ``RetryPolicy``; everything about the wire contract lives here.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import email.utils
 import json
@@ -31,8 +32,10 @@ from hindsight_client.errors import (
 from hindsight_client.types import (
     ContextResult,
     DeleteResult,
+    DocumentResult,
     EraseResult,
     Health,
+    JobStatus,
     Memory,
     MemoryPage,
     ReflectResult,
@@ -376,6 +379,25 @@ def erase_user(user_id: str) -> Call[EraseResult]:
     return Call(
         "DELETE", path, _parser(EraseResult), idempotent=True, least_read_timeout=ERASE_TIMEOUT
     )
+
+
+def store_document(
+    user_id: str, file_name: str, data: bytes | str, fields: Mapping[str, Any]
+) -> Call[DocumentResult]:
+    """A file's bytes (sent base64) or its text, as ``POST /v1/documents``."""
+    content = (
+        {"text": data}
+        if isinstance(data, str)
+        else {"content_base64": base64.b64encode(data).decode("ascii")}
+    )
+    body = {"user_id": user_id, "file_name": file_name, **content, **_fields(**fields)}
+    # safe to send again: the same document id is replaced, or found unchanged
+    return Call("POST", "/v1/documents", _parser(DocumentResult), body, idempotent=True)
+
+
+def job_status(job_id: str) -> Call[JobStatus]:
+    path = f"/v1/jobs/{_segment(job_id, 'job_id')}"
+    return Call("GET", path, _parser(JobStatus), idempotent=True)
 
 
 def health() -> Call[Health]:

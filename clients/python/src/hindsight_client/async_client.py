@@ -10,6 +10,7 @@ async with AsyncHindsight() as memory:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -19,11 +20,19 @@ import httpx
 
 from hindsight_client import _calls
 from hindsight_client._calls import Call, RetryPolicy
+from hindsight_client.jobs import (
+    ASYNC_CHARS,
+    POLL_SECONDS,
+    PREFER_ASYNC,
+    JobFailedError,
+    Progress,
+)
 from hindsight_client.types import (
     ContextResult,
     DeleteResult,
     EraseResult,
     Health,
+    JobStatus,
     Memory,
     MemoryPage,
     ReflectResult,
@@ -116,6 +125,10 @@ class AsyncHindsight:
 
     # --- sending --------------------------------------------------------------------
     async def _send(self, call: Call[T]) -> T:
+        return call.parse(_calls.json_object(await self._respond(call)))
+
+    async def _respond(self, call: Call[Any]) -> httpx.Response:
+        """The call's successful response (retried as its policy allows), or its error."""
         attempt = 0
         while True:
             request = _calls.build_request(self._http, call)
@@ -128,7 +141,7 @@ class AsyncHindsight:
                 attempt += 1
                 continue
             if response.is_success:
-                return call.parse(_calls.json_object(response))
+                return response
             retry_after = _calls.retry_after_seconds(response)
             if not self.retry.should_retry_status(
                 response.status_code, call.idempotent, attempt, retry_after
@@ -168,15 +181,45 @@ class AsyncHindsight:
         expires_at: When | None = None,
         ttl_seconds: int | None = None,
         metadata: Mapping[str, Any] | None = None,
+        on_progress: Progress | None = None,
         **fields: Any,
     ) -> StoreResult:
         """Store one episodic memory (``POST /v1/memories``).
 
         The same content for the same user and scope within the dedup window answers
-        ``status="skipped"`` (``.duplicate``) with the existing memory's id.
+        ``status="skipped"`` (``.duplicate``) with the existing memory's id. Content over
+        20,000 characters is stored as a job (``Prefer: respond-async``) and waited for,
+        polling, with ``on_progress(done, total)`` as its chunks are embedded.
         """
-        given = _calls.options(locals(), "user_id", "content")
-        return await self._send(_calls.store(user_id, content, given))
+        given = _calls.options(locals(), "user_id", "content", "on_progress")
+        call = _calls.store(user_id, content, given)
+        if len(content) <= ASYNC_CHARS:
+            return await self._send(call)
+        return await self._waited(call, on_progress)
+
+    async def _waited(self, call: Call[T], on_progress: Progress | None) -> T:
+        """Send a write as a job and wait for it (a server that keeps no jobs answers it
+        when done)."""
+        headers = {**(call.headers or {}), **PREFER_ASYNC}
+        response = await self._respond(dataclasses.replace(call, headers=headers))
+        body = _calls.json_object(response)
+        if response.status_code != 202 or "job_id" not in body:
+            return call.parse(body)
+        seen = (-1, -1)
+        while True:
+            status = await self.job_status(str(body["job_id"]))
+            if on_progress is not None and (status.done, status.total) != seen:
+                seen = (status.done, status.total)
+                on_progress(*seen)
+            if status.finished:
+                if status.state != "succeeded" or status.result is None:
+                    raise JobFailedError(status.error or f"job {status.job_id} failed")
+                return call.parse(status.result)
+            await _sleep(POLL_SECONDS)
+
+    async def job_status(self, job_id: str) -> JobStatus:
+        """How a write accepted as a job is doing (``GET /v1/jobs/{job_id}``)."""
+        return await self._send(_calls.job_status(job_id))
 
     async def store_many(
         self,

@@ -9,21 +9,25 @@ with Hindsight() as memory:  # HINDSIGHT_URL / HINDSIGHT_API_KEY, or pass them
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import httpx
 
 from hindsight_client import _calls
 from hindsight_client._calls import Call, RetryPolicy
+from hindsight_client.jobs import ASYNC_CHARS, PREFER_ASYNC, Job, Progress, finished_job
 from hindsight_client.types import (
     ContextResult,
     DeleteResult,
+    DocumentResult,
     EraseResult,
     Health,
+    JobStatus,
     Memory,
     MemoryPage,
     ReflectResult,
@@ -103,6 +107,10 @@ class Hindsight:
 
     # --- sending --------------------------------------------------------------------
     def _send(self, call: Call[T]) -> T:
+        return call.parse(_calls.json_object(self._respond(call)))
+
+    def _respond(self, call: Call[Any]) -> httpx.Response:
+        """The call's successful response (retried as its policy allows), or its error."""
         attempt = 0
         while True:
             request = _calls.build_request(self._http, call)
@@ -115,7 +123,7 @@ class Hindsight:
                 attempt += 1
                 continue
             if response.is_success:
-                return call.parse(_calls.json_object(response))
+                return response
             retry_after = _calls.retry_after_seconds(response)
             if not self.retry.should_retry_status(
                 response.status_code, call.idempotent, attempt, retry_after
@@ -138,6 +146,28 @@ class Hindsight:
             call = call.with_cursor(page.next_cursor)
 
     # --- store ----------------------------------------------------------------------
+    @overload
+    def store(
+        self,
+        user_id: str,
+        content: str,
+        *,
+        wait: Literal[False],
+        on_progress: Progress | None = None,
+        **fields: Any,
+    ) -> Job[StoreResult]: ...
+
+    @overload
+    def store(
+        self,
+        user_id: str,
+        content: str,
+        *,
+        wait: Literal[True] | None = None,
+        on_progress: Progress | None = None,
+        **fields: Any,
+    ) -> StoreResult: ...
+
     def store(
         self,
         user_id: str,
@@ -155,15 +185,64 @@ class Hindsight:
         expires_at: When | None = None,
         ttl_seconds: int | None = None,
         metadata: Mapping[str, Any] | None = None,
+        wait: bool | None = None,
+        on_progress: Progress | None = None,
         **fields: Any,
-    ) -> StoreResult:
+    ) -> StoreResult | Job[StoreResult]:
         """Store one episodic memory (``POST /v1/memories``).
 
         The same content for the same user and scope within the dedup window answers
         ``status="skipped"`` (``.duplicate``) with the existing memory's id.
+
+        ``wait=False``: do not wait for the store; return a ``Job`` at once
+        (``hindsight_client.jobs``: ``progress()``, ``result()``). ``wait=None`` (default):
+        content over 20,000 characters is stored as a job and waited for, polling, with
+        ``on_progress(done, total)`` as its chunks are embedded; shorter content is one
+        request. ``wait=True``: always one request.
         """
-        given = _calls.options(locals(), "user_id", "content")
-        return self._send(_calls.store(user_id, content, given))
+        given = _calls.options(locals(), "user_id", "content", "wait", "on_progress")
+        call = _calls.store(user_id, content, given)
+        if wait is None:
+            wait = len(content) <= ASYNC_CHARS
+            if not wait:
+                return self._as_job(call).result(on_progress=on_progress)
+        return self._send(call) if wait else self._as_job(call)
+
+    def store_document(
+        self,
+        user_id: str,
+        file_name: str,
+        data: bytes | str,
+        *,
+        wait: bool = True,
+        on_progress: Progress | None = None,
+        **fields: Any,
+    ) -> DocumentResult | Job[DocumentResult]:
+        """Store a file as one memory (``POST /v1/documents``): ``data`` is its bytes
+        (Markdown, text, HTML, PDF, DOCX) or its text; ``fields`` are ``document_id``,
+        ``content_type``, ``scope``, ``session_id``, ``occurred_at``, ``metadata``,
+        ``category``. Storing the same document id again replaces it.
+
+        A document is sent as a job (``Prefer: respond-async``): with ``wait=True`` it is
+        waited for, polling, with ``on_progress(done, total)`` as its chunks are
+        embedded; ``wait=False`` returns the ``Job`` at once.
+        """
+        job = self._as_job(_calls.store_document(user_id, file_name, data, fields))
+        return job.result(on_progress=on_progress) if wait else job
+
+    def _as_job(self, call: Call[T]) -> Job[T]:
+        """Send a write with ``Prefer: respond-async``: its job, or (a server that keeps
+        none answered it when done) a finished handle holding the answer."""
+        preferred = dataclasses.replace(call, headers={**(call.headers or {}), **PREFER_ASYNC})
+        response = self._respond(preferred)
+        body = _calls.json_object(response)
+        if response.status_code == 202 and "job_id" in body:
+            return Job(str(body["job_id"]), self.job_status, call.parse)
+        return finished_job("", call.parse, body)
+
+    def job_status(self, job_id: str) -> JobStatus:
+        """How a write accepted as a job is doing (``GET /v1/jobs/{job_id}``)."""
+        return self._send(_calls.job_status(job_id))
 
     def store_many(
         self,

@@ -245,6 +245,50 @@ def _convert(kind: Any, value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class DocumentResult:
+    """What storing a document did: ``success`` (a new memory), ``updated`` (the memory of
+    its document id replaced) or ``unchanged`` (the same text was already stored)."""
+
+    status: str
+    memory_id: str
+    document_id: str
+    file_name: str
+    content_type: str = ""
+    characters: int = 0
+    chunks: int | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
+class JobStatus:
+    """How a write accepted as a job is doing (``GET /v1/jobs/{job_id}``): ``state`` is
+    pending, running, succeeded or failed; ``done`` of ``total`` texts embedded; once
+    succeeded ``result`` is the body the write would have answered, once failed ``error``
+    says why."""
+
+    job_id: str
+    kind: str
+    state: str
+    attempts: int = 0
+    result: dict[str, Any] | None = None
+    result_status: int | None = None
+    error: str | None = None
+    raw: Mapping[str, Any] = _raw()
+
+    @property
+    def finished(self) -> bool:
+        return self.state in {"succeeded", "failed"}
+
+    @property
+    def done(self) -> int:
+        return int((self.raw.get("progress") or {}).get("done", 0))
+
+    @property
+    def total(self) -> int:
+        return int((self.raw.get("progress") or {}).get("total", 0))
+
+
 def from_json(cls: type[T], data: Mapping[str, Any]) -> T:
     """A result dataclass from a JSON object: known fields converted, the rest in ``raw``."""
     hints = _hints(cls)
@@ -260,8 +304,10 @@ def from_json(cls: type[T], data: Mapping[str, Any]) -> T:
 __all__ = [
     "ContextResult",
     "DeleteResult",
+    "DocumentResult",
     "EraseResult",
     "Health",
+    "JobStatus",
     "Memory",
     "MemoryPage",
     "ReflectResult",

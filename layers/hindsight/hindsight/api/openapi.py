@@ -31,6 +31,7 @@ from hindsight import __version__
 from hindsight.api import wire
 from hindsight.api.errors import STATUS_BY_ERROR
 from hindsight.api.idempotency import IDEMPOTENCY_HEADER, IDEMPOTENT_OPERATIONS, MAX_KEY_CHARS
+from hindsight.api.jobs import ASYNC_OPERATIONS, PREFER_HEADER, RESPOND_ASYNC
 from hindsight.api.operations import OPERATIONS, Operation
 from hindsight.core.commands import ID_SCHEMA_PATTERN
 from hindsight.core.errors import HindsightError
@@ -149,6 +150,19 @@ def _parameters(op: Operation, schemas: dict[str, Any]) -> list[dict[str, Any]]:
                 "with the same key gets the first answer (header Idempotent-Replayed: true) "
                 "and stores nothing new; the key is kept 24 h; another body with it is a 422",
                 "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_CHARS},
+            }
+        )
+    if op.operation_id in ASYNC_OPERATIONS:
+        params.append(
+            {
+                "name": PREFER_HEADER,
+                "in": "header",
+                "required": False,
+                "description": f"`{RESPOND_ASYNC}`: answer 202 at once with a job to poll "
+                "(GET /v1/jobs/{job_id}) instead of when the write is done. Honoured by "
+                "`hindsight serve`; elsewhere the write is answered when done, without "
+                "`Preference-Applied`",
+                "schema": {"type": "string", "example": RESPOND_ASYNC},
             }
         )
     return params

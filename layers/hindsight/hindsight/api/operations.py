@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from hindsight.api import wire
 from hindsight.api.documents import DocumentUpload
+from hindsight.api.jobs import JobAccepted, JobResponse
 from hindsight.core.commands import (
     ContextCommand,
     ListMemoriesCommand,
@@ -106,6 +107,12 @@ OPERATIONS: tuple[Operation, ...] = (
         (
             Success(201, StoreOutcome, "stored (`status: success`)"),
             Success(200, StoreOutcome, "a duplicate, not stored (`status: skipped`)"),
+            Success(
+                202,
+                JobAccepted,
+                "accepted as a job (`Prefer: respond-async`, under `hindsight serve`): "
+                "poll the `Location`",
+            ),
         ),
         request=StoreMemoryCommand,
         extra_errors=(409,),
@@ -119,7 +126,15 @@ OPERATIONS: tuple[Operation, ...] = (
         "memories",
         "Store up to 100 memories of one user",
         "One result per item, in order; a failure stores none of them.",
-        _ok(wire.StoreBatchResponse, "one result per item"),
+        (
+            Success(200, wire.StoreBatchResponse, "one result per item"),
+            Success(
+                202,
+                JobAccepted,
+                "accepted as a job (`Prefer: respond-async`, under `hindsight serve`): "
+                "poll the `Location`",
+            ),
+        ),
         request=StoreBatchCommand,
         extra_errors=(409,),
         notes={409: "the stored vectors were made by another embedding model"},
@@ -150,6 +165,12 @@ OPERATIONS: tuple[Operation, ...] = (
                 "the memory of this document_id replaced (`status: updated`), or already "
                 "holding this text (`status: unchanged`)",
             ),
+            Success(
+                202,
+                JobAccepted,
+                "accepted as a job (`Prefer: respond-async`, under `hindsight serve`): "
+                "poll the `Location`",
+            ),
         ),
         request=DocumentUpload,
         extra_errors=(409, 415),
@@ -159,6 +180,24 @@ OPERATIONS: tuple[Operation, ...] = (
             415: "a type this server cannot read (the message lists the ones it can)",
             422: "invalid fields, a damaged file, or a PDF without extractable text",
         },
+    ),
+    Operation(
+        "GET",
+        "/v1/jobs/{job_id}",
+        "get_job",
+        "store",
+        "memories",
+        "How a write accepted as a job is doing",
+        "A store, batch or document upload sent with `Prefer: respond-async` is answered "
+        "202 with a job id and `Location: /v1/jobs/{job_id}`. This answers its state "
+        "(pending, running, succeeded, failed), its progress (texts embedded of all) and, "
+        "once succeeded, `result`: the body the request would have answered had it waited "
+        "(`result_status` its status); the memory is searchable from then on. A job the "
+        "server was stopped in the middle of runs again when it starts, writing nothing "
+        "twice. Jobs are kept by `hindsight serve`; on AWS every write is answered when it "
+        "is done, so no job is found there. A finished job is kept for a day.",
+        _ok(JobResponse, "the job"),
+        notes={404: "no such job for this key (or it finished more than a day ago)"},
     ),
     Operation(
         "POST",

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass, field, replace
+from functools import cached_property, partial
 from http import HTTPStatus
 from typing import Any, Generic, TypeVar
 
@@ -43,6 +43,15 @@ from hindsight.api.idempotency import (
     IDEMPOTENCY_HEADER,
     IDEMPOTENT_OPERATIONS,
     idempotent_writes,
+)
+from hindsight.api.jobs import (
+    ASYNC_OPERATIONS,
+    POLL_SECONDS,
+    PREFER_HEADER,
+    accepted_body,
+    accepted_headers,
+    job_body,
+    prefers_async,
 )
 from hindsight.api.operations import OPERATIONS, Operation
 from hindsight.core.commands import (
@@ -188,6 +197,26 @@ def store_document(call: RouteCall[StoreDocumentCommand]) -> Answer:
             },
         ),
     )
+
+
+# --- background writes (api/jobs.py) ------------------------------------------------------
+def accept_job(enqueue: Callable[[str], None], call: RouteCall[Any]) -> Answer:
+    """A store, batch or document kept as a job and queued: 202 with where to poll."""
+    job = call.service.submit_job(call.caller, call.input)
+    enqueue(job.job_id)
+    return Answer(
+        int(HTTPStatus.ACCEPTED),
+        accepted_body(job),
+        headers=accepted_headers(job),
+        metrics=(("JobsAccepted", COUNT, 1),),
+        log=("job accepted", {"job_id": job.job_id, "kind": job.kind}),
+    )
+
+
+def get_job(call: RouteCall[str]) -> Answer:
+    job = call.service.get_job(call.caller, call.input)
+    headers = {} if job.finished else {"Retry-After": str(POLL_SECONDS)}  # when to look again
+    return Answer(200, job_body(job), headers=headers, metrics=(("JobsRead", COUNT, 1),))
 
 
 # --- retrieve ----------------------------------------------------------------------------
@@ -437,6 +466,7 @@ ROUTES: Mapping[str, RouteSpec] = {
     "store_memory": RouteSpec(store_memory),
     "store_batch": RouteSpec(store_batch),
     "store_document": RouteSpec(store_document, parse_document),
+    "get_job": RouteSpec(get_job),
     "retrieve_memories": RouteSpec(retrieve_memories),
     "build_context": RouteSpec(build_context),
     "list_memories": RouteSpec(list_memories),
@@ -465,8 +495,13 @@ def call_route(
     request: RouteRequest,
     authenticate: Callable[[], Principal],
     services: Callable[[], MemoryService],
+    jobs: Callable[[str], None] | None = None,
 ) -> Answer:
     """Authenticate (if the operation needs a key), parse, run the route function.
+
+    ``jobs`` queues a job by its id, where the entry point runs a job queue: a write
+    sent with ``Prefer: respond-async`` is then kept as a job and answered 202
+    (``api/jobs.py``); without one, it is answered when it is done.
 
     Raises what the steps raise; the entry point turns it into an answer with
     ``error_status``.
@@ -478,6 +513,13 @@ def call_route(
         principal = optional_caller(authenticate)
     parsed = spec.parse(operation, request)
     call = RouteCall(parsed, principal, services)
+    if (
+        jobs is not None
+        and operation_id in ASYNC_OPERATIONS
+        and prefers_async(request.header(PREFER_HEADER))
+        and call.service.accepts_jobs
+    ):
+        spec = replace(spec, function=partial(accept_job, jobs))
     key = request.header(IDEMPOTENCY_HEADER)
     # an empty key is refused (400), not taken for no key: the client meant to retry safely
     if operation_id in IDEMPOTENT_OPERATIONS and request.has_header(IDEMPOTENCY_HEADER):

@@ -15,6 +15,7 @@ import typer
 from hindsight import bootstrap
 from hindsight.cli.errors import handles_errors
 from hindsight.cli.output import emit_json, fail, make_console
+from hindsight.cli.progress import embedding_bar
 from hindsight.cli.state import JsonFlag, cli_state, given, open_service, parse_metadata
 from hindsight.core.usecases.documents import StoreDocumentCommand
 
@@ -93,7 +94,8 @@ def add(
         metadata=parse_metadata(metadata),
     )
     command = StoreDocumentCommand(data=_read(path, state.json_output), **fields)
-    outcome = service.store_document(principal, command)
+    with embedding_bar(f"storing {path.name}", state.json_output):
+        outcome = service.store_document(principal, command)
     if state.json_output:
         emit_json(outcome.model_dump(mode="json", exclude_none=True))
         return

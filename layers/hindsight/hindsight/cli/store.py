@@ -27,6 +27,7 @@ from hindsight.cli.importing import (
     run_import,
 )
 from hindsight.cli.output import emit_json, fail, make_console, table
+from hindsight.cli.progress import embedding_bar
 from hindsight.cli.state import (
     CliState,
     JsonFlag,
@@ -79,7 +80,8 @@ def store(
         )
     )
     service, principal = open_service(state)
-    outcome = service.store(principal, command)
+    with embedding_bar("storing", state.json_output):
+        outcome = service.store(principal, command)
     if state.json_output:
         emit_json(outcome.model_dump(mode="json", exclude_none=True))
         return

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,15 +15,52 @@ from hindsight.core.indexing import chunk_texts, index_text
 from hindsight.core.models import EpisodicMemory, Memory, Span, StoredVector
 from hindsight.core.ports import Embedder
 
+# (texts embedded, texts in all) after each slice, while a job is watching (``reporting``)
+Progress = Callable[[int, int], None]
+_progress: ContextVar[Progress | None] = ContextVar("embedding_progress", default=None)
+# while progress is reported, texts go to the engine in about PROGRESS_STEPS calls of at
+# least PROGRESS_SLICE texts: batches the engine runs at its batch speed, and a 100-chunk
+# memory reports a dozen steps
+PROGRESS_SLICE = 8
+PROGRESS_STEPS = 12
+
+
+@contextmanager
+def reporting(progress: Progress) -> Iterator[None]:
+    """Within the block (in this thread), ``embed_documents`` embeds in slices and calls
+    ``progress(done, total)`` after each."""
+    token = _progress.set(progress)
+    try:
+        yield
+    finally:
+        _progress.reset(token)
+
 
 def embed_documents(embedder: Embedder, texts: Sequence[str]) -> list[StoredVector]:
+    progress = _progress.get()
     try:
-        matrix = np.asarray(embedder.embed_documents(list(texts)), dtype=np.float32)
+        if progress is None:
+            matrix = np.asarray(embedder.embed_documents(list(texts)), dtype=np.float32)
+        else:
+            matrix = _embed_reporting(embedder, list(texts), progress)
     except (RuntimeError, OSError, MemoryError) as exc:
         raise UnavailableError(
             f"the embedding model {embedder.model_name} failed ({exc}); retry later"
         ) from exc
     return [StoredVector(model=embedder.model_name, values=row) for row in matrix]
+
+
+def _embed_reporting(embedder: Embedder, texts: list[str], progress: Progress) -> np.ndarray:
+    parts: list[np.ndarray] = []
+    progress(0, len(texts))
+    size = max(PROGRESS_SLICE, -(-len(texts) // PROGRESS_STEPS))
+    for start in range(0, len(texts), size):
+        part = texts[start : start + size]
+        parts.append(np.asarray(embedder.embed_documents(part), dtype=np.float32))
+        progress(start + len(part), len(texts))
+    if not parts:
+        return np.zeros((0, embedder.dimension), dtype=np.float32)
+    return np.concatenate(parts)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from hindsight.core.jobs import Job
 from hindsight.core.models import (
     EpisodicMemory,
     IndexDocument,
@@ -368,6 +369,42 @@ class KeptAnswers(Protocol):
         """Delete the kept answers of the user's writes; how many there were."""
 
 
+class JobStore(Protocol):
+    """Where jobs wait, run and end (``core/usecases/jobs.py``). A job written by
+    ``create`` survives the process: the server resumes what was not finished."""
+
+    def create(self, job: Job) -> None:
+        """Keep a new job (durably, before the caller is told it was accepted)."""
+
+    def get(self, tenant_id: str, job_id: str) -> Job | None:
+        """The tenant's job, or None (another tenant's job is None too)."""
+
+    def claim(self, job_id: str, now: datetime) -> Job | None:
+        """Mark an unfinished job running, one more attempt; None if it is finished or
+        gone (it is not run then)."""
+
+    def report(self, job_id: str, done: int, total: int, now: datetime) -> None:
+        """Record how far a running job got."""
+
+    def finish(
+        self,
+        job_id: str,
+        now: datetime,
+        outcome: Mapping[str, object] | None = None,
+        error: str | None = None,
+    ) -> None:
+        """End a job: succeeded with its outcome, or failed with ``error``."""
+
+    def unfinished(self) -> list[str]:
+        """Ids of the jobs pending or running, oldest first (to resume at a start)."""
+
+    def forget_user(self, tenant_id: str, user_id: str) -> int:
+        """Delete every job of a user (their inputs hold the user's words); how many."""
+
+    def expire(self, finished_before: datetime) -> int:
+        """Delete jobs that finished before the time; how many."""
+
+
 @dataclass(frozen=True)
 class Ports:
     """Every adapter one service is built from; the bootstrap hands each use case its own."""
@@ -387,3 +424,5 @@ class Ports:
     answers: KeptAnswers | None = None
     # the second stage of retrieve (HINDSIGHT_RERANKER); None: the first-stage order stands
     reranker: Reranker | None = None
+    # where accepted background writes wait (``Prefer: respond-async``); None: none are
+    jobs: JobStore | None = None

@@ -29,6 +29,8 @@ from hindsight.core.commands import (
     StoreOutcome,
 )
 from hindsight.core.embedding import ChunkSizes, neutral_vector
+from hindsight.core.errors import NotFoundError
+from hindsight.core.jobs import Job as BackgroundJob
 from hindsight.core.models import Principal
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Ports
@@ -45,6 +47,7 @@ from hindsight.core.usecases.fan_out import (
 )
 from hindsight.core.usecases.forget import ForgetMemories
 from hindsight.core.usecases.index_check import IndexCheck, check_index
+from hindsight.core.usecases.jobs import BackgroundWrites, Writable
 from hindsight.core.usecases.maintenance import ReindexMemories
 from hindsight.core.usecases.pin import PatchMemory, PatchMemoryCommand
 from hindsight.core.usecases.reflect import ReflectOnMemories
@@ -104,6 +107,40 @@ class MemoryService:
         with one_model(self.ports.embedder):
             return self.use_cases.documents(principal, command)
 
+    # --- background writes (core/usecases/jobs.py) ----------------------------
+    @property
+    def accepts_jobs(self) -> bool:
+        """Whether this service keeps jobs (a job store is configured)."""
+        return self.ports.jobs is not None
+
+    def submit_job(self, principal: Principal, command: Writable) -> BackgroundJob:
+        """Accept a store, batch or document as a job (kept before this returns)."""
+        return self._jobs().submit(principal, command)
+
+    def get_job(self, principal: Principal, job_id: str) -> BackgroundJob:
+        return self._jobs().get(principal, job_id)
+
+    def run_job(self, job_id: str) -> BackgroundJob | None:
+        """Run an accepted (or interrupted) job to its end."""
+        with one_model(self.ports.embedder):
+            return self._jobs().run(job_id)
+
+    def unfinished_jobs(self) -> list[str]:
+        return self._jobs().unfinished() if self.ports.jobs is not None else []
+
+    def _jobs(self) -> BackgroundWrites:
+        jobs = self.ports.jobs
+        if jobs is None:
+            raise NotFoundError(
+                "this deployment keeps no jobs: it answers every store when it is done "
+                "(jobs are kept by `hindsight serve`); send the request without "
+                "`Prefer: respond-async`"
+            )
+        ports, use_cases = self.ports, self.use_cases
+        return BackgroundWrites(
+            jobs, use_cases.store, use_cases.documents, ports.records, ports.clock, ports.ids
+        )
+
     # --- retrieve ------------------------------------------------------------
     def retrieve(self, principal: Principal, command: RetrieveCommand) -> RetrieveResult:
         with one_model(self.ports.embedder):
@@ -155,6 +192,10 @@ class MemoryService:
         return self.use_cases.forget.forget_memory(principal, memory_id)
 
     def erase_user(self, principal: Principal, user_id: str) -> dict[str, Any]:
+        if self.ports.jobs is not None and "*" in principal.write_scopes:
+            # first: their inputs hold the user's words, and a pending one would store them
+            # (a key that may not erase is refused by the erasure itself)
+            self.ports.jobs.forget_user(principal.tenant_id, user_id)
         return self.use_cases.forget.erase_user(principal, user_id)
 
     # --- operations ----------------------------------------------------------

@@ -58,6 +58,7 @@ from hindsight.core.errors import HindsightError
 from hindsight.core.models import Principal
 from hindsight.server.bodies import ClientDisconnectedError, read_body
 from hindsight.server.home import HOME_HEADERS, home_page
+from hindsight.server.jobs import JobWorkers
 from hindsight.server.mcp import McpEndpoint
 
 logger = logging.getLogger("hindsight.server")
@@ -75,6 +76,7 @@ READ_OPERATIONS = frozenset(
         "reflection_status",
         "explorer_page",
         "explorer_asset",
+        "get_job",
     }
 )
 
@@ -129,8 +131,14 @@ def _note(scope: Scope) -> dict[str, Any]:
 
 
 # --- the API routes ------------------------------------------------------------------------
-def run_route(operation_id: str, request: RouteRequest, note: dict[str, Any]) -> Answer:
-    """One route call in a worker thread: authenticate, parse, run; errors answered."""
+def run_route(
+    operation_id: str,
+    request: RouteRequest,
+    note: dict[str, Any],
+    jobs: Callable[[str], None] | None = None,
+) -> Answer:
+    """One route call in a worker thread: authenticate, parse, run; errors answered.
+    ``jobs`` queues a write accepted as a job (``Prefer: respond-async``)."""
 
     def caller() -> Principal:
         principal = authenticate(request.headers, None, get_settings())
@@ -138,7 +146,7 @@ def run_route(operation_id: str, request: RouteRequest, note: dict[str, Any]) ->
         return principal
 
     try:
-        answer = call_route(operation_id, request, caller, get_service)
+        answer = call_route(operation_id, request, caller, get_service, jobs)
     except Exception as error:
         return error_answer(error)
     if answer.log is not None:
@@ -148,7 +156,9 @@ def run_route(operation_id: str, request: RouteRequest, note: dict[str, Any]) ->
     return answer
 
 
-def endpoint_for(operation: Operation, pools: Pools) -> Callable[[Request], Any]:
+def endpoint_for(
+    operation: Operation, pools: Pools, jobs: JobWorkers | None = None
+) -> Callable[[Request], Any]:
     operation_id = operation.operation_id
     limiter = pools.for_operation(operation_id)
 
@@ -168,8 +178,9 @@ def endpoint_for(operation: Operation, pools: Pools) -> Callable[[Request], Any]
             dict(request.query_params),
             {str(k): str(v) for k, v in request.path_params.items()},
         )
+        enqueue = None if jobs is None else jobs.enqueue
         answer = await anyio.to_thread.run_sync(
-            run_route, operation_id, route_request, note, limiter=limiter
+            run_route, operation_id, route_request, note, enqueue, limiter=limiter
         )
         return to_response(answer)
 
@@ -177,12 +188,12 @@ def endpoint_for(operation: Operation, pools: Pools) -> Callable[[Request], Any]
     return endpoint
 
 
-def api_routes(pools: Pools) -> list[Route]:
+def api_routes(pools: Pools, jobs: JobWorkers | None = None) -> list[Route]:
     routes: list[Route] = []
     for operation in OPERATIONS:
         if operation.operation_id in TRANSPORT_OPERATIONS:
             continue
-        endpoint = endpoint_for(operation, pools)
+        endpoint = endpoint_for(operation, pools, jobs)
         route = Route(operation.path, endpoint, methods=[operation.method])
         route.methods = {operation.method}  # no implicit HEAD: the gateway has none either
         routes.append(route)
@@ -296,16 +307,21 @@ def create_app(threads: int = DEFAULT_THREADS, write_threads: int | None = None)
         raise ValueError("threads and write_threads must be at least 1")
     pools = Pools(anyio.CapacityLimiter(threads), anyio.CapacityLimiter(writes))
     mcp = McpEndpoint()
+    jobs = JobWorkers(get_service)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # MCP tools run in anyio's default pool: sized like the writes (most tools write)
         anyio.to_thread.current_default_thread_limiter().total_tokens = writes
-        async with mcp.running():
-            yield
+        await anyio.to_thread.run_sync(jobs.start)  # resumes what a stopped server left
+        try:
+            async with mcp.running():
+                yield
+        finally:
+            await anyio.to_thread.run_sync(jobs.stop)
 
     routes: list[Any] = [
-        *api_routes(pools),
+        *api_routes(pools, jobs),
         Route("/mcp", mcp),
         Route("/explorer/", explorer_without_slash, methods=["GET"]),
         Route("/", home, methods=["GET"]),

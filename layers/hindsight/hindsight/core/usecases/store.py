@@ -72,8 +72,13 @@ class StoreMemories:
         self.context_tokens = context_tokens
 
     def __call__(
-        self, principal: Principal, commands: Sequence[StoreMemoryCommand]
+        self,
+        principal: Principal,
+        commands: Sequence[StoreMemoryCommand],
+        memory_ids: Sequence[str] | None = None,
     ) -> list[StoreOutcome]:
+        """``memory_ids``: the ids the memories get, one per command (a job names them
+        when it is accepted, so that running it again finds what it wrote); default new."""
         for position, command in enumerate(commands):
             self.check_length(command.content, position if len(commands) > 1 else None)
         screened = [
@@ -81,7 +86,11 @@ class StoreMemories:
             for position, command in enumerate(commands)
         ]
         commands = [command for command, _ in screened]
-        memories = [self._build_memory(principal, command) for command in commands]
+        named = memory_ids or [self.ids.new_id("mem") for _ in commands]
+        memories = [
+            self._build_memory(principal, command, memory_id)
+            for command, memory_id in zip(commands, named, strict=True)
+        ]
         memories = self.with_session_context(memories)
         memories = self.with_search_keys(memories)
         vectors = embed_memories(self.embedder, memories, self.chunk_sizes)
@@ -141,7 +150,9 @@ class StoreMemories:
         )
         return changed, screened.redacted
 
-    def _build_memory(self, principal: Principal, command: StoreMemoryCommand) -> EpisodicMemory:
+    def _build_memory(
+        self, principal: Principal, command: StoreMemoryCommand, memory_id: str
+    ) -> EpisodicMemory:
         now = self.clock.now()
         scope = command.scope or principal.default_scope
         require_write(principal, scope)
@@ -160,7 +171,7 @@ class StoreMemories:
                 "send a future time or omit it"
             )
         return EpisodicMemory(
-            memory_id=self.ids.new_id("mem"),
+            memory_id=memory_id,
             tenant_id=principal.tenant_id,
             user_id=command.user_id,
             scope=scope,
