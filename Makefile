@@ -10,7 +10,7 @@ PORT ?= 8080
 DATA_DIR ?= .hindsight
 PYTEST := $(BIN)/pytest -p no:cacheprovider
 
-.PHONY: openapi
+.PHONY: openapi docs
 .PHONY: run run-aws install install-test sam test lint test-unit test-functional test-contract \
         test-integration test-e2e test-infrastructure test-concurrency bench clean services \
         services-down test-browser browser-deps explorer-assets test-fast bench-llm test-typescript
@@ -70,6 +70,11 @@ run-aws: install-test
 # (tests/contract/test_openapi_drift.py fails while the committed copy is stale)
 openapi: install
 	$(BIN)/python -m hindsight.api.openapi --output layers/hindsight/hindsight/api/openapi.json
+
+# The settings reference, docs/configuration.md, regenerated from the settings model
+# (tests/unit/test_configuration_doc.py fails while the committed page is stale)
+docs: install
+	$(BIN)/python -m hindsight.settings_reference --output docs/configuration.md
 
 # ruff (lint, format, mccabe complexity <= 10) and mypy over the package and functions/
 # (both configured in pyproject.toml)

@@ -64,6 +64,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How a write accepted as a job is doing
+         * @description A store, batch or document upload sent with `Prefer: respond-async` is answered 202 with a job id and `Location: /v1/jobs/{job_id}`. This answers its state (pending, running, succeeded, failed), its progress (texts embedded of all) and, once succeeded, `result`: the body the request would have answered had it waited (`result_status` its status); the memory is searchable from then on. A job the server was stopped in the middle of runs again when it starts, writing nothing twice. Jobs are kept by `hindsight serve`; on AWS every write is answered when it is done, so no job is found there. A finished job is kept for a day.
+         */
+        get: operations["get_job"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/retrieve": {
         parameters: {
             query?: never;
@@ -823,6 +843,105 @@ export interface components {
             excerpt_start: number;
             /** Excerpt End */
             excerpt_end: number;
+        };
+        /**
+         * JobAccepted
+         * @description The 202 answer of a write sent with ``Prefer: respond-async``.
+         */
+        JobAccepted: {
+            /**
+             * Status
+             * @default accepted
+             * @constant
+             */
+            status: "accepted";
+            /** Job Id */
+            job_id: string;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * Location
+             * @description where to poll the job: GET this path
+             */
+            location: string;
+        };
+        /** JobProgress */
+        JobProgress: {
+            /**
+             * Done
+             * @description texts embedded so far (a long memory's chunks, a batch's items)
+             */
+            done: number;
+            /**
+             * Total
+             * @description texts to embed in all; 0 until the job has started
+             */
+            total: number;
+        };
+        /**
+         * JobResponse
+         * @description ``GET /v1/jobs/{job_id}``: how the job is doing, and how it ended.
+         */
+        JobResponse: {
+            /**
+             * Status
+             * @default success
+             * @constant
+             */
+            status: "success";
+            /** Job Id */
+            job_id: string;
+            /**
+             * Kind
+             * @description which request the job does (its operation id)
+             * @enum {string}
+             */
+            kind: "store_memory" | "store_batch" | "store_document";
+            /**
+             * State
+             * @description pending (waiting its turn), running, succeeded or failed; a job the server was stopped in the middle of runs again when it starts
+             * @enum {string}
+             */
+            state: "pending" | "running" | "succeeded" | "failed";
+            progress: components["schemas"]["JobProgress"];
+            /**
+             * Attempts
+             * @description runs started; more than one: resumed after a restart
+             */
+            attempts: number;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /**
+             * Result
+             * @description once succeeded: the body the request would have answered had it waited
+             * @default null
+             */
+            result: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Result Status
+             * @description once succeeded: the status that request would have answered
+             * @default null
+             */
+            result_status: number | null;
+            /**
+             * Error
+             * @description once failed: why, and what to do
+             * @default null
+             */
+            error: string | null;
         };
         /**
          * JsonRpcErrorResponse
@@ -1813,6 +1932,8 @@ export interface operations {
             header?: {
                 /** @description a key of your choice (e.g. a UUID) for this request: a retry with the same key gets the first answer (header Idempotent-Replayed: true) and stores nothing new; the key is kept 24 h; another body with it is a 422 */
                 "Idempotency-Key"?: string;
+                /** @description `respond-async`: answer 202 at once with a job to poll (GET /v1/jobs/{job_id}) instead of when the write is done. Honoured by `hindsight serve`; elsewhere the write is answered when done, without `Preference-Applied` */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -1841,6 +1962,15 @@ export interface operations {
                     "application/json": components["schemas"]["StoreOutcome"];
                 };
             };
+            /** @description accepted as a job (`Prefer: respond-async`, under `hindsight serve`): poll the `Location` */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobAccepted"];
+                };
+            };
             400: components["responses"]["Error400"];
             401: components["responses"]["Error401"];
             403: components["responses"]["Error403"];
@@ -1866,6 +1996,8 @@ export interface operations {
             header?: {
                 /** @description a key of your choice (e.g. a UUID) for this request: a retry with the same key gets the first answer (header Idempotent-Replayed: true) and stores nothing new; the key is kept 24 h; another body with it is a 422 */
                 "Idempotency-Key"?: string;
+                /** @description `respond-async`: answer 202 at once with a job to poll (GET /v1/jobs/{job_id}) instead of when the write is done. Honoured by `hindsight serve`; elsewhere the write is answered when done, without `Preference-Applied` */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -1883,6 +2015,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StoreBatchResponse"];
+                };
+            };
+            /** @description accepted as a job (`Prefer: respond-async`, under `hindsight serve`): poll the `Location` */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -1907,7 +2048,10 @@ export interface operations {
     store_document: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description `respond-async`: answer 202 at once with a job to poll (GET /v1/jobs/{job_id}) instead of when the write is done. Honoured by `hindsight serve`; elsewhere the write is answered when done, without `Preference-Applied` */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1933,6 +2077,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DocumentOutcome"];
+                };
+            };
+            /** @description accepted as a job (`Prefer: respond-async`, under `hindsight serve`): poll the `Location` */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobAccepted"];
                 };
             };
             400: components["responses"]["Error400"];
@@ -1974,6 +2127,44 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            429: components["responses"]["Error429"];
+            500: components["responses"]["Error500"];
+            503: components["responses"]["Error503"];
+        };
+    };
+    get_job: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description an id: 1-128 letters, digits and _ . : @ - (URL-encoded) */
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobResponse"];
+                };
+            };
+            401: components["responses"]["Error401"];
+            403: components["responses"]["Error403"];
+            /** @description no such job for this key (or it finished more than a day ago). Not Found. NotFoundError: The id does not exist for this tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            422: components["responses"]["Error422"];
             429: components["responses"]["Error429"];
             500: components["responses"]["Error500"];
             503: components["responses"]["Error503"];
