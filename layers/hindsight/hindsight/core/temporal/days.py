@@ -102,8 +102,7 @@ def guess_year(ref: date, month: int, day: int) -> date | None:
     """A month/day without a year: its nearest occurrence to ``ref``, before or after.
 
     "On December 31st" asked on 1 March is the one two months ago, not ten months ahead;
-    "on March 3" said on New Year's Eve is the coming one. (Before session 15 this year's
-    was taken unless more than half a year past, so a date later this year always won.)
+    "on March 3" said on New Year's Eve is the coming one.
     """
     found = [d for y in (ref.year - 1, ref.year, ref.year + 1) if (d := safe_date(y, month, day))]
     return min(found, key=lambda d: (abs((d - ref).days), d < ref)) if found else None

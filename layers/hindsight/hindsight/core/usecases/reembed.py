@@ -230,7 +230,7 @@ class ReEmbedMemories:
 
     def _trimmed(self, memory: Memory) -> Memory:
         """The memory less a stored turn before that is no longer context: one longer than
-        ``context_tokens``, stored before that limit (session 19). The stored context is
+        ``context_tokens``, stored before that limit applied. The stored context is
         the turn's first ``MAX_CONTEXT_CHARS``; one cut there is judged by the whole turn,
         read from the session (kept as it is when that turn is gone)."""
         if not isinstance(memory, EpisodicMemory) or not memory.context or not self.context_tokens:

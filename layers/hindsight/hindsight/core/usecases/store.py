@@ -215,22 +215,17 @@ class StoreMemories:
         (bench/locomo.py) this raised evidence recall@10 from 0.72 to 0.78. Only the turn
         before is used: the one after is not known yet when a turn is stored.
 
-        With ``session_context`` "replies" (the default since session 15) a turn is a reply
+        With ``session_context`` "replies" (the default) a turn is a reply
         when it and the turn before have speakers and they differ. A memory without a
         speaker (an agent's note, a fact stated on its own) or one going on with its own
         speaker's turn mostly says what it means by itself, and the turn before pulls it
-        towards another subject. On the events dev set (short memories in sessions, no
-        speakers) giving every memory its turn before scored zh 0.893 / 0.840 and en 0.760 /
-        0.667 (R@10 / H@5), none zh 0.853 / 0.867 and en 0.800 / 0.733; LoCoMo and MSC
-        turns are all replies and do not change (bench/devsets.py). "all" gives every
-        session memory its turn before (as before session 15); "off" none.
+        towards another subject (the figures: docs/decisions.md). "all" gives every session
+        memory its turn before; "off" none.
 
         A turn before of more than ``context_tokens`` (128) tokens is not a remark the turn
         depends on but an answer or a document of its own (an assistant's long reply, a
         pasted file); as context it would outweigh the turn and pull its vector towards
-        another subject, so the turn is searched by itself (since session 19; on the chat
-        dev set of user / assistant sessions R@10 / H@5 zh 0.800 / 0.800 -> 0.950 / 0.850,
-        en 0.825 / 0.750 -> 0.875 / 0.800, every other set at least as before).
+        another subject, so the turn is searched by itself (the figures: docs/decisions.md).
         """
         if self.session_context == "off":
             return list(memories)
