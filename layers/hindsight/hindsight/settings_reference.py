@@ -71,9 +71,15 @@ ENTRIES: dict[str, tuple[str, str]] = {
         "reflection",
         "`false`: the reflection instructions open the user message, for chat formats without a system role.",
     ),
-    "reranker": ("ranking", "An optional second stage of retrieve: `none`, `cross-encoder:<path or name>`, `bedrock:<model>` (Bedrock's Rerank API) or `openai:<model>` (an LLM) reorders the first stage's best results ([reranking](reranking.md))."),
+    "reranker": (
+        "ranking",
+        "An optional second stage of retrieve: `none`, `cross-encoder:<path or name>`, `bedrock:<model>` (Bedrock's Rerank API) or `openai:<model>` (an LLM) reorders the first stage's best results ([reranking](reranking.md)).",
+    ),
     "rerank_top_n": ("ranking", "How many of the first stage's best results the reranker reads."),
-    "rerank_budget_seconds": ("ranking", "How long the rerank may take before the first-stage order stands."),
+    "rerank_budget_seconds": (
+        "ranking",
+        "How long the rerank may take before the first-stage order stands.",
+    ),
     "bedrock_region": ("adapters", "The region of Bedrock calls (default: the AWS chain's)."),
     "ann_threshold": (
         "limits",
