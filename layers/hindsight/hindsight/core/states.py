@@ -2,27 +2,30 @@
 
 A user says "I live in Beijing" in January and "I moved, I live in Shanghai now" in June;
 asked in July where they live, the June memory must come first and the January one must
-say it was updated later. Two memories of the same person are taken as two states of one
-attribute when
+say it was updated later. An update needs evidence: a newer memory is taken for a new
+state of an older one only when
 
 * neither is a question, and the newer does not add to the older ("a second cat", "also
   speak French", "又养了一只猫": additive updates keep both states current);
 * they are not the same statement said twice (near-identical vectors or text);
-* and either both name the same kind of attribute (where they live, work, their partner,
-  car, manager, diet, phone, exercise days, languages, pets, studies, commute, a favourite;
-  word patterns of both languages, ``ATTRIBUTES``) and their vectors are not unrelated
-  (``RELATED``), or the newer says that something changed ("now", "switched", "no longer",
-  "现在", "换成了", "不再": ``CHANGE_CUES``) and the older is the statement nearest to it
-  in meaning among the results (and at least ``CLOSE``).
+* both name the same kind of attribute (where they live, work, their partner, car,
+  manager, diet, phone, exercise days, languages, pets, studies, commute, a favourite;
+  word patterns of both languages, ``ATTRIBUTES``; a second pet or language only with a
+  change cue) and their vectors are not unrelated (``RELATED``);
+* both give the state of the same person (``core/state_values.subject``: "my sister lives
+  in Rome" is no update of "I live in Berlin");
+* and the newer names a value the older does not ("Denver" after "Austin"), while the
+  older's value is gone from the newer or the newer says it ended ("quit", "broke up",
+  "不再": ``ENDED_CUES``). A newer memory that names no value ("I moved my desk closer to
+  the window") or only the older's ("My Toyota needs new tyres", "杭州最近一直下雨") is
+  no update.
 
-The embedding carries what the patterns cannot (an attribute without a listed word, an
-update without a cue word), the patterns keep unrelated statements that merely sound alike
-apart. Within the top ``STATE_WINDOW`` results, the members of each group of states
-whose attribute the query asks about (by the same patterns; any group when the query asks
-what holds "now", "现在") are put in time order on the positions the group holds, newest
-first (a question about a past time: the newest state before that time first); the set of
-results on the page does not change, only their order, so recall at the window is
-untouched.
+When the rule is unsure it does nothing: the older memory keeps its place and its score.
+Within the top ``STATE_WINDOW`` results, the members of each group of states whose
+attribute the query asks about (by the same patterns; any group when the query asks
+what holds "now", "现在") take the scores of the positions the group holds, newest first
+(a question about a past time: the newest state before that time first); the set of
+results on the page does not change, only which of a group's scores each member carries.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import numpy as np
 
 from hindsight.core.commands import ScoredMemory
 from hindsight.core.models import EpisodicMemory, Memory, StoredVector
+from hindsight.core.state_values import names_value, subject, values
 from hindsight.core.text import content_hash, tokenize
 
 # results whose order may change: the first page of the usual size
@@ -43,28 +47,28 @@ STATE_WINDOW = 10
 # cosines of multilingual-e5-small passages are compressed: everyday sentences of one
 # person sit at 0.80-0.90 (median 0.84 on bench/data/updates), two states of one
 # attribute at 0.79-0.97, so a cosine alone cannot tell them; it only rules out the
-# unrelated (RELATED), and without a shared attribute word the older statement must be
-# the newer one's nearest neighbour among the results
+# unrelated (RELATED)
 RELATED = 0.75
-CLOSE = 0.80
 DUPLICATE = 0.985  # the same statement said again: not an update
 MAX_STATEMENT_CHARS = 400  # longer memories (documents, pasted text) are not statements
-LEADING = 3  # the best results, where a state the query asks about may lack its word
 
 _EN = {
-    "residence": r"\b(?:live[sd]?|living|moved|moving|relocat\w*|settled|based in|"
+    "residence": r"\b(?:live[sd]?|living|(?:moved|moving) (?:to|into|back|house|out|in|across|"
+    r"abroad|here|there|away|last|recently)|relocat\w*|settled|based in|"
     r"(?:my|our) (?:new )?(?:home|flat|apartment|house|place)|neighbou?rhood)\b",
-    "work": r"\b(?:work(?:s|ing|ed)? (?:at|for|as|in)|job|employer|joined|hired|quit|"
+    "work": r"\b(?:work(?:s|ing|ed)? (?:at|for|as|in)|jobs?|employer|joined|hired|quit|"
     r"where (?:does|do|did) .{1,40} work|"
     r"company|position|role|career|first (?:day|week) at|office)\b",
     "partner": r"\b(?:girlfriend|boyfriend|wife|husband|partner|fianc[eé]e?|spouse|"
     r"dating|seeing|married|broke up|divorced)\b",
     "vehicle": r"\b(?:car|drive[sn]?|driving|vehicle|truck|suv|motorbike|motorcycle|scooter|"
-    r"dealer)\b",
+    r"dealer|(?:a|an|my|new|the) (?:toyota|honda|tesla|mazda|bmw|audi|vw|volkswagen|ford|"
+    r"hyundai|kia|subaru|volvo|nissan|porsche|jeep|mercedes|skoda|renault|peugeot))\b",
     "manager": r"\b(?:manager|boss|supervisor|team lead|reports? to|took over)\b",
     "diet": r"\b(?:diet|vegetarian|vegan|keto|paleo|pescatarian|eating|eat meat|"
     r"gluten|dairy|fasting)\b",
-    "phone": r"\b(?:phone|iphone|android|pixel|galaxy|smartphone|mobile)\b",
+    "phone": r"\b(?:phone|iphone|android|pixel|galaxy|smartphone|mobile|xperia|oneplus|"
+    r"(?:a|an|my|new) (?:huawei|xiaomi|motorola|nokia|samsung))\b",
     "exercise": r"\b(?:gym|work ?outs?|exercis\w*|training|yoga|pilates|swim\w*|"
     r"run on|jog\w*)\b",
     "language": r"\b(?:speak\w*|language|fluent\w*|lessons)\b",
@@ -82,7 +86,8 @@ _ZH = {
     "vehicle": r"车|驾驶|一辆",
     "manager": r"经理|老板|领导|上司|主管|汇报",
     "diet": r"饮食|吃素|素食|节食|生酮|减肥|吃肉|忌口|轻断食",
-    "phone": r"手机",
+    "phone": r"手机|(?:一部|一台|入手了?|买了|收到了?|换了|用的是)"
+    r"(?:华为|小米|苹果|(?i:iphone|oppo|vivo)|三星|荣耀|一加|红米)",
     "exercise": r"健身|锻炼|跑步|瑜伽|游泳|运动",
     "language": r"语|外语|说.{0,2}话",
     "pets": r"猫|狗|宠物|领养",
@@ -121,6 +126,19 @@ ADDITIVE_CUES = (
     ),
     re.compile(r"又|也|另一|第二|第三|再养|还有|两只|两个"),
 )
+# a newer statement saying that the older state ended: it may name the older value and
+# still replace it ("I quit Globex and joined Initech", "我和小雨分手了")
+ENDED_CUES = (
+    re.compile(
+        r"\b(?:quit|left|no longer|not \w+ any ?more|broke up|split up|divorced|sold|replaced|"
+        r"instead of|gave up|stopped|moved out of|moved away from|switched from|"
+        r"changed from|from \w+(?: \w+)? to)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"不再|已经不|分手|离婚|辞职|离职|辞掉|卖了|卖掉|换掉|换成|改成|改为|从.{1,8}(?:换|改|搬)到"
+    ),
+)
 _QUESTION = re.compile(
     r"[?？]\s*$|^\s*(?:do|does|did|can|could|would|is|are|what|how|why|when|where|who|which)\b"
     r"|[吗呢]\s*[?？]?\s*$",
@@ -154,23 +172,30 @@ class Statement:
     additive: bool
     question: bool
     digest: str
+    text: str
+    subject: str  # whose state it gives (core/state_values.py)
+    values: frozenset[str]  # the words that can be a state's value
+    ended: bool  # it says that an earlier state ended
 
     @classmethod
     def of(cls, memory: Memory) -> Statement:
         text = memory.content
         zh = 1 if _CJK.search(text) else 0
         speaker = memory.speaker if isinstance(memory, EpisodicMemory) else None
+        attributes = frozenset(n for n, patterns in ATTRIBUTES.items() if patterns[zh].search(text))
         return cls(
             memory_id=memory.memory_id,
             occurred_at=memory.occurred_at,
             speaker=(speaker or "").strip().casefold(),
-            attributes=frozenset(
-                n for n, patterns in ATTRIBUTES.items() if patterns[zh].search(text)
-            ),
+            attributes=attributes,
             change=bool(CHANGE_CUES[zh].search(text)),
             additive=bool(ADDITIVE_CUES[zh].search(text)),
             question=bool(_QUESTION.search(text)),
             digest=content_hash(text),
+            text=text,
+            subject=subject(text, attributes),
+            values=values(text),
+            ended=bool(ENDED_CUES[zh].search(text)),
         )
 
 
@@ -211,19 +236,29 @@ def reference_time(
     return as_of, not asks_about_past(query)
 
 
-def same_attribute(older: Statement, newer: Statement, cosine: float, nearest: bool) -> bool:
-    """Whether ``newer`` states a new value of the attribute ``older`` stated; ``nearest``:
-    ``older`` is the statement closest in meaning to ``newer`` among those compared."""
+def same_attribute(older: Statement, newer: Statement, cosine: float) -> bool:
+    """Whether ``newer`` states a new value of the attribute ``older`` stated, of the same
+    person: the evidence the module's docstring lists, all of it, or no update."""
     if older.speaker != newer.speaker or older.question or newer.question or newer.additive:
         return False
-    if older.digest == newer.digest or cosine >= DUPLICATE:
+    if older.digest == newer.digest or cosine >= DUPLICATE or cosine < RELATED:
         return False
     shared = older.attributes & newer.attributes
-    if shared and not shared <= MULTI_VALUED:
-        return cosine >= RELATED
-    if shared:  # a second pet, another language: an addition unless a change is said
-        return newer.change and cosine >= RELATED
-    return newer.change and nearest and cosine >= CLOSE
+    if not shared or (shared <= MULTI_VALUED and not newer.change):
+        return False  # a second pet, another language: an addition unless a change is said
+    if older.subject != newer.subject:
+        return False
+    return new_value(older, newer)
+
+
+def new_value(older: Statement, newer: Statement) -> bool:
+    """Whether ``newer`` names a value ``older`` does not, and ``older``'s value is gone
+    from it or it says the older state ended."""
+    introduced = any(not names_value(v, older.text) for v in newer.values)
+    if not introduced:
+        return False
+    dropped = any(not names_value(v, newer.text) for v in older.values)
+    return dropped or (newer.ended and bool(older.values))
 
 
 @dataclass(frozen=True)
@@ -244,13 +279,8 @@ def order_states(
     """Memories (in rank order) with each group of states of one attribute put in time
     order on the positions it holds (if ``reorder``): the newest state at or before
     ``reference`` first, then older ones, then states after ``reference``. A state is
-    reported updated by the newest state of its group at or before ``reference``.
-
-    Without a shared attribute word, a newer statement with a change cue must be nearest
-    in meaning to the older one, or be among the ``LEADING`` results while the older names
-    the attribute the query asks about ("what phone does the user use?")."""
+    reported updated by the newest state of its group at or before ``reference``."""
     asked = attributes_of(query) if query else frozenset()
-    leading = {m.memory_id for m in memories[:LEADING]}
     statements = [
         Statement.of(m)
         for m in memories
@@ -273,11 +303,7 @@ def order_states(
             newer = by_time[j]
             if newer.occurred_at <= older.occurred_at:
                 continue
-            others = [cosines[j][k] for k in range(len(by_time)) if k != j]
-            nearest = cosines[j][i] >= max(others) or (
-                bool(older.attributes & asked) and newer.memory_id in leading
-            )
-            if same_attribute(older, newer, cosines[j][i], nearest):
+            if same_attribute(older, newer, cosines[j][i]):
                 grouped = True
                 parent[root(older.memory_id)] = root(newer.memory_id)
                 if newer.occurred_at <= reference:  # the newest wins (later pairs)
