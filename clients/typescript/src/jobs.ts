@@ -155,14 +155,15 @@ export class Job<T> {
         onProgress({ done: status.progress.done, total: status.progress.total, state: status.state, job: status });
       }
       seen = moved;
+      if (signal?.aborted) throw signal.reason; // stopped from onProgress: stop now
       if (status.state === "succeeded" || status.state === "failed") return this.outcome(status);
-      if (deadline !== undefined && Date.now() + interval > deadline) {
+      if (deadline !== undefined && Date.now() >= deadline) {
         throw new HindsightTimeoutError(
           `job ${this.jobId} is still ${status.state} after ${options.timeoutMs} ms ` +
             `(${status.progress.done}/${status.progress.total} texts embedded); call wait() again to keep waiting`,
         );
       }
-      await sleep(interval, signal);
+      await sleep(deadline === undefined ? interval : Math.min(interval, Math.max(0, deadline - Date.now())), signal);
     }
   }
 
