@@ -151,6 +151,14 @@ function fields<T extends object>(options: T | undefined, ...drop: string[]): Re
   return out;
 }
 
+/** Characters as the server counts them (code points: an emoji is one, not two). */
+function characters(text: string): number {
+  if (text.length <= ASYNC_CHARS) return text.length; // never more code points than units
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
+
 function base64(bytes: Uint8Array): string {
   let binary = "";
   for (let i = 0; i < bytes.length; i += 0x8000) {
@@ -267,7 +275,7 @@ export class Hindsight {
     const body = { user_id: userId, content, ...fields(options, ...CALL_ONLY, "idempotencyKey") };
     const headers = { [IDEMPOTENCY_HEADER]: options.idempotencyKey ?? newIdempotencyKey() };
     const call: Call = { method: "POST", path: "/v1/memories", body, idempotent: true, headers };
-    const long = typeof content === "string" && content.length > ASYNC_CHARS;
+    const long = typeof content === "string" && characters(content) > ASYNC_CHARS;
     const asJob = options.wait === false || (options.wait === undefined && long);
     return this.settle(await this.submit<StoreResult>(call, asJob, options), options);
   }
@@ -314,7 +322,7 @@ export class Hindsight {
       const body = { user_id: userId, items: slice };
       const headers = { [IDEMPOTENCY_HEADER]: newIdempotencyKey() };
       const call: Call = { method: "POST", path: "/v1/memories/batch", body, idempotent: true, headers };
-      const chars = slice.reduce((sum, item) => sum + String(item.content ?? "").length, 0);
+      const chars = slice.reduce((sum, item) => sum + characters(String(item.content ?? "")), 0);
       const asJob = options.wait === false || (options.wait === undefined && chars > ASYNC_CHARS);
       const job = await this.submit<Schemas["StoreBatchResponse"]>(call, asJob, options);
       if (options.wait === false) {
