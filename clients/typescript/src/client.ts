@@ -9,6 +9,8 @@
  *
  * Fields are the wire's (snake_case, as in the OpenAPI document); dates may be `Date`s or
  * ISO 8601 strings. Every method takes `signal` and `timeout` (milliseconds) in its options.
+ * The three writes can be kept by the server as jobs (`jobs.ts`): `{ wait: false }` resolves
+ * to a `Job` at once.
  */
 import { HindsightError } from "./errors.js";
 import {
@@ -25,8 +27,10 @@ import {
   env,
   newIdempotencyKey,
   resolveBaseUrl,
+  respond,
   send,
 } from "./http.js";
+import { ASYNC_CHARS, Job, type JobProgressEvent, type JobStatus, PREFER_ASYNC, type WaitOptions } from "./jobs.js";
 import type { components, operations } from "./schema.js";
 
 type Schemas = components["schemas"];
@@ -64,11 +68,27 @@ export type DocumentFields = Dated<
 
 export type { RequestOptions, RetryOptions };
 
-export interface StoreOptions extends StoreFields, RequestOptions {
-  /** The write's Idempotency-Key (default: a new one, sent again on every retry). */
-  idempotencyKey?: string;
+/** How a write waits for the job the server may keep it as. */
+export interface JobOptions {
+  /** `false`: send the write as a job (`Prefer: respond-async`) and resolve to its `Job` at
+   * once. `true`: resolve to the write's result. See each method for the default. */
+  wait?: boolean;
+  /** Milliseconds between two readings of a job the call follows (default 500). */
+  pollIntervalMs?: number;
 }
-export interface StoreManyOptions extends RequestOptions {
+/** The options of a call that resolves to a `Job`. */
+type NoWait = { wait: false };
+/** The options of a call that resolves to the write's result. */
+type Waits = { wait?: true };
+
+export interface StoreOptions extends StoreFields, RequestOptions, JobOptions {
+  /** The write's Idempotency-Key (default: a new one, sent again on every retry; a retried
+   * job-store gets the same job). */
+  idempotencyKey?: string;
+  /** While a store sent as a job is followed: the job's progress (chunks embedded). */
+  onProgress?: (progress: JobProgressEvent) => void;
+}
+export interface StoreManyOptions extends RequestOptions, JobOptions {
   /** Items a request (at most the server's 100). */
   batchSize?: number;
   /** Called after each batch is stored: how many items are done out of how many. */
@@ -78,7 +98,9 @@ export interface RetrieveOptions extends RetrieveFields, RequestOptions {}
 export interface ContextOptions extends Omit<ContextFields, "query">, RequestOptions {}
 export interface ReflectOptions extends ReflectFields, RequestOptions {}
 export interface ListOptions extends ListFilters, RequestOptions {}
-export interface DocumentOptions extends DocumentFields, RequestOptions {
+export interface DocumentOptions extends DocumentFields, RequestOptions, JobOptions {
+  /** While the document's job is followed: its progress (chunks embedded). */
+  onProgress?: (progress: JobProgressEvent) => void;
   /** The document's text (Markdown, plain text, HTML) ... */
   text?: string;
   /** ... or its bytes (PDF, DOCX, any of the text types). */
@@ -116,6 +138,9 @@ function segment(value: string, name: string): string {
   return encodeURIComponent(value);
 }
 
+/** Options of how a write is sent and waited for, never fields of the request. */
+const CALL_ONLY = ["wait", "onProgress", "pollIntervalMs"];
+
 /** `options` without the call options (`signal`, `timeout`, ...): the fields to send. */
 function fields<T extends object>(options: T | undefined, ...drop: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -124,6 +149,14 @@ function fields<T extends object>(options: T | undefined, ...drop: string[]): Re
     out[key] = value;
   }
   return out;
+}
+
+/** Characters as the server counts them (code points: an emoji is one, not two). */
+function characters(text: string): number {
+  if (text.length <= ASYNC_CHARS) return text.length; // never more code points than units
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
 }
 
 function base64(bytes: Uint8Array): string {
@@ -176,6 +209,31 @@ export class Hindsight {
     return send<T>(this.transport, call, { signal: options?.signal, timeout: options?.timeout });
   }
 
+  /** Send a write, with `Prefer: respond-async` when `asJob`: a 202 with a job id is that
+   * job; any other answer (a server that keeps no jobs, or a write sent without the header)
+   * is a handle finished from the start, holding the answer. */
+  private async submit<T>(call: Call, asJob: boolean, options: RequestOptions): Promise<Job<T>> {
+    const sent = asJob ? { ...call, headers: { ...call.headers, ...PREFER_ASYNC } } : call;
+    const { status, body } = await respond<Record<string, unknown>>(this.transport, sent, {
+      signal: options.signal,
+      timeout: options.timeout,
+    });
+    if (status === 202 && typeof body.job_id === "string") {
+      return new Job<T>(body.job_id, (id, o) => this.jobStatus(id, o), (result) => result as T);
+    }
+    return Job.done(body as T);
+  }
+
+  /** The job when `wait` is false, else its result (followed with `onProgress`). */
+  private async settle<T>(
+    job: Job<T>,
+    options: RequestOptions & JobOptions & { onProgress?: WaitOptions["onProgress"] },
+  ): Promise<T | Job<T>> {
+    if (options.wait === false) return job;
+    const { signal, timeout, pollIntervalMs, onProgress } = options;
+    return job.wait({ signal, timeout, pollIntervalMs, onProgress });
+  }
+
   private async *pages<T>(
     first: Call | (() => Call),
     options: RequestOptions,
@@ -203,42 +261,99 @@ export class Hindsight {
   // --- store ------------------------------------------------------------------------------
   /** Store one episodic memory (`POST /v1/memories`). The same content for the same user and
    * scope within the dedup window answers `status: "skipped"` with the existing memory's id.
-   * Retried with one Idempotency-Key, so a retry never stores it twice. */
-  async store(userId: string, content: string, options: StoreOptions = {}): Promise<StoreResult> {
-    const body = { user_id: userId, content, ...fields(options, "idempotencyKey") };
+   * Retried with one Idempotency-Key, so a retry never stores it twice.
+   *
+   * `wait: false`: sent as a job; resolves at once to its `Job` (`job.wait()` for the result).
+   * By default content over 20,000 characters is sent as a job and followed (`onProgress` is
+   * told the chunks embedded), so no single request runs for minutes; shorter content is one
+   * request. `wait: true`: always one request. Either way a write the server answers with a
+   * job is followed to its result, and a failed job rejects with `JobFailedError`. */
+  store(userId: string, content: string, options: StoreOptions & NoWait): Promise<Job<StoreResult>>;
+  store(userId: string, content: string, options?: StoreOptions & Waits): Promise<StoreResult>;
+  store(userId: string, content: string, options?: StoreOptions): Promise<StoreResult | Job<StoreResult>>;
+  async store(userId: string, content: string, options: StoreOptions = {}): Promise<StoreResult | Job<StoreResult>> {
+    const body = { user_id: userId, content, ...fields(options, ...CALL_ONLY, "idempotencyKey") };
     const headers = { [IDEMPOTENCY_HEADER]: options.idempotencyKey ?? newIdempotencyKey() };
-    return this.send({ method: "POST", path: "/v1/memories", body, idempotent: true, headers }, options);
+    const call: Call = { method: "POST", path: "/v1/memories", body, idempotent: true, headers };
+    const long = typeof content === "string" && characters(content) > ASYNC_CHARS;
+    const asJob = options.wait === false || (options.wait === undefined && long);
+    return this.settle(await this.submit<StoreResult>(call, asJob, options), options);
+  }
+
+  /** How a write accepted as a job is doing (`GET /v1/jobs/{job_id}`): its state, progress
+   * and, once done, its `result` or `error`. `NotFoundError` for an unknown id (or one
+   * finished more than a day ago, or sent with another key). */
+  async jobStatus(jobId: string, options: RequestOptions = {}): Promise<JobStatus> {
+    const path = `/v1/jobs/${segment(jobId, "jobId")}`;
+    return this.send({ method: "GET", path, idempotent: true }, options);
   }
 
   /** Store many memories of one user (`POST /v1/memories/batch`, 100 a request). Items are
    * strings (the content) or objects with `content` and any field of `store`. One result per
    * item, in order. A failing batch throws; the batches before it stay stored (each batch is
-   * all-or-nothing on the server). `onProgress` is told after each batch. */
+   * all-or-nothing on the server). `onProgress` is told after each batch.
+   *
+   * A batch over 20,000 characters in all is sent as a job and followed. `wait: false`:
+   * every batch is sent as a job and the call resolves to their `Job`s, one per request of
+   * `batchSize` items, in order (each resolves to its batch's results); a batch refused at
+   * once (422, 413, 403) throws, and the jobs accepted before it run on. */
+  storeMany(userId: string, items: Iterable<BatchItem>, options: StoreManyOptions & NoWait): Promise<Job<StoreResult[]>[]>;
+  storeMany(userId: string, items: Iterable<BatchItem>, options?: StoreManyOptions & Waits): Promise<StoreResult[]>;
+  storeMany(
+    userId: string,
+    items: Iterable<BatchItem>,
+    options?: StoreManyOptions,
+  ): Promise<StoreResult[] | Job<StoreResult[]>[]>;
   async storeMany(
     userId: string,
     items: Iterable<BatchItem>,
     options: StoreManyOptions = {},
-  ): Promise<StoreResult[]> {
+  ): Promise<StoreResult[] | Job<StoreResult[]>[]> {
     const size = options.batchSize ?? MAX_BATCH_ITEMS;
     if (!Number.isInteger(size) || size < 1 || size > MAX_BATCH_ITEMS) {
       throw new HindsightError(`batchSize must be between 1 and ${MAX_BATCH_ITEMS}`);
     }
     const wired = [...items].map(batchItem);
     const results: StoreResult[] = [];
+    const jobs: Job<StoreResult[]>[] = [];
+    const { signal, timeout, pollIntervalMs } = options;
     for (let start = 0; start < wired.length; start += size) {
-      const body = { user_id: userId, items: wired.slice(start, start + size) };
+      const slice = wired.slice(start, start + size);
+      const body = { user_id: userId, items: slice };
       const headers = { [IDEMPOTENCY_HEADER]: newIdempotencyKey() };
       const call: Call = { method: "POST", path: "/v1/memories/batch", body, idempotent: true, headers };
-      const batch = await this.send<Schemas["StoreBatchResponse"]>(call, options);
+      const chars = slice.reduce((sum, item) => sum + characters(String(item.content ?? "")), 0);
+      const asJob = options.wait === false || (options.wait === undefined && chars > ASYNC_CHARS);
+      const job = await this.submit<Schemas["StoreBatchResponse"]>(call, asJob, options);
+      if (options.wait === false) {
+        jobs.push(job.map((batch) => batch.results));
+        continue;
+      }
+      const batch = await job.wait({ signal, timeout, pollIntervalMs });
       results.push(...batch.results);
       options.onProgress?.({ done: results.length, total: wired.length, results: batch.results });
     }
-    return results;
+    return options.wait === false ? jobs : results;
   }
 
   /** Store a document (Markdown, text, HTML, PDF, DOCX) as one memory (`POST /v1/documents`):
-   * `text`, or `content` as bytes. Storing the same `document_id` again replaces it. */
-  async storeDocument(userId: string, fileName: string, options: DocumentOptions): Promise<DocumentResult> {
+   * `text`, or `content` as bytes. Storing the same `document_id` again replaces it.
+   *
+   * Sent as a job (as the Python client does): by default followed to its result, with
+   * `onProgress` told the chunks embedded; `wait: false` resolves to the `Job` at once;
+   * `wait: true` is one request that answers when done. */
+  storeDocument(userId: string, fileName: string, options: DocumentOptions & NoWait): Promise<Job<DocumentResult>>;
+  storeDocument(userId: string, fileName: string, options: DocumentOptions & Waits): Promise<DocumentResult>;
+  storeDocument(
+    userId: string,
+    fileName: string,
+    options: DocumentOptions,
+  ): Promise<DocumentResult | Job<DocumentResult>>;
+  async storeDocument(
+    userId: string,
+    fileName: string,
+    options: DocumentOptions,
+  ): Promise<DocumentResult | Job<DocumentResult>> {
     const { text, content } = options;
     if ((text === undefined) === (content === undefined)) {
       throw new HindsightError("storeDocument needs the document's text or its bytes (content), one of them");
@@ -246,11 +361,12 @@ export class Hindsight {
     const body: Record<string, unknown> = {
       user_id: userId,
       file_name: fileName,
-      ...fields(options, "text", "content"),
+      ...fields(options, ...CALL_ONLY, "text", "content"),
     };
     if (text !== undefined) body.text = text;
     else body.content_base64 = base64(content instanceof Uint8Array ? content : new Uint8Array(content!));
-    return this.send({ method: "POST", path: "/v1/documents", body, idempotent: false }, options);
+    const call: Call = { method: "POST", path: "/v1/documents", body, idempotent: false };
+    return this.settle(await this.submit<DocumentResult>(call, options.wait !== true, options), options);
   }
 
   // --- retrieve ---------------------------------------------------------------------------

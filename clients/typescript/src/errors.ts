@@ -8,6 +8,7 @@
  * answer did not arrive in time) have `status` `undefined`. The classes and their names are
  * the Python client's (`hindsight_client.errors`).
  */
+import type { components } from "./schema.js";
 
 /** Base of every error this client throws. */
 export class HindsightError extends Error {
@@ -56,6 +57,22 @@ export class UnavailableError extends ServerError {}
 export class HindsightConnectionError extends HindsightError {}
 /** No answer within the timeout (`status` is undefined). */
 export class HindsightTimeoutError extends HindsightConnectionError {}
+
+/** A write accepted as a job ended without being done (`status` is undefined: the job's
+ * `GET` answered 200). `message` is the job's `error`: why, and what to do (for instance a
+ * secret in the content under a key whose secrets policy is `refuse`). */
+export class JobFailedError extends HindsightError {
+  /** The failed job's id. */
+  readonly jobId: string;
+  /** The job as the server last answered it (`state: "failed"`, `error`, `attempts`, ...). */
+  readonly job: components["schemas"]["JobResponse"];
+
+  constructor(message: string, job: components["schemas"]["JobResponse"]) {
+    super(message);
+    this.jobId = job.job_id;
+    this.job = job;
+  }
+}
 
 const BY_STATUS: Record<number, new (message: string, status: number) => APIError> = {
   400: BadRequestError,

@@ -271,6 +271,15 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 
 /** Send a call, retrying as the policy says; the answer's JSON object (or text). */
 export async function send<T>(t: Transport, call: Call, options: RequestOptions = {}): Promise<T> {
+  return (await respond<T>(t, call, options)).body;
+}
+
+/** `send`, with the answer's status (a write's 202 says it was accepted as a job). */
+export async function respond<T>(
+  t: Transport,
+  call: Call,
+  options: RequestOptions = {},
+): Promise<{ status: number; body: T }> {
   const url = `${t.baseUrl}${call.path}${queryString(call.query)}`;
   for (let n = 0; ; n++) {
     const outcome = await attempt(t, call, url, options);
@@ -281,7 +290,10 @@ export async function send<T>(t: Transport, call: Call, options: RequestOptions 
       continue;
     }
     const { response, text } = outcome;
-    if (response.ok) return (call.text ? text : jsonObject(text, response.status)) as T;
+    if (response.ok) {
+      const body = (call.text ? text : jsonObject(text, response.status)) as T;
+      return { status: response.status, body };
+    }
     const retryAfter = retryAfterMs(response.headers.get("Retry-After"));
     if (last || !shouldRetryStatus(response.status, call.idempotent, retryAfter)) {
       throw errorForStatus(response.status, errorMessage(text, response));

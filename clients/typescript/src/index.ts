@@ -7,6 +7,15 @@
 export * from "./client.js";
 export * from "./errors.js";
 export {
+  ASYNC_CHARS,
+  Job,
+  type JobAccepted,
+  type JobProgressEvent,
+  type JobState,
+  type JobStatus,
+  type WaitOptions,
+} from "./jobs.js";
+export {
   API_KEY_ENV,
   DEFAULT_URL,
   IDEMPOTENCY_HEADER,

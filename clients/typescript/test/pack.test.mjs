@@ -72,8 +72,18 @@ console.log(stored.status, (await memory.health()).status);
   const tsconfig = { compilerOptions: { module: "nodenext", moduleResolution: "nodenext", target: "es2022", lib: ["es2022", "dom"], types: [], strict: true, noEmit: true } };
   await writeFile(
     join(dir, "use.ts"),
-    `import { Hindsight, HindsightError, type Memory, type RetrievePage } from "@hindsight-memory/client";
+    `import { Hindsight, HindsightError, JobFailedError, type DocumentResult, type Job, type Memory, type RetrievePage, type StoreResult } from "@hindsight-memory/client";
 const memory = new Hindsight({ timeout: 5_000 });
+export async function jobs(signal: AbortSignal, wait: boolean): Promise<string> {
+  const job: Job<StoreResult> = await memory.store("u1", "long text", { wait: false, category: "event" });
+  const stored: StoreResult = await job.wait({ signal, pollIntervalMs: 100, timeoutMs: 60_000, onProgress: (p) => console.log(p.done, p.total, p.state) });
+  const either: StoreResult | Job<StoreResult> = await memory.store("u1", "text", { wait });
+  const batches: Job<StoreResult[]>[] = await memory.storeMany("u1", ["a", "b"], { wait: false });
+  const doc: Job<DocumentResult> = await memory.storeDocument("u1", "a.md", { text: "# A", wait: false });
+  const done: DocumentResult = await memory.storeDocument("u1", "b.md", { text: "# B" });
+  try { await batches[0].wait(); } catch (e) { if (e instanceof JobFailedError) return e.job.state + e.jobId; }
+  return stored.memory_id + String(either) + doc.jobId + done.chunks + (await memory.jobStatus("job_1")).progress.total;
+}
 export async function main(signal: AbortSignal): Promise<string> {
   await memory.store("u1", "text", { category: "constraint", occurred_at: new Date(), signal });
   const page: RetrievePage = await memory.retrieve("u1", "q", { top_k: 5, scopes: ["global"] });
@@ -84,19 +94,25 @@ export async function main(signal: AbortSignal): Promise<string> {
 }
 `,
   );
-  // the declarations say what a field takes: a misspelt one fails the check (one tsc run over
-  // both files: the errors are all in wrong.ts)
+  // the declarations say what a field takes: a misspelt one fails the check, and so does
+  // taking the Job of a `wait: false` store for its result (one tsc run over both files: the
+  // errors are all in wrong.ts, one for each of its two wrong lines)
   await writeFile(
     join(dir, "wrong.ts"),
-    `import { Hindsight } from "@hindsight-memory/client";
+    `import { Hindsight, type StoreResult } from "@hindsight-memory/client";
 await new Hindsight().store("u1", "text", { categroy: "constraint" });
+export const result: StoreResult = await new Hindsight().store("u1", "text", { wait: false });
 `,
   );
   await writeFile(join(dir, "tsconfig.json"), JSON.stringify({ ...tsconfig, include: ["use.ts", "wrong.ts"] }));
   await assert.rejects(run(process.execPath, [TSC, "-p", "tsconfig.json"], { cwd: dir }), (error) => {
     const errors = error.stdout.split("\n").filter((line) => /error TS/.test(line));
-    assert.equal(errors.length, 1, error.stdout);
-    assert.match(errors[0], /^wrong\.ts\(2,.*categroy/);
+    assert.equal(errors.length, 2, error.stdout);
+    // store's overloads (a Job with wait: false) make tsc open with "No overload matches"
+    // and name the misspelt field in the lines under it
+    assert.match(errors[0], /^wrong\.ts\(2,/);
+    assert.match(error.stdout, /'categroy' does not exist/);
+    assert.match(errors[1], /^wrong\.ts\(3,.*Type 'Job<.*is missing the following properties/);
     return true;
   });
 });

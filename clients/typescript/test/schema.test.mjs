@@ -41,6 +41,7 @@ test("the client has a method for every route of the served document", async () 
     "GET /v1/users/{user_id}/reflection": "reflectionStatus",
     "POST /v1/semantic/{memory_id}/approve": "approve",
     "POST /v1/semantic/{memory_id}/reject": "reject",
+    "GET /v1/jobs/{job_id}": "jobStatus",
     "GET /v1/health": "health",
     "GET /v1/openapi.json": "openapi",
   };

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 export const KEY = "ts-key-acme-000001";
 export const OTHER_KEY = "ts-key-globex-000002";
 export const CALENDAR_KEY = "ts-key-acme-calendar-3"; // may write the calendar scope only
+export const STRICT_KEY = "ts-key-acme-strict-0004"; // refuses secrets in stored content
 const KEYS = JSON.stringify({
   keys: [
     { key: KEY, tenant_id: "acme", key_id: "ts" },
@@ -22,6 +23,7 @@ const KEYS = JSON.stringify({
       write_scopes: ["calendar"],
       default_scope: "calendar",
     },
+    { key: STRICT_KEY, tenant_id: "acme", key_id: "ts-strict", secrets: "refuse" },
   ],
 });
 
