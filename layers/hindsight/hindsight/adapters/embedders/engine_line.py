@@ -15,7 +15,8 @@ from pathlib import Path
 from hindsight.core.ports import Embedder
 
 # the integer dot-product instruction sets that decide the engines' speed, best first
-CPU_FLAGS = ("amx_int8", "avx512_vnni", "avx_vnni", "avx2")
+# (x86 flags; ARM's /proc/cpuinfo calls them Features: asimddp is the int8 dot product)
+CPU_FLAGS = ("amx_int8", "avx512_vnni", "avx_vnni", "avx2", "asimddp", "asimd")
 E5 = "multilingual-e5-small, 4-bit"
 _ENGINES = {
     "OnnxE5Embedder": f"{E5}, ONNX Runtime on CPU",
@@ -23,17 +24,21 @@ _ENGINES = {
 }
 
 
-def cpu_flag(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
-    """The processor's best instruction set of ``CPU_FLAGS``, or None when unknown."""
+def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
+    """The first processor's flags (x86 ``flags``, ARM ``Features``); empty when unknown."""
     try:
         text = cpuinfo.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return None
-    flags: set[str] = set()
+        return frozenset()
     for line in text.splitlines():
-        if line.startswith("flags"):
-            flags.update(line.partition(":")[2].split())
-            break
+        if line.startswith(("flags", "Features")):
+            return frozenset(line.partition(":")[2].split())
+    return frozenset()
+
+
+def cpu_flag(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
+    """The processor's best instruction set of ``CPU_FLAGS``, or None when unknown."""
+    flags = cpu_flags(cpuinfo)
     return next((flag for flag in CPU_FLAGS if flag in flags), None)
 
 
