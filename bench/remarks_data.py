@@ -33,7 +33,7 @@ import random
 import re
 import sys
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -136,19 +136,23 @@ def build_language(language: str, users: list[SourceUser]) -> dict:
         for position, i in enumerate(order, 1):
             memory, day = user.memories[i], days[i]
             session = sessions.setdefault(day, f"{user_id}-s{len(sessions) + 1:02d}")
-            start = datetime.combine(day, time(rng.randint(7, 20), rng.randint(0, 59)), timezone.utc)
+            start = datetime.combine(day, time(rng.randint(7, 20), rng.randint(0, 59)), UTC)
             if last is not None and last.date() == day:
                 start = last + timedelta(minutes=rng.randint(2, 25))
             last = start
             memory_id = f"{user_id}-m{position:03d}"
             memories.append(
-                {"id": memory_id, "session": session, "occurred_at": start.isoformat(),
-                 "text": memory.text}
+                {
+                    "id": memory_id,
+                    "session": session,
+                    "occurred_at": start.isoformat(),
+                    "text": memory.text,
+                }
             )
             if memory.tag:
                 by_tag[memory.tag] = memory_id
                 when_of[memory_id] = start
-        asked_at = datetime.combine(user.as_of, time(rng.randint(8, 20), 0), timezone.utc)
+        asked_at = datetime.combine(user.as_of, time(rng.randint(8, 20), 0), UTC)
         for n, remark in enumerate(user.remarks, 1):
             evidence = [by_tag[t] for t in remark.evidence]
             decoys = [by_tag[t] for t in remark.decoys]
@@ -160,9 +164,15 @@ def build_language(language: str, users: list[SourceUser]) -> dict:
             else:
                 category = "earlier"
             questions.append(
-                {"id": f"{user_id}-r{n:02d}", "user_id": user_id, "text": remark.text,
-                 "evidence": evidence, "decoys": decoys, "category": category,
-                 "asked_at": asked_at.isoformat()}
+                {
+                    "id": f"{user_id}-r{n:02d}",
+                    "user_id": user_id,
+                    "text": remark.text,
+                    "evidence": evidence,
+                    "decoys": decoys,
+                    "category": category,
+                    "asked_at": asked_at.isoformat(),
+                }
             )
         out_users.append({"user_id": user_id, "persona": user.persona, "memories": memories})
     return {"_": PROVENANCE, "language": language, "users": out_users, "questions": questions}
@@ -171,44 +181,53 @@ def build_language(language: str, users: list[SourceUser]) -> dict:
 def problems(language: str, users: list[SourceUser]) -> list[str]:
     """What is wrong with one language's sources (nothing: an empty list)."""
     found: list[str] = []
-    remarks = 0
     texts: set[str] = set()
     for user in users:
         where = f"{language} {user.key}"
-        tags = [m.tag for m in user.memories if m.tag]
-        if len(tags) != len(set(tags)):
-            found.append(f"{where}: a tag repeats")
-        if not MEMORIES[0] <= len(user.memories) <= MEMORIES[1]:
-            found.append(f"{where}: {len(user.memories)} memories, not {MEMORIES}")
-        if not REMARKS[0] <= len(user.remarks) <= REMARKS[1]:
-            found.append(f"{where}: {len(user.remarks)} remarks, not {REMARKS}")
+        found += _user_problems(where, user)
         for m in user.memories:
             if m.text in texts:
                 found.append(f"{where}: memory repeated: {m.text}")
             texts.add(m.text)
-        latest = {m.tag: m.when for m in user.memories if m.tag}
         for r in user.remarks:
-            remarks += 1
-            if unknown := [t for t in r.evidence + r.decoys if t not in latest]:
-                found.append(f"{where}: remark names unknown tags {unknown}: {r.text}")
-                continue
-            if set(r.evidence) & set(r.decoys):
-                found.append(f"{where}: a tag is both evidence and decoy: {r.text}")
-            for t in r.evidence:
-                # a month-only date may fall on its 28th: check against the month's end
-                when = latest[t] if len(latest[t]) > 7 else f"{latest[t]}-28"
-                if user.as_of - date.fromisoformat(when) < MIN_AGE:
-                    found.append(f"{where}: evidence {t} is under {MIN_AGE.days} days old")
-            if DATE_WORDS[language].search(r.text):
-                found.append(f"{where}: a date word in the remark: {r.text}")
-            if "?" in r.text or "？" in r.text:
-                found.append(f"{where}: a remark is a question: {r.text}")
-        for m in user.memories:
-            when = m.when if len(m.when) > 7 else f"{m.when}-01"
-            if date.fromisoformat(when) >= user.as_of:
-                found.append(f"{where}: memory after the remarks' date: {m.text}")
-    if remarks < REMARKS_A_LANGUAGE:
+            found += [f"{where}: {p}: {r.text}" for p in _remark_problems(language, user, r)]
+    if (remarks := sum(len(u.remarks) for u in users)) < REMARKS_A_LANGUAGE:
         found.append(f"{language}: {remarks} remarks, fewer than {REMARKS_A_LANGUAGE}")
+    return found
+
+
+def _user_problems(where: str, user: SourceUser) -> list[str]:
+    found: list[str] = []
+    tags = [m.tag for m in user.memories if m.tag]
+    if len(tags) != len(set(tags)):
+        found.append(f"{where}: a tag repeats")
+    if not MEMORIES[0] <= len(user.memories) <= MEMORIES[1]:
+        found.append(f"{where}: {len(user.memories)} memories, not {MEMORIES}")
+    if not REMARKS[0] <= len(user.remarks) <= REMARKS[1]:
+        found.append(f"{where}: {len(user.remarks)} remarks, not {REMARKS}")
+    for m in user.memories:
+        when = m.when if len(m.when) > 7 else f"{m.when}-01"
+        if date.fromisoformat(when) >= user.as_of:
+            found.append(f"{where}: memory after the remarks' date: {m.text}")
+    return found
+
+
+def _remark_problems(language: str, user: SourceUser, remark: SourceRemark) -> list[str]:
+    when_of = {m.tag: m.when for m in user.memories if m.tag}
+    if unknown := [t for t in remark.evidence + remark.decoys if t not in when_of]:
+        return [f"unknown tags {unknown}"]
+    found: list[str] = []
+    if set(remark.evidence) & set(remark.decoys):
+        found.append("a tag is both evidence and decoy")
+    for t in remark.evidence:
+        # a month-only date may fall on its 28th: check against the month's end
+        when = when_of[t] if len(when_of[t]) > 7 else f"{when_of[t]}-28"
+        if user.as_of - date.fromisoformat(when) < MIN_AGE:
+            found.append(f"evidence {t} is under {MIN_AGE.days} days old")
+    if DATE_WORDS[language].search(remark.text):
+        found.append("a date word in the remark")
+    if "?" in remark.text or "？" in remark.text:
+        found.append("the remark is a question")
     return found
 
 
