@@ -2,7 +2,7 @@
 
 The shape none of the other dev sets has: the query is a remark made in conversation, not a
 question ("I'm not sleeping in a tent again unless it's a waterproof one."), said months
-after the event it evokes (the camping trip when the tent leaked), among a user's 60-70
+after the event it evokes (the camping trip when the tent leaked), among a user's 70-74
 short dated first-person memories over one to two and a half years. Most remarks have
 decoys: memories about the same object, person or place, usually newer than the evoked
 one, so the newest mention is the wrong answer; many other memories share the remark's
