@@ -57,6 +57,7 @@ import events_devset
 import locomo
 import longmem
 import msc_devset
+import remarks_devset
 from harness import (
     CACHE_DIR,
     RESULTS_DIR,
@@ -140,7 +141,7 @@ VARIANTS = (
     *(Variant(f"expansion {e}", {"query_expansion": e}) for e in EXPANSIONS),
 )
 # --quick: LoCoMo conversations, long-memory and events users a language, MSC users
-QUICK = {"locomo": 2, "longmem": 1, "msc": 2, "events": 1, "chat": 1}
+QUICK = {"locomo": 2, "longmem": 1, "msc": 2, "events": 1, "chat": 1, "remarks": 1}
 
 
 # --- Hindsight through the service -------------------------------------------------------
@@ -468,6 +469,7 @@ SETS: dict[str, Callable[[CachedEmbedder, Sequence[Variant], int | None], dict[s
     "msc": msc_systems,
     "events": events_systems,
     "chat": partial(events_systems, load=chat_devset.load),
+    "remarks": partial(events_systems, load=remarks_devset.load),
 }
 CACHES = {
     "locomo": locomo.CACHE,
@@ -475,6 +477,7 @@ CACHES = {
     "msc": CACHE_DIR / "msc-embeddings.sqlite",
     "events": CACHE_DIR / "events-embeddings.sqlite",
     "chat": CACHE_DIR / "chat-embeddings.sqlite",
+    "remarks": remarks_devset.CACHE,
 }
 
 
