@@ -13,7 +13,8 @@ older statement dated 90 days before ``AS_OF`` and the newer memory 1 day before
   above the older;
 - reflect: one reflection with the offline default reflector, then the user's facts of
   every status; ``reflect_superseded``: a fact drawn from the older statement ends
-  ``superseded`` by a fact drawn from the newer memory.
+  ``superseded`` by a fact drawn from the newer memory (the results keep the facts of the
+  pairs where reflection got it wrong).
 
 Negatives (``unrelated``, ``consistent``, ``other_person``) give the false-update rate
 (target at most 1%), genuine updates (``update_cue``, ``update_plain``) the recall (target
@@ -176,6 +177,8 @@ def run_pair(service: MemoryService, pair: dict[str, Any], reflect: bool) -> dic
     row["retrieve"] = retrieve_measures(service, user_id, pair["question"], older, newer)
     if reflect:
         row.update(reflect_measures(service, user_id, older, newer))
+        if row["reflect_superseded"] != row["negative"]:
+            del row["facts"]  # the facts are kept for the pairs reflection got wrong
     return row
 
 
