@@ -5,12 +5,12 @@ the answering memories that score low (rank 5-10) as well. A gate decides per qu
 instead: nothing comes back when the query looks unanswerable by this user's store,
 otherwise every result does. This fits a logistic "the store holds the answer" on
 query-level evidence of bench/calibrate.py's rows (no new retrieval): the calibrated
-logit of the query's best result, the best cosine's margin over the empty-text floor, the
-floor, and the pool standing of the best cosine (``best_z``); weights of more evidence
-kept at 0 or above, the floor free. Label: the question asked of its own user (1) or of
-another user (0). Fitted on the calibration's fit rows (``--locomo-only``: LoCoMo 0-4 only),
-the threshold put at the fitted negatives' ``--empty`` quantile, and checked per held-out
-set: recall@10 before and after, negatives rightly empty.
+logit of the query's best result, the best cosine's margin over the empty-text floor and
+the floor; weights of more evidence kept at 0 or above, the floor free. Label: the
+question asked of its own user (1) or of another user (0). Fitted on the calibration's
+fit rows (``--locomo-only``: LoCoMo 0-4 only), the threshold put at the fitted negatives'
+``--empty`` quantile, and checked per held-out set: recall@10 before and after, negatives
+rightly empty.
 
     .venv/bin/python bench/answerability.py [--locomo-only] [--empty 0.9]
 
@@ -35,20 +35,19 @@ from calibration_data import Query, load_rows
 
 from hindsight.core.policy import CALIBRATION
 
-NAMES = ("best_logit", "best_margin", "floor", "best_z")
-BOUNDED = (True, True, False, True)  # the floor may take either sign
+NAMES = ("best_logit", "best_margin", "floor")
+BOUNDED = (True, True, False)  # the floor may take either sign
 
 
 def evidence(query: Query) -> list[float]:
     results = query["results"]
     if not results:
-        return [-30.0, 0.0, 0.0, 0.0]
+        return [-30.0, 0.0, 0.0]
     first = results[0]["features"]
     return [
         max(CALIBRATION.logit(r["features"]) for r in results),
         max(r["features"]["similarity_margin"] for r in results),
         first["similarity_floor"],
-        first["best_z"],
     ]
 
 

@@ -57,13 +57,7 @@ THRESHOLDS = (0.0, 0.001, 0.002, 0.003, 0.005, 0.008, 0.01, 0.02, 0.05, 0.1, 0.2
 BINS = 10
 # no dev set holds semantic facts: their weight stays 0 (their kind boost and confidence
 # count through log_factor and fused)
-# The candidate pool's standing of a cosine (similarity_z, best_z: core/ranking.py
-# ``pool_standing``) is recorded but not fitted: fitted (``--pool``), best_z came out at 0
-# and similarity_z at 0.36; held-out ECE fell a little (LoCoMo 0.0021 -> 0.0012, long-memory
-# en 0.0092 -> 0.0085, zh 0.0078 -> 0.0078) but LoCoMo's negatives rightly empty did too
-# (min_score 0.05: 0.91 -> 0.88, 0.01: 0.37 -> 0.36), so the coefficients stay as they are
-POOL = ("similarity_z", "best_z")
-FITTED = tuple(f for f in FEATURES if f != "fact" and f not in POOL)
+FITTED = tuple(f for f in FEATURES if f != "fact")
 # a query-level gate: nothing comes back when the query's best result is under it (the
 # rest come back whole), against min_score's cut of each result
 GATES = (0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.08, 0.1, 0.15, 0.2)
@@ -487,12 +481,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--collect", action="store_true", help="re-ask every question")
     parser.add_argument("--report", action="store_true", help="write bench/results/calibration")
     parser.add_argument("--current", action="store_true", help="report Policy's coefficients")
-    parser.add_argument("--pool", action="store_true", help="fit the pool standing (POOL) too")
     args = parser.parse_args(argv)
     if args.collect:
         collect()
     queries = load_rows()
-    fitted = fit(fit_rows(queries), (*FITTED, *POOL) if args.pool else FITTED)
+    fitted = fit(fit_rows(queries))
     print("fitted:", dataclasses.asdict(fitted))
     calibration = CALIBRATION if args.current else fitted
     if args.report:

@@ -15,9 +15,9 @@ their benchmarks store them (bench/locomo.py, bench/longmem.py):
 Each question is asked twice: of its own user ("own"), and of another user ("cross":
 the next LoCoMo conversation; the next user of the same language whose needles are of
 other kinds), where nothing should answer it (the negative queries). Retrieval runs with
-``min_score`` 0 and the fused order (``rank_by_probability`` off), top ``DEPTH``, so the
-features do not depend on the calibration being fitted. The rows are cached in
-bench/.cache/calibration-rows.json.gz (``--collect`` rebuilds them).
+``min_score`` 0, top ``DEPTH``, so the features do not depend on the calibration being
+fitted. The rows are cached in bench/.cache/calibration-rows.json.gz (``--collect``
+rebuilds them).
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def _rows(results: list[dict[str, Any]], owner: dict[str, list[str]]) -> list[di
 
 
 def _collecting(service: MemoryService) -> MemoryService:
-    return with_policy(service, min_score=0.0, rank_by_probability=False)
+    return with_policy(service, min_score=0.0)
 
 
 def collect_locomo() -> Iterator[Query]:
@@ -222,7 +222,4 @@ def derived_features(recorded: dict[str, float], fused: float) -> dict[str, floa
     features["few_chinese"] = features["few"] * recorded["zh"]
     features["few_coverage"] = features["few"] * features["keyword_coverage"]
     features["few_margin"] = features["few"] * features["similarity_margin"]
-    # the pool's standing (rows recorded before it have none: 0, as for a small pool)
-    features["similarity_z"] = float(recorded.get("similarity_z", 0.0))
-    features["best_z"] = float(recorded.get("best_z", 0.0))
     return {name: features[name] for name in FEATURES}

@@ -2,13 +2,12 @@
 
 bench/longmem.py measures the default service; this runs its ``hindsight`` system (same
 data, same store and retrieve path, top 10) once per setting of the calibrated relevance:
-``min_score`` at the default and switched off, results in the fused and the calibrated
-order; and each LoCoMo question asked of the next conversation's user (a negative query:
-the answer should be empty), how often nothing comes back. LoCoMo's recall counterpart is
-``bench/locomo.py --variant``:
+``min_score`` at the default and at a few cuts; and each LoCoMo question asked of the next
+conversation's user (a negative query: the answer should be empty), how often nothing
+comes back. LoCoMo's recall counterpart is ``bench/locomo.py --variant``:
 
     .venv/bin/python bench/locomo.py --no-baselines --no-flat-decay \\
-        --variant '{"min_score": 0.0}' --variant '{"rank_by_probability": true}'
+        --variant '{"min_score": 0.0}'
     .venv/bin/python bench/relevance_gates.py    # writes bench/results/relevance_gates.json
 """
 
@@ -47,7 +46,6 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "fused order, min_score 0.005": {"min_score": 0.005},
     "fused order, min_score 0.02": {"min_score": 0.02},
     "fused order, min_score 0.05": {"min_score": 0.05},
-    "calibrated order, min_score 0": {"rank_by_probability": True, "min_score": 0.0},
 }
 NEGATIVE_MIN_SCORES = (0.005, 0.01, 0.02, 0.05, 0.1)
 

@@ -8,8 +8,6 @@ then asked again:
 
 - ``facts first``: the default ranking (an approved fact relevant at all ranks ahead of
   every episode);
-- ``facts first + fact_sources``: with ``HINDSIGHT_QUERY_EXPANSION=fact_sources`` (the
-  sources of the facts among the top hits join the candidates);
 - ``facts as episodes``: no fact is put first (``semantic_first_min_relevance`` 2).
 
 A fact in the results counts as its source turns (what an agent reading its
@@ -44,7 +42,6 @@ from hindsight.core.service import MemoryService
 PRINCIPAL = Principal(tenant_id="facts-first", key_id="bench")
 WITH_FACTS = {
     "facts first": {},
-    "facts first + fact_sources": {"query_expansion": "fact_sources"},
     "facts as episodes": {"semantic_first_min_relevance": 2.0},
 }
 

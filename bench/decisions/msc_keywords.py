@@ -10,16 +10,12 @@ Otherwise ``devsets.py`` on the given sets with these policies besides its own v
 the keyword share, pooling and speaker boost all off (``dense only``), the speaker boost
 back on (``dense + speaker``), and pooling too (``dense + speaker + pooling``).
 ``--turn-vectors`` embeds each turn without the turn before (the keyword search still
-reads it); ``--rarity zero|mean|capped`` replaces ``Policy.lexical_idf``'s weights (a
-term no memory holds weighing 0, or the mean of the held terms' weights; or every weight
-scaled so that a term one memory holds weighs 1, at most 1): the tried-and-dropped ones.
+reads it).
 
     python bench/decisions/msc_keywords.py --cosines
     python bench/decisions/msc_keywords.py --sets msc \
         --variants "default,dense only,dense + speaker,dense + speaker + pooling"
     python bench/decisions/msc_keywords.py --turn-vectors --sets msc --variants default
-    python bench/decisions/msc_keywords.py --rarity mean --sets msc,longmem,locomo \
-        --variants "default,lexical_idf,lexical_idf + lexical_cues"
 
 (``python`` is ``.venv/bin/python``; the report goes to /tmp/msc_keywords.{json,md}
 unless ``--out`` says otherwise, never over bench/results/devsets.)
@@ -28,7 +24,6 @@ unless ``--out`` says otherwise, never over bench/results/devsets.)
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +31,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import devsets
 
-import hindsight.core.lexical as lexical
-import hindsight.core.usecases.retrieve as retrieve_module
 import hindsight.core.usecases.store as store_module
 
 DENSE = {"vector_weight": 1.0, "session_pooling": 0.0, "speaker_boost": 1.0, "lexical_strength": 0}
@@ -62,26 +55,6 @@ def turn_vectors() -> None:
     store_module.embed_memories = without_context  # type: ignore[assignment]
 
 
-def rarity(kind: str) -> None:
-    """Replace ``lexical.term_weights`` (as the retrieve use case imported it)."""
-    plain = lexical.rarity
-    top = lambda pool: plain(1, pool)  # noqa: E731
-
-    def weights(terms: Iterable[str], held_by: Callable[[str], int], pool: int) -> dict[str, float]:
-        counts = {term: held_by(term) for term in terms}
-        held = [plain(n, pool) for n in counts.values() if n > 0]
-        unheld = {"zero": 0.0, "mean": sum(held) / len(held) if held else 1.0}.get(kind)
-        out = {}
-        for term, n in counts.items():
-            if kind == "capped":
-                out[term] = min(1.0, plain(n, pool) / top(pool))
-            else:
-                out[term] = plain(n, pool) if n > 0 else float(unheld or 0.0)
-        return out
-
-    retrieve_module.term_weights = weights  # type: ignore[assignment]
-
-
 def main(argv: list[str]) -> int:
     if "--cosines" in argv:  # the table is turn_weight.py's (its first rows)
         from decisions import turn_weight
@@ -91,13 +64,6 @@ def main(argv: list[str]) -> int:
     if "--turn-vectors" in argv:
         argv.remove("--turn-vectors")
         turn_vectors()
-    if "--rarity" in argv:
-        at = argv.index("--rarity")
-        kind = argv[at + 1]
-        if kind not in ("zero", "mean", "capped"):
-            raise SystemExit(f"--rarity takes zero, mean or capped, not {kind!r}")
-        del argv[at : at + 2]
-        rarity(kind)
     devsets.VARIANTS = devsets.VARIANTS + EXTRA
     if "--out" not in argv:  # never over the committed report
         argv += ["--out", "/tmp/msc_keywords"]

@@ -88,32 +88,3 @@ def test_the_answering_memory_outscores_the_unrelated_question(service: MemorySe
     answering = ask(service, "eater", "what can't I eat", min_score=0)[0].score
     unrelated = ask(service, "eater", "what is the capital of France", min_score=0)[0].score
     assert answering > 2 * unrelated
-
-
-def test_every_backend_supplies_the_pool_standing_of_each_cosine(service) -> None:  # type: ignore[no-untyped-def]
-    # similarity_z and best_z come from the cosines the vector search returned: each
-    # backend's index must return every candidate's cosine for them to be the same
-    contents = [
-        "I am allergic to peanuts",
-        "My sister Anna lives in Berlin",
-        "I drive a blue Honda Civic",
-        "We adopted a grey cat called Pixel",
-        "I work as a nurse at the city hospital",
-        "I support Liverpool football club",
-        "I planted tomatoes and basil on the balcony",
-    ]
-    for content in contents:
-        only(service, "pool", content)
-    results = ask(service, "pool", "what is my cat called", min_score=0, top_k=20)
-    assert len(results) == len(contents)
-    cosines = [r.why["similarity"] for r in results]
-    mean = sum(cosines) / len(cosines)
-    deviation = (sum((c - mean) ** 2 for c in cosines) / len(cosines)) ** 0.5
-    for result in results:
-        inputs = result.why["calibration"]
-        expected = (result.why["similarity"] - mean) / deviation
-        assert inputs["similarity_z"] == pytest.approx(expected, abs=0.01)
-        assert inputs["best_z"] == pytest.approx((max(cosines) - mean) / deviation, abs=0.01)
-    best = max(results, key=lambda r: r.why["calibration"]["similarity_z"])
-    assert "Pixel" in best.content
-    assert best.why["calibration"]["best_z"] > 1.0

@@ -50,23 +50,21 @@ def test_the_dense_share_never_rises_as_the_lexical_match_grows(weight, low, hig
 
 
 def test_linear_fusion_takes_the_query_weight_and_explains_it():
-    fusion = plan_fusion("linear", 0.6, 60.0, {"a": 1.0}, {"a": 1.0}, lexical=0.5)
+    fusion = plan_fusion(0.6, lexical=0.5)
     assert fusion.vector_weight == pytest.approx(lexical_weight(0.6, 0.5))
-    assert fusion.own("a", 0.5, 1.0) == pytest.approx(
+    assert fusion.own(0.5, 1.0) == pytest.approx(
         fusion.vector_weight * 0.5 + (1 - fusion.vector_weight) * 1.0
     )
-    assert fusion.why("a") == {
-        "method": "linear",
+    assert fusion.why() == {
         "vector_weight": round(lexical_weight(0.6, 0.5), 4),
         "lexical_coverage": 0.5,
     }
 
 
-def test_a_lone_signal_and_other_fusions_ignore_the_strength():
-    assert plan_fusion("linear", 1.0, 60.0, {"a": 1.0}, {}, lexical=0.0).vector_weight == 1.0
-    assert plan_fusion("linear", 0.0, 60.0, {}, {"a": 1.0}, lexical=0.2).vector_weight == 0.0
-    assert plan_fusion("rrf", 0.6, 60.0, {"a": 1.0}, {"a": 1.0}, lexical=0.2).vector_weight == 0.6
-    assert plan_fusion("linear", 0.6, 60.0, {"a": 1.0}, {"a": 1.0}).why("a") == {}
+def test_a_lone_signal_ignores_the_strength():
+    assert plan_fusion(1.0, lexical=0.0).vector_weight == 1.0
+    assert plan_fusion(0.0, lexical=0.2).vector_weight == 0.0
+    assert plan_fusion(0.6).why() == {}
 
 
 # --- through the retrieve use case -----------------------------------------------------

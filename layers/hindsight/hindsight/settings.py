@@ -31,7 +31,6 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from hindsight.core.errors import ConfigurationError
 from hindsight.core.policy import Policy
-from hindsight.core.query_expansion import parse_expansion
 
 ENV_PREFIX = "HINDSIGHT_"
 CONFIDENCE_LEVELS = ("high", "medium", "low")
@@ -174,15 +173,8 @@ class Settings(BaseSettings):
     vector_weight: float = Field(default=_POLICY.vector_weight, ge=0, le=1)
     # the query less this share of the user's mean memory vector (core/centering.py; 0: off)
     centering: float = Field(default=_POLICY.centering, ge=0, le=2)
-    # fusion of vector and keyword evidence: linear, rrf (rank fusion) or adaptive
-    fusion: Literal["linear", "rrf", "adaptive"] = "linear"  # Policy.fusion
-    rrf_k: float = Field(default=_POLICY.rrf_k, gt=0)
     # best keyword hits whose share of the query's terms scales the keyword share (0: off)
     lexical_strength: int = Field(default=_POLICY.lexical_strength, ge=0)
-    # the coverage weighs each query term by its rarity (core/lexical.py)
-    lexical_idf: bool = _POLICY.lexical_idf
-    # the coverage leaves out named speakers' and time cues' words (core/lexical.py)
-    lexical_cues: bool = _POLICY.lexical_cues
     # least recency weight of an episode
     decay_floor: float = Field(default=_POLICY.decay_floor, ge=0, le=1)
     # share of the session's best
@@ -191,8 +183,6 @@ class Settings(BaseSettings):
     speaker_boost: float = Field(default=_POLICY.speaker_boost, ge=0)
     # an assistant's turn when the query does not ask for its words (core/speakers.py)
     assistant_weight: float = Field(default=_POLICY.assistant_weight, gt=0, le=1)
-    # the query's words naming a speaker as keywords: keep, drop, or pool (core/speakers.py)
-    speaker_name_keywords: Literal["keep", "drop", "pool"] = "keep"  # Policy's
     # a query about a person no memory mentions: no result ("empty") or ranked ("off")
     unknown_names: Literal["empty", "off"] = "empty"  # Policy's (core/subjects.py)
     # forgetting by use: days without a hit before an episode weighs unused_weight in
@@ -200,12 +190,8 @@ class Settings(BaseSettings):
     unused_after_days: float = Field(default=_POLICY.unused_after_days, gt=0)
     unused_weight: float = Field(default=_POLICY.unused_weight, ge=0, le=1)
     archive_after_days: float = Field(default=_POLICY.archive_after_days, gt=0)
-    # retrieve: results with a calibrated score under min_score are not returned (0: off);
-    # ordered by that score (rank_by_probability) or by the fused relevance
+    # retrieve: results with a calibrated score under min_score are not returned (0: off)
     min_score: float = Field(default=_POLICY.min_score, ge=0, le=1)
-    rank_by_probability: bool = _POLICY.rank_by_probability
-    # query expansion before ranking, e.g. "rm3=8,sessions=3" (core/query_expansion.py)
-    query_expansion: str = _POLICY.query_expansion
 
     @classmethod
     def settings_customise_sources(
@@ -281,12 +267,6 @@ class Settings(BaseSettings):
             raise ValueError(f"weights must be ≥ 0 (not for {negative})")
         # levels left out keep their default weight (not 1.0)
         return {**_POLICY.confidence_weights, **value}
-
-    @field_validator("query_expansion", mode="after")
-    @classmethod
-    def _expansion(cls, value: str) -> str:
-        parse_expansion(value)  # a ValueError says which technique and what to write
-        return value
 
 
 RERANKER_KINDS = ("cross-encoder", "bedrock", "openai")

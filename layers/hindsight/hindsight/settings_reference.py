@@ -213,19 +213,9 @@ ENTRIES: dict[str, tuple[str, str]] = {
         "ranking",
         "The vector searched is the query less this share of the user's mean memory vector (`0`: off).",
     ),
-    "fusion": (
-        "ranking",
-        "How meaning and keyword evidence are fused: `linear`, `rrf` or `adaptive`.",
-    ),
-    "rrf_k": ("ranking", "The constant of reciprocal-rank fusion."),
     "lexical_strength": (
         "ranking",
         "How many of the best keyword hits set the query's share of meaning by how many of its terms they hold (`0`: off).",
-    ),
-    "lexical_idf": ("ranking", "Weigh each query term by its rarity in that share."),
-    "lexical_cues": (
-        "ranking",
-        "Leave the words of named speakers and time cues out of that share.",
     ),
     "decay_floor": ("ranking", "The least recency weight of an episode."),
     "session_pooling": (
@@ -236,10 +226,6 @@ ENTRIES: dict[str, tuple[str, str]] = {
     "assistant_weight": (
         "ranking",
         "The weight of an assistant's turn in a conversation unless the query asks for the assistant's words (`1`: off).",
-    ),
-    "speaker_name_keywords": (
-        "ranking",
-        "The query's words naming a speaker: `keep`, `drop` them from the keyword search, or keep them out of session pooling (`pool`).",
     ),
     "unknown_names": (
         "ranking",
@@ -258,11 +244,6 @@ ENTRIES: dict[str, tuple[str, str]] = {
         "ranking",
         "Leave out results whose score is under this (`0`: off; a request's `min_score` overrides it).",
     ),
-    "rank_by_probability": (
-        "ranking",
-        "Order results by the calibrated score instead of the fused relevance.",
-    ),
-    "query_expansion": ("ranking", "Query expansion before ranking, e.g. `rm3=8,sessions=3`."),
 }
 
 _HEADER = """# Configuration

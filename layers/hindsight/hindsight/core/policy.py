@@ -44,15 +44,6 @@ class Calibration:
     # few, for a query written mostly in Chinese: the model's cosines of two unrelated
     # Chinese texts sit higher over the floor than English ones (a lone unrelated memory)
     few_chinese: float
-    # how far the memory's cosine stands out of this user's candidate pool (the cosines of
-    # the vector and keyword hits): (cosine - pool mean) / pool deviation, 0 with fewer than
-    # ``POOL_LEAST`` cosines. Language-neutral: where a language's unrelated cosines sit
-    # high, the pool sits high too. A store that holds no answer has a best that is only
-    # the tail of its pool; an answer stands out of it
-    similarity_z: float = 0.0
-    # the same for the pool's best cosine (the same for every candidate of a query): how
-    # clearly this user's store holds anything close to the query at all
-    best_z: float = 0.0
 
     def __post_init__(self) -> None:
         negative = [name for name in MONOTONE if getattr(self, name) < 0.0]
@@ -83,13 +74,10 @@ FEATURES = tuple(f.name for f in fields(Calibration) if f.name not in {"model", 
 # every feature but ``fact`` and the query-level ones grows with the evidence of one
 # candidate (each part of its fused score and the fused score itself): their weights are
 # kept at 0 or above, so that within a query the probability never falls as a candidate's
-# fused score rises with the other features held (nor as any part of the fused score rises).
-# best_z, one value per query, is evidence that the store holds anything close: kept at 0
-# or above too
+# fused score rises with the other features held (nor as any part of the fused score rises)
 QUERY_LEVEL = frozenset({"similarity_floor", "few", "few_chinese"})  # one value per query
 MONOTONE = tuple(name for name in FEATURES if name != "fact" and name not in QUERY_LEVEL)
 FEW_CANDIDATES = 20
-POOL_LEAST = 5  # the fewest cosines a pool's mean and deviation are taken over
 
 # Fitted by bench/calibrate.py (logistic regression, Newton's method with the MONOTONE
 # weights kept at 0 or above, a small ridge) on the retrieve path's results for LoCoMo
@@ -120,11 +108,6 @@ CALIBRATION = Calibration(
     few_margin=15.5689,
     few_coverage=0.0,
     few_chinese=-2.1356,
-    # recorded in why and in bench/calibrate.py's rows, not fitted: fitted, best_z came out
-    # at 0 and similarity_z at 0.36, which lowered held-out ECE a little but emptied fewer
-    # of LoCoMo's negative queries at every cut (bench/calibrate.py ``POOL``)
-    similarity_z=0.0,
-    best_z=0.0,
 )
 
 
@@ -180,7 +163,7 @@ class Policy:
         default_factory=lambda: {"high": 1.0, "medium": 0.85, "low": 0.6}
     )
     time_cue_boost: float = 1.5
-    # share of vector similarity in relevance, the rest keyword (linear fusion); with the
+    # share of vector similarity in relevance, the rest keyword (core/fusion.py); with the
     # lexical evidence strength below it is the share for a query whose best keyword hits
     # hold every query term, and grows as they hold fewer. 0.5 with lexical_strength 3
     # replaced 0.6 without it (session 9); 0.6 again with centering (session 12, below)
@@ -192,17 +175,10 @@ class Policy:
     # 0.872/0.795 -> 0.923/0.821, zh 0.923/0.923 -> 1.000/0.949, MSC 0.476/0.565 ->
     # 0.520/0.605; centering 0.5 with the share 0.5 lost MSC hit@5 (0.560), 1.0 more
     centering: float = 0.5
-    # how dense and keyword evidence are fused (core/fusion.py): "linear" (the weighted sum
-    # of the scaled scores), "rrf" (weighted reciprocal-rank fusion, rrf_k) or "adaptive"
-    # (linear with a per-query dense share from how clearly each signal picks its best).
-    # Linear stays the default: no method won on every dev set and language (rrf lost
-    # LoCoMo recall@10 by 0.047, adaptive MSC by 0.105): bench/results/devsets.md
-    fusion: str = "linear"
-    rrf_k: float = 60.0
     # lexical evidence strength (core/fusion.py, ``lexical_weight``): with n > 0, the
     # largest share of the query's terms held by one of its n best keyword hits (read for
     # it; its text as searched, with the turn-before context) scales the keyword share of
-    # the linear fusion: a query whose best lexical matches hold only a name or one common
+    # the fusion: a query whose best lexical matches hold only a name or one common
     # word leans on the dense evidence. 0: off. With vector_weight 0.5 it is the default: it
     # lost on no dev set and language, recall@10 / hit@5 before (0, 0.6) -> after (3, 0.5):
     # LoCoMo 0.753/0.762 -> 0.755/0.768, long-memory en 0.821/0.692 -> 0.872/0.718, zh
@@ -211,16 +187,6 @@ class Policy:
     # 0.520/0.577: name-only keyword matches and session pooling still lift the named
     # speaker's other turns)
     lexical_strength: int = 3
-    # the lexical coverage above weighs each query term by how rare it is among the user's
-    # memories (core/lexical.py; one more keyword search a term). Off: recall@10 / hit@5
-    # against the default LoCoMo -0.013 / -0.012, MSC +0.016 / +0.032, long-memory en
-    # +0 / +0.051, zh +0 / +0.026 (bench/results/devsets.md)
-    lexical_idf: bool = False
-    # the lexical coverage leaves out the query's terms another factor reads: the named
-    # speakers' words and the time cue's (core/lexical.py ``uncued``). Off: LoCoMo -0.003 /
-    # -0.004, MSC -0.012 / +0.004, long-memory unchanged; with lexical_idf LoCoMo -0.009 /
-    # -0.008, MSC +0.016 / +0.036, long-memory as lexical_idf alone
-    lexical_cues: bool = False
     # recency weight of an episode = decay_floor + (1 - decay_floor) * time_decay ** age_days:
     # recency orders equally relevant memories without burying relevant old ones
     decay_floor: float = 0.9
@@ -238,13 +204,6 @@ class Policy:
     # 0.875/0.800 -> 0.950/0.925 (dense 0.875/0.775, 0.900/0.825); 0.6-0.8 alike, 0.9
     # half the gain (bench/decisions/assistant_weight.py); no other set has such turns
     assistant_weight: float = 0.8
-    # what the keyword evidence does with the query's words that name a speaker of its best
-    # keyword hits (core/speakers.py): "keep" them, "drop" them (the keyword search asked
-    # again without them; the speaker boost carries the name), keep them but "pool" only
-    # the relevance fused without them, or leave them out of the lexical coverage only
-    # ("cover"). Keep: every other lost LoCoMo 0.005 / 0.005 and MSC (drop -0.004 / -0.036,
-    # pool -0.004 / -0.016, cover -0.012 / +0.004), long-memory unchanged (devsets.md)
-    speaker_name_keywords: str = "keep"
     # a query that asks about a person the user's memories never mention, in a store whose
     # memories have named speakers, gets no result ("empty"; "off": ranked as any other).
     # core/subjects.py; LoCoMo questions asked of another conversation: 0 -> 0.995 rightly
@@ -266,11 +225,3 @@ class Policy:
     # the refit: 0.005 keeps recall within 0.005 but empties 0.17 of them; 0.05 empties
     # 0.91 at ~0.14 of recall). bench/results/calibration.md and relevance_gates.json.
     min_score: float = 0.0
-    # results ordered by the calibrated probability (True) or by the fused score (False,
-    # the default: the calibrated order lost LoCoMo recall@10, bench/results/calibration.md)
-    rank_by_probability: bool = False
-    # query expansion (core/query_expansion.py): a comma-separated list of decompose,
-    # rm3[=terms], rocchio[=beta], entities, sessions[=n], fact_sources, diversify[=n];
-    # "" off. Off by default: none won on LoCoMo recall@10 overall (0.8031 off; best
-    # entities 0.8029, rocchio=0.2 0.8000); the module's docstring has every figure
-    query_expansion: str = ""

@@ -3,7 +3,7 @@
 Score of a candidate =
     relevance          (1 - session_pooling) * own + session_pooling * session_best
                        own = vector_weight * similarity' + (1 - vector_weight) * keyword'
-                       (policy.fusion "linear"; "rrf" and "adaptive": core/fusion.py)
+                       (core/fusion.py)
   x recency            decay_floor + (1 - decay_floor) * decay   (episodic only)
                        decay = time_decay ** age_days, age relative to as_of
   x use_weight         policy.unused_weight for an episode unused (not hit, not stored)
@@ -38,11 +38,10 @@ and how few the candidates are), fitted by bench/calibrate.py with every weight 
 evidence at 0 or above: a candidate with more of every part of the fused score is never
 less probable. Results less probable than ``min_score`` are left out (a state of the same
 attribute as a result stays with it: ``core/score_cut.py``). The order stays the fused
-one unless ``policy.rank_by_probability`` (the calibrated order lost LoCoMo recall@10);
-``why`` holds both (``fused_score``, ``probability``) and every calibration input, so a
-result may show a lower score than one ranked below it: the other inputs (the margin, the
-words held) differ. Without a ``min_score`` or the calibrated order, only the results
-shown are calibrated (``calibrate``).
+one; ``why`` holds both (``fused_score``, ``probability``) and every calibration input, so
+a result may show a lower score than one ranked below it: the other inputs (the margin,
+the words held) differ. Without a ``min_score``, only the results shown are calibrated
+(``calibrate``).
 
 Records are read lazily: relevance and the tier need only the index's hits (score, kind,
 session); the other factors are bounded (recency <= 1, the largest confidence weight, the
@@ -62,7 +61,7 @@ from typing import Any
 from hindsight.core.commands import RetrieveCommand
 from hindsight.core.fusion import plan_fusion
 from hindsight.core.indexing import searched_text
-from hindsight.core.lexical import coverage, weighted_coverage
+from hindsight.core.lexical import coverage
 from hindsight.core.lifecycle import use_weight
 from hindsight.core.models import (
     EpisodicMemory,
@@ -74,12 +73,11 @@ from hindsight.core.models import (
 from hindsight.core.policy import (
     CALIBRATION,
     FEW_CANDIDATES,
-    POOL_LEAST,
     Calibration,
     Policy,
     sigmoid,
 )
-from hindsight.core.speakers import assistant_weight, names_speaker, scaled_keywords
+from hindsight.core.speakers import assistant_weight, names_speaker
 
 SECONDS_PER_DAY = 86_400.0
 SCORE_DIGITS = 6  # scores are shown rounded to this; min_score compares the shown score
@@ -120,9 +118,6 @@ class Scoring:
     query_terms: frozenset[str]
     calibration: Calibration = CALIBRATION
     min_score: float = 0.0  # results less probable than this are not returned
-    keyword_terms: frozenset[str] | None = None  # the terms keywords count (core/speakers.py)
-    pooled_keyword_hits: dict[str, float] | None = None  # what pooling's keywords count
-    term_weights: dict[str, float] | None = None  # how rare each term is (core/lexical.py)
     centred: Centred | None = None  # what the dense part is scaled from (core/centering.py)
 
 
@@ -158,8 +153,8 @@ def rank(
     the ``HELD`` best of those never read, are added to ``held`` (if given): a state of
     the same attribute as a result may follow it (``core/score_cut.py``).
 
-    The probability is computed here only for what needs it (a ``min_score``, or the
-    calibrated order); otherwise ``calibrate`` computes it for the results shown.
+    The probability is computed here only for what needs it (a ``min_score``); otherwise
+    ``calibrate`` computes it for the results shown.
     """
     if not candidates or wanted <= 0:
         return [], len(candidates)
@@ -258,10 +253,7 @@ def _lexical_strength(
     if unread := [memory_id for memory_id in best if memory_id not in fetched]:
         fetch(unread)
     read = [searched_text(m) for m in map(fetched.get, best) if m is not None]
-    terms = scoring.query_terms if scoring.keyword_terms is None else scoring.keyword_terms
-    if (weights := scoring.term_weights) is not None:
-        return max((weighted_coverage(weights, text) for text in read), default=None)
-    return max((coverage(terms, text) for text in read), default=None)
+    return max((coverage(scoring.query_terms, text) for text in read), default=None)
 
 
 def _relevance(
@@ -271,37 +263,27 @@ def _relevance(
     query's lexical evidence strength, if measured)."""
     similarities, keyword_hits = scoring.similarities, scoring.keyword_hits
     sim_parts, keyword_parts, vector_weight = _scaled(policy, candidates, scoring)
-    fusion = plan_fusion(
-        policy.fusion, vector_weight, policy.rrf_k, sim_parts, keyword_parts, lexical
-    )
+    fusion = plan_fusion(vector_weight, lexical)
     parts: dict[str, Parts] = {}
     session_best: dict[str, float] = {}
     few = max(0.0, (FEW_CANDIDATES - len(candidates)) / (FEW_CANDIDATES - 1))
     chinese = few > 0.0 and mostly_chinese(scoring.command.query)
-    pool = [similarities[c.memory_id] for c in candidates if c.memory_id in similarities]
-    standing = pool_standing(pool)
-    best_z = standing(max(pool)) if pool else 0.0
-    pooled_hits = scoring.pooled_keyword_hits
-    free = None if pooled_hits is None else scaled_keywords(keyword_parts, pooled_hits)
     for c in candidates:
         similarity = similarities.get(c.memory_id)
         sim_part, keyword_part = sim_parts.get(c.memory_id, 0.0), keyword_parts[c.memory_id]
-        own = fusion.own(c.memory_id, sim_part, keyword_part)
+        own = fusion.own(sim_part, keyword_part)
         keyword = keyword_hits.get(c.memory_id, 0.0)
         part = Parts(similarity, sim_part, keyword_part, keyword, own, None, own)
-        part.fusion = fusion.why(c.memory_id)
+        part.fusion = fusion.why()
         part.floor = scoring.floor
         if similarity is not None:
             part.margin = similarity - scoring.floor
-            part.z = standing(similarity)
-        part.best_z = best_z
         part.fact = c.kind == MemoryKind.SEMANTIC
         part.few = few
         part.chinese = chinese
         parts[c.memory_id] = part
-        if c.session is not None:  # pooled: relevance without the speaker names' keywords
-            pooled = own if free is None else fusion.own(c.memory_id, sim_part, free[c.memory_id])
-            session_best[c.session] = max(session_best.get(c.session, 0.0), pooled)
+        if c.session is not None:
+            session_best[c.session] = max(session_best.get(c.session, 0.0), own)
     pooling = policy.session_pooling
     if pooling > 0.0:
         for c in candidates:
@@ -310,19 +292,6 @@ def _relevance(
                 part.pooled = session_best[c.session]
                 part.relevance = (1.0 - pooling) * part.own + pooling * part.pooled
     return parts
-
-
-def pool_standing(pool: list[float]) -> Callable[[float], float]:
-    """How far a cosine stands out of the candidates' cosines, in deviations over their
-    mean (0 for every cosine when fewer than ``POOL_LEAST`` or all alike): computed from
-    what the vector search returned, whatever the index."""
-    if len(pool) < POOL_LEAST:
-        return lambda _: 0.0
-    mean = math.fsum(pool) / len(pool)
-    deviation = math.sqrt(math.fsum((s - mean) ** 2 for s in pool) / len(pool))
-    if deviation < 1e-6:
-        return lambda _: 0.0
-    return lambda similarity: (similarity - mean) / deviation
 
 
 def _read_order(
@@ -351,12 +320,11 @@ def _read_order(
         tier = 0 if fact and part.relevance >= policy.semantic_first_min_relevance else 1
         high, low = (fact_bound, fact_least) if fact else (episode_bound, episode_least)
         bound = part.relevance * high
-        if policy.rank_by_probability or scoring.min_score > 0.0:
+        if scoring.min_score > 0.0:
             probable = _probability_bound(scoring.calibration, part, fact, (low, high))
             if probable < scoring.min_score - 10.0**-SCORE_DIGITS:
                 pruned.append((tier, -bound, c.memory_id))
                 continue  # cannot reach min_score: not read to rank
-            bound = probable if policy.rank_by_probability else bound
         ordered.append((tier, -bound, c.memory_id))
     ordered.sort()
     pruned.sort()
@@ -436,9 +404,9 @@ def _score(
         factor *= parts.time_boost
     parts.fused = relevance * factor
     parts.log_factor = math.log(max(factor, 1e-9))
-    if policy.rank_by_probability or scoring.min_score > 0.0:
+    if scoring.min_score > 0.0:
         calibrate(memory, parts, scoring)
-    parts.score = parts.probability if policy.rank_by_probability else parts.fused
+    parts.score = parts.fused
     first = memory.kind == MemoryKind.SEMANTIC and relevance >= policy.semantic_first_min_relevance
     return (0 if first else 1, parts.score, memory, parts)
 
@@ -476,7 +444,7 @@ class Parts:
     speaker_boost: float | None = None
     assistant_weight: float | None = None  # set when an assistant's turn weighs less
     use_weight: float | None = None  # set when an unused episode weighs less
-    score: float = 0.0  # what the results are ordered by: probability or fused
+    score: float = 0.0  # what the results are ordered by: the fused score
     # the calibration's inputs beyond the above, and its output
     floor: float = 0.0  # the query's similarity to an empty text
     margin: float = 0.0  # similarity less the floor
@@ -486,12 +454,10 @@ class Parts:
     fused: float = 0.0  # relevance x every factor
     few: float = 0.0  # 1 for a lone candidate, down to 0 at FEW_CANDIDATES candidates
     chinese: bool = False  # the query is written mostly in Chinese
-    z: float = 0.0  # the cosine's standing in the candidates' cosines (``pool_standing``)
-    best_z: float = 0.0  # the best candidate's
     logit: float = 0.0
     probability: float = 0.0
     calibrated: bool = False  # logit and probability are set (``calibrate``)
-    fusion: dict[str, Any] | None = None  # how ``own`` was fused, unless linear (core/fusion.py)
+    fusion: dict[str, Any] | None = None  # the dense share lexical strength set (core/fusion.py)
 
     def features(self) -> dict[str, float]:
         """The calibration's inputs (``policy.Calibration``), by name."""
@@ -511,8 +477,6 @@ class Parts:
             "few_margin": self.few * self.margin,
             "few_coverage": self.few * self.coverage,
             "few_chinese": self.few if self.chinese else 0.0,
-            "similarity_z": self.z,
-            "best_z": self.best_z,
         }
 
     def why(self) -> dict[str, Any]:

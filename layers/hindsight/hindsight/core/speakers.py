@@ -1,30 +1,8 @@
-"""Speaker names in a query: what the speaker boost rewards, and whether keywords count them.
+"""Speakers in ranking: a query that names a speaker, and an assistant's turns.
 
 A question that names a speaker ("How does Avery earn a living?") is about that speaker's
 turns. The speaker boost (``Policy.speaker_boost``) rewards every episode of that speaker
-(``names_speaker``). The name is also a keyword, and the keyword search finds it in each
-of the speaker's turns ("Avery: ...") and in the replies that carry one of them as their
-turn-before context, so BM25, the lexical coverage and session pooling reward the same
-name again: a turn that holds only the name can outrank the one that answers.
-
-``Policy.speaker_name_keywords`` says what the keyword evidence does with the query's
-words that name a speaker of its best keyword hits (``named_speakers``):
-
-- ``keep`` (the default): they count like any word;
-- ``drop``: the keyword search is asked again without them (``text.without_terms``) and
-  that answer is the keyword evidence; the lexical coverage counts only the other terms;
-  the speaker boost still reads the whole query. A query that is only names keeps them;
-- ``pool``: the keyword evidence keeps them, but session pooling spreads only relevance
-  fused from the keyword search without them (a session is lifted by what answers the
-  question, not by the name every turn of the speaker holds);
-- ``cover``: the keyword evidence keeps them; the lexical coverage leaves them out.
-
-Measured in bench/results/devsets.md (variants ``speaker_name_keywords=...``): none ships.
-Against keep (recall@10 / hit@5), drop, pool and cover each lose LoCoMo 0.005 / 0.005,
-and MSC, the set they were meant for, loses too (drop -0.004 / -0.036, pool -0.004 /
--0.016, cover -0.012 / +0.004); long-memory is unchanged. Without the name, the keyword
-evidence of an MSC question is the rest of its template ("like", "earn a living"), which
-many turns hold: the name was not what the named speaker's other turns were lifted by.
+(``names_speaker``); the name also counts as a keyword like any word of the query.
 
 An assistant's turns in a conversation (``is_assistant``: a speaker "assistant", "AI",
 "HelperBot", "智能助手"; an episode with a session) answer the user in the user's own
@@ -39,16 +17,11 @@ idea", "你建议…", "the assistant"; "Can you remind me where I went?" or "�
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 from hindsight.core.models import EpisodicMemory, Memory
 from hindsight.core.text import tokenize
 
-SPEAKER_NAME_KEYWORDS = ("keep", "drop", "pool", "cover")
-# the best keyword hits whose speakers are read to find the names a query holds: a name
-# that lifts its speaker's turns puts them at the top of the keyword search
-SPEAKER_PROBE = 10
 # a speaker named with one of these words is the assistant (the Chinese ones also count
 # inside a longer name, as does a name ending in "Bot")
 ASSISTANT_WORDS = frozenset({"assistant", "agent", "ai", "bot", "chatbot", "model", "system"})
@@ -85,14 +58,6 @@ _ASSISTANT_WORDS = re.compile(
     r"|助手|通义|千问|文心一言",
     re.IGNORECASE,
 )
-
-
-def check_mode(mode: str) -> str:
-    """The mode, or a clear error for one that is not known."""
-    if mode not in SPEAKER_NAME_KEYWORDS:
-        choices = ", ".join(SPEAKER_NAME_KEYWORDS)
-        raise ValueError(f"unknown speaker_name_keywords {mode!r}; choose one of {choices}")
-    return mode
 
 
 @lru_cache(maxsize=4_096)
@@ -140,22 +105,3 @@ def names_speaker(memory: Memory, query_terms: frozenset[str]) -> bool:
         return False
     words = speaker_terms(memory.speaker)
     return bool(words) and words <= query_terms
-
-
-def named_speakers(
-    query_terms: frozenset[str], memories: Iterable[Memory | None]
-) -> frozenset[str]:
-    """The query's terms that name a speaker of ``memories`` (every word of the speaker in
-    the query); none when they would be every term of the query (nothing else to match)."""
-    named: set[str] = set()
-    for memory in memories:
-        if isinstance(memory, EpisodicMemory) and names_speaker(memory, query_terms):
-            named |= speaker_terms(memory.speaker or "")
-    return frozenset() if named >= query_terms else frozenset(named)
-
-
-def scaled_keywords(ids: Iterable[str], hits: Mapping[str, float]) -> dict[str, float]:
-    """Each id's keyword score divided by the best of them (0 when none was found)."""
-    chosen = list(ids)
-    best = max((hits.get(i, 0.0) for i in chosen), default=0.0)
-    return {i: hits.get(i, 0.0) / best if best > 0.0 else 0.0 for i in chosen}

@@ -122,36 +122,6 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
-def term_words(text: str) -> dict[str, str]:
-    """Each search term of the text and a word of it that ``tokenize`` makes that term of
-    (a term is not always its own word: "houses" is "hous", and "hous" would be "hou")."""
-    words: dict[str, str] = {}
-    for match in _TOKEN_RUN.finditer(normalize(text)):
-        chinese, other = match.groups()
-        for word in _segment_chinese(chinese) if chinese else [other]:
-            for term in tokenize(word):
-                words.setdefault(term, word)
-    return words
-
-
-def without_terms(text: str, terms: frozenset[str]) -> str:
-    """The text (normalised) less the words whose search term is one of ``terms``: its
-    ``tokenize`` is the text's less those terms (each is cut out of a run of Chinese
-    characters, whose rest is segmented again)."""
-    if not terms:
-        return text
-    pieces = []
-    for match in _TOKEN_RUN.finditer(normalize(text)):
-        chinese, other = match.groups()
-        if chinese:
-            for term in terms:
-                chinese = chinese.replace(term, " ")
-            pieces.append(chinese)
-        elif stem(other) not in terms:
-            pieces.append(other)
-    return " ".join(pieces)
-
-
 def content_hash(text: str) -> str:
     """sha256 hex of the text normalised (NFKC, casefold, whitespace collapsed, stripped)."""
     normalised = _WHITESPACE.sub(" ", normalize(text)).strip()

@@ -18,7 +18,6 @@ from hindsight.core.commands import RetrieveCommand, RetrieveResult
 from hindsight.core.embedding import embed_query, neutral_vector
 from hindsight.core.highlight import Match, query_words
 from hindsight.core.hit_log import HitLog
-from hindsight.core.lexical import term_weights, uncued
 from hindsight.core.lifecycle import archived_hits
 from hindsight.core.models import (
     HitFacts,
@@ -35,7 +34,6 @@ from hindsight.core.models import (
 from hindsight.core.parallel import started
 from hindsight.core.policy import CALIBRATION, Policy
 from hindsight.core.ports import Clock, Embedder, RecordStore, SearchIndex
-from hindsight.core.query_expansion import DIVERSITY_WINDOW, Expander, diversified, parse_expansion
 from hindsight.core.ranking import (
     Candidate,
     Centred,
@@ -49,7 +47,6 @@ from hindsight.core.retrieve_cursor import decode_cursor, encode_cursor, fingerp
 from hindsight.core.retrieve_filter import checks_validity, query_reference, search_filter
 from hindsight.core.score_cut import with_state_groups
 from hindsight.core.shaping import Shaping
-from hindsight.core.speakers import SPEAKER_PROBE, check_mode, named_speakers
 from hindsight.core.states import (
     MAX_STATEMENT_CHARS,
     STATE_WINDOW,
@@ -60,7 +57,7 @@ from hindsight.core.states import (
 from hindsight.core.subjects import SPEAKERS_LISTED, SPEAKERS_READ, unknown_names, written_in
 from hindsight.core.subjects import check_mode as check_subjects_mode
 from hindsight.core.temporal import parse_query_time
-from hindsight.core.text import term_words, tokenize, without_terms
+from hindsight.core.text import tokenize
 
 logger = logging.getLogger(__name__)
 
@@ -85,9 +82,6 @@ class RetrieveMemories:
         self.policy = policy
         self.hits = hits  # access tracking: counted here, written behind (core/hit_log.py)
         self.rerank = rerank  # the second stage, if a reranker is configured (core/rerank.py)
-        # parsed once: a bad spec fails the service's start, not each query
-        self.expansion = parse_expansion(policy.query_expansion)
-        self.speaker_names = check_mode(policy.speaker_name_keywords)
         self.unknown_names = check_subjects_mode(policy.unknown_names)
         # each user's mean memory vector, for query centering (core/centering.py)
         self.means = UserMeans(records, clock.monotonic)
@@ -114,25 +108,6 @@ class RetrieveMemories:
                 unknown_names=unknown,
             )
         query_terms = frozenset(tokenize(command.query))
-        names = frozenset[str]()
-        mode = (
-            "cover" if self.speaker_names == "keep" and policy.lexical_cues else self.speaker_names
-        )
-        if mode != "keep" and not search.partial:
-            names = search.without_speaker_names(query_terms, mode)
-        expansion = self.expansion
-        if expansion.enabled and not search.partial:  # opt-in (core/query_expansion.py)
-            time_left = lambda: self.clock.monotonic() < deadline  # noqa: E731
-            expander = Expander(
-                expansion,
-                self.records,
-                self.index,
-                self.embedder,
-                policy.candidate_pool,
-                policy.vector_weight,
-                time_left,
-            )
-            expander.expand(search, command.query)
         candidates = search.candidates()
         search.complete_similarities(candidates, deadline)
         candidates = search.at_least(command.min_similarity, candidates)
@@ -140,8 +115,6 @@ class RetrieveMemories:
         query_vector = search.query_vector
         floor = float(np.dot(neutral, query_vector.values)) if query_vector is not None else 0.0
         query_time = parse_query_time(command.query, as_of)
-        if policy.lexical_cues:  # what the time cue reads is not lexical evidence either
-            names = uncued(query_terms, names, query_time)
         scoring = Scoring(
             search.similarities,
             search.keyword_hits,
@@ -151,16 +124,11 @@ class RetrieveMemories:
             floor,
             query_terms,
             min_score=self._min_score(command),
-            keyword_terms=query_terms - names if names else None,
-            pooled_keyword_hits=search.pooled_keyword_hits,
-            term_weights=search.rarity(query_terms - names) if self._weighs_terms() else None,
             centred=_centred_scale(search, neutral),
         )
         wanted = min(offset + command.top_k, policy.max_results)
         exact = max(wanted, STATE_WINDOW)  # the states' window is ordered whatever the page
         exact = max(exact, rows_read(self.rerank))  # the rerank's N are ordered exactly too
-        if expansion.per_session:
-            exact = max(exact, DIVERSITY_WINDOW)
         held: list[tuple[int, float, Memory, Parts]] = []
         ranked, total = rank(policy, candidates, scoring, search.fetched, search.fetch, exact, held)
         if held:  # min_score: what it left out comes back with a state of its group
@@ -173,8 +141,6 @@ class RetrieveMemories:
                 command.query,
             )
             total += len(ranked) - shown
-        if expansion.per_session:
-            ranked = diversified(ranked, expansion.per_session)
         ranked, updated_by = self._newest_states(principal, command, ranked, as_of, query_time)
         shaping = Shaping(
             query_words(command.query), command.max_content_chars, policy.vector_weight
@@ -215,11 +181,6 @@ class RetrieveMemories:
             partial=search.partial,
             query_time=query_time,
         )
-
-    def _weighs_terms(self) -> bool:
-        """Whether the lexical coverage weighs the query's terms by rarity (then each is
-        searched alone): with ``lexical_idf`` and the coverage on."""
-        return self.policy.lexical_idf and self.policy.lexical_strength > 0
 
     def _unknown_names(self, search: _Search, command: RetrieveCommand) -> list[str]:
         """The names that leave the query unanswerable here (``core/subjects.py``); none
@@ -293,8 +254,6 @@ class _Search:
         self.matches: dict[str, list[Match]] = {}  # the chunks long memories were found by
         self.partial = False
         self.validity = False  # facts kept to those valid at the filter's ``now``
-        # session pooling's keyword hits, when they differ (core/speakers.py, "pool")
-        self.pooled_keyword_hits: dict[str, float] | None = None
 
     def _matched(self, hit: SearchHit, by: str) -> None:
         if hit.chunk is not None and hit.span is not None:
@@ -322,8 +281,8 @@ class _Search:
             self.partial = True
 
     def search_vectors(self, query: StoredVector) -> None:
-        """Search by meaning with ``query`` as the query's vector (again, for feedback): every
-        score in ``vector_hits`` is by a searched vector (``searched``; query expansion)."""
+        """Search by meaning with ``query`` as the query's vector: every score in
+        ``vector_hits`` is by the searched vector (``searched``)."""
         search, policy = self.use_case.index.vector_search, self.use_case.policy
         parallel, pool = policy.parallel_searches, policy.candidate_pool
         self.query_vector, self.centred_vector = query, self._centred(query)
@@ -341,10 +300,8 @@ class _Search:
             self.plain_hits = {hit.memory_id: hit.score for hit in plain()}
 
     def searched(self, vector: StoredVector) -> StoredVector:
-        """The vector a search for ``vector`` runs with: centred alike if the query is."""
-        if self.centred_vector is None or vector is self.query_vector:
-            return self.centred_vector or vector
-        return self._centred(vector) or vector
+        """The vector a search for the query's ``vector`` runs with: the centred one, if any."""
+        return self.centred_vector or vector
 
     def _centred(self, query: StoredVector) -> StoredVector | None:
         """The query less ``Policy.centering`` times the user's mean memory vector (None
@@ -357,30 +314,6 @@ class _Search:
         user = self.filter.user_id
         mean = self.use_case.means.mean(self.tenant_id, user, query, self.filter.now)
         return None if mean is None else centred(query, mean, weight)
-
-    def without_speaker_names(self, query_terms: frozenset[str], mode: str) -> frozenset[str]:
-        """The query's terms naming a speaker of its best keyword hits (``core/speakers.py``)
-        and, if any and ``mode`` is drop or pool, the keyword search asked again without
-        them: its hits become the keyword evidence (drop) or session pooling's only (pool).
-        Hits of the first search stay candidates."""
-        names = named_speakers(query_terms, self._read(_best(self.keyword_hits, SPEAKER_PROBE)))
-        if not names or mode == "cover":
-            return names
-        index, pool = self.use_case.index, self.use_case.policy.candidate_pool
-        hits: dict[str, float] = {}
-        for hit in index.keyword_search(
-            self.filter, without_terms(self.command.query, names), pool
-        ):
-            hits[hit.memory_id] = hit.score
-            self.facts[hit.memory_id] = self.facts.get(hit.memory_id) or hit.facts
-            if hit.memory_id not in self.keyword_hits:
-                self._matched(hit, "keyword")
-        if mode == "pool":
-            self.pooled_keyword_hits = hits
-        else:
-            self.keyword_hits = hits
-        self.candidate_ids = list(dict.fromkeys([*self.candidate_ids, *hits]))
-        return names
 
     def holds(self, name: str) -> bool:
         """Whether a memory the query may read holds ``name`` as written (the keyword
@@ -412,17 +345,6 @@ class _Search:
         if unread := [i for i in dict.fromkeys(memory_ids) if i not in self.fetched]:
             self.fetch(unread)
         return [self.fetched.get(i) for i in memory_ids]
-
-    def rarity(self, terms: frozenset[str]) -> dict[str, float]:
-        """Each term's weight by how many memories hold it (``core/lexical.py``): the
-        keyword search asked for the term alone, up to the candidate pool."""
-        index, pool = self.use_case.index, self.use_case.policy.candidate_pool
-        words = term_words(self.command.query)
-
-        def held_by(term: str) -> int:
-            return len(index.keyword_search(self.filter, words.get(term, term), pool))
-
-        return term_weights(sorted(terms), held_by, pool)
 
     def fetch(self, memory_ids: list[str]) -> None:
         """Read memories and re-check on the source of truth what the index filtered."""
