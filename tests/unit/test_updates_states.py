@@ -131,6 +131,10 @@ def test_statements_of_different_speakers_are_never_one_state():
         ("我在腾讯上班，做数据分析。", "上周我在字节跳动正式入职，同事都挺好的。"),
         ("我和小雨在一起两年了，她是我女朋友。", "我和小雨分手了，现在的女朋友是晓晴。"),
         ("我每周一和三去健身房。", "我把健身时间改到了每周二和四。"),
+        ("I stick to a vegan diet.", "I've given up the vegan diet and eat keto now."),
+        ("My only pet is a beagle.", "We rehomed the beagle and have a labrador now."),
+        ("我在学法语。", "我不学法语了，现在改学韩语。"),
+        ("我的家庭医生是何医生。", "我换了家庭医生，现在找周医生看病。"),
     ],
 )
 def test_a_new_value_of_the_same_attribute_is_an_update(older: str, newer: str) -> None:
@@ -157,6 +161,24 @@ def test_a_new_value_of_the_same_attribute_is_an_update(older: str, newer: str) 
         ("My phone is a Pixel 7.", "My dad switched to an iPhone 15."),
         ("我用的手机是华为Mate 60。", "我妈妈换了新手机，是小米14。"),
         ("我住在杭州。", "我姐姐搬到成都了。"),
+        ("My manager is Marcus.", "My wife's manager is Oliver."),
+        ("My favourite food is sushi.", "My teenage son says ramen is his favourite food."),
+        ("我的经理是李娜。", "我老婆的经理是陈静。"),
+        ("我最喜欢吃小龙虾。", "我老公最喜欢吃烤鸭。"),
+        ("我早上固定喝红茶。", "我爸早上离不开拿铁。"),
+        # a word of the attribute naming a thing, or a value of another kind
+        ("I drive a Ford Focus.", "The car park at the supermarket was full again."),
+        ("My current account is with ING.", "The food bank needs volunteers on Saturdays."),
+        ("My morning drink is always matcha.", "The coffee table wobbles, I need to fix it."),
+        ("I live in Melbourne.", "We moved the piano into the living room."),
+        (
+            "My partner Emma and I have been together for years.",
+            "I'm seeing the dentist on Friday.",
+        ),
+        ("我家就一只宠物，是布偶猫。", "看了一部讲非洲野狗的纪录片。"),
+        ("我住在青岛。", "我把书桌搬到了窗户旁边，光线好多了。"),
+        ("我每天坐班车上班。", "周末坐火车去看了爷爷奶奶。"),
+        ("我主要的运动是瑜伽，一周三次。", "今天早上瑜伽状态特别好。"),
     ],
 )
 def test_a_newer_memory_without_a_new_value_of_the_same_attribute_is_no_update(

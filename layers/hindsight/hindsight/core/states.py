@@ -53,52 +53,89 @@ DUPLICATE = 0.985  # the same statement said again: not an update
 MAX_STATEMENT_CHARS = 400  # longer memories (documents, pasted text) are not statements
 
 _EN = {
-    "residence": r"\b(?:live[sd]?|living|(?:moved|moving) (?:to|into|back|house|out|in|across|"
+    "residence": r"\b(?:liv(?:e|es|ed|ing) (?:in|at|near|above|by|with|next to)|"
+    r"where (?:does|do|did) .{1,40} live|"
+    r"(?:moved|moving) (?:to|into|back|house|out|in|across|"
     r"abroad|here|there|away|last|recently)|relocat\w*|settled|based in|"
     r"(?:my|our) (?:new )?(?:home|flat|apartment|house|place)|neighbou?rhood)\b",
-    "work": r"\b(?:work(?:s|ing|ed)? (?:at|for|as|in)|jobs?|employer|joined|hired|quit|"
-    r"where (?:does|do|did) .{1,40} work|"
-    r"company|position|role|career|first (?:day|week) at|office)\b",
+    "work": r"\b(?:work(?:s|ing|ed)? (?:at|for|as|in)|(?:new |first |a |my )?job (?:at|as|with)|"
+    r"(?:new|switched|changed) jobs?|employer|joined|hired (?:by|at)|quit|started at|badge|"
+    r"where (?:does|do|did) .{1,40} work|first (?:day|week|month) at)\b",
     "partner": r"\b(?:girlfriend|boyfriend|wife|husband|partner|fianc[eé]e?|spouse|"
-    r"dating|seeing|married|broke up|divorced)\b",
-    "vehicle": r"\b(?:car|drive[sn]?|driving|vehicle|truck|suv|motorbike|motorcycle|scooter|"
-    r"dealer|(?:a|an|my|new|the) (?:toyota|honda|tesla|mazda|bmw|audi|vw|volkswagen|ford|"
+    r"in a relationship|(?:dating|seeing) (?-i:[A-Z])\w+|"
+    r"(?:got|get|getting|am|'m|are|were|be|been) married|married (?:to|him|her)|broke up|"
+    r"split up|divorced)\b",
+    "vehicle": r"\b(?:(?:my|our|new|a) (?:new |old )?car\b"
+    r"(?! (?:park|show|boot|wash|accident|trouble|seat|full))|drive[sn]? (?:a|an|my)|"
+    r"driving (?:a|an|my)|vehicle|truck|suv|motorbike|motorcycle|dealer|traded in|"
+    r"(?:a|an|my|new|the) (?:toyota|honda|tesla|mazda|bmw|audi|vw|volkswagen|ford|"
     r"hyundai|kia|subaru|volvo|nissan|porsche|jeep|mercedes|skoda|renault|peugeot))\b",
     "manager": r"\b(?:manager|boss|supervisor|team lead|reports? to|took over)\b",
-    "diet": r"\b(?:diet|vegetarian|vegan|keto|paleo|pescatarian|eating|eat meat|"
-    r"gluten|dairy|fasting)\b",
+    "diet": r"\b(?:diet|eat meat|fasting|(?:i'm|i am|been|went|gone|going|became|become|"
+    r"eat(?:ing)?|stick to|follow(?:ing)?) (?:a |an )?(?:strict |mostly )?(?:vegetarian|vegan|"
+    r"keto|paleo|pescatarian|gluten-free|dairy-free|low-carb|plant-based|carnivore))\b",
     "phone": r"\b(?:phone|iphone|android|pixel|galaxy|smartphone|mobile|xperia|oneplus|"
     r"(?:a|an|my|new) (?:huawei|xiaomi|motorola|nokia|samsung))\b",
     "exercise": r"\b(?:gym|work ?outs?|exercis\w*|training|yoga|pilates|swim\w*|"
     r"run on|jog\w*)\b",
-    "language": r"\b(?:speak\w*|language|fluent\w*|lessons)\b",
-    "pets": r"\b(?:cats?|dogs?|pets?|pupp(?:y|ies)|kittens?|adopted|parrot|rabbit)\b",
-    "studies": r"\b(?:study\w*|school|university|college|major\w*|degree|course)\b",
-    "commute": r"\b(?:commut\w*|bus|subway|metro|train to|bike to|cycle to)\b",
+    "language": r"\b(?:speak\w*|language|fluent\w*|lessons|learn\w*|stud(?:y|ying|ies))\b",
+    "pets": r"\b(?:cats?|dogs?|pets?|pupp(?:y|ies)|kittens?|adopted|rehomed|parrot|rabbit|"
+    r"beagle|labrador|corgi|poodle|terrier|spaniel|husky|dachshund|retriever|tortoise|"
+    r"hamster|budgie|guinea pig)\b",
+    "studies": r"\b(?:study\w*|school|university|college|major\w*|degree|student|"
+    r"lectures?|seminar|enrol\w*|transferred)\b",
+    "commute": r"\b(?:commut\w*|to (?:work|the office)|get to work|ride to work)\b",
     "favourite": r"\b(?:favou?rite|prefer\w*|best of all|more than any|like \w+ best)\b",
-    "drink": r"\b(?:coffee|tea|latte|espresso|drink\w*)\b",
+    "drink": r"\b(?:coffee|tea|latte|espresso|chai|drink(?:ing)?|cup of|morning (?:drink|cup))\b",
+    "food": r"\b(?:dish|food|meal|could eat|eat it|cuisine)\b",
+    "hobby": r"\b(?:hobby|hobbies|free time|spare time|spare hour|pastime|free evening)\b",
+    "hair": r"\b(?:hair|dye|dyed)\b",
+    "bank": r"\b(?:bank\w*|accounts?|debit card|credit card|salary went)\b",
+    "doctor": r"\b(?:doctor|gp|dr|check-ups?|practice|surgery)\b",
+    "team": r"\b(?:(?:i|we) (?:support|follow)|supporter of|season ticket|die-hard|cheer for|"
+    r"football fan|home games?|match day|(?:club|team|football|rugby|home) shirt)\b",
+    "instrument": r"\b(?:instrument|play(?:s|ed|ing)? the|orchestra|band|teacher says|"
+    r"grade \w+ exam|open mic|violin|cello|drums|flute|saxophone|trumpet|trombone|clarinet|"
+    r"ukulele|guitar|piano)\b",
     "sleep": r"\b(?:wake up|woke up|bedtime|go to bed|sleep\w*)\b",
 }
 _ZH = {
-    "residence": r"住|搬家|搬到|搬去|定居|安家|房子|租了|小区",
-    "work": r"上班|工作|公司|入职|跳槽|辞职|离职|职位|单位|同事",
-    "partner": r"女朋友|男朋友|老婆|老公|妻子|丈夫|对象|伴侣|结婚|分手|约会|离婚",
-    "vehicle": r"车|驾驶|一辆",
-    "manager": r"经理|老板|领导|上司|主管|汇报",
+    "residence": r"住在|住到|住着|家在|搬家|搬到|搬去|定居|安家|房子|租了|小区",
+    "work": r"上班|入职|跳槽|辞职|离职|职位|单位|在.{1,10}工作|工作是|公司是|新公司|同事",
+    "partner": r"女朋友|男朋友|老婆|老公|妻子|丈夫|对象|伴侣|结婚|分手|约会|离婚|在一起",
+    "vehicle": r"汽车|车子|新车|我的车|一辆|开的是|开着|提的|提了|驾驶|(?:买|卖|换)了?(?:一?辆|车)",
+    "manager": r"(?:我的|我们)(?:老板|领导)|经理|上司|主管|汇报",
     "diet": r"饮食|吃素|素食|节食|生酮|减肥|吃肉|忌口|轻断食",
-    "phone": r"手机|(?:一部|一台|入手了?|买了|收到了?|换了|用的是)"
-    r"(?:华为|小米|苹果|(?i:iphone|oppo|vivo)|三星|荣耀|一加|红米)",
+    "phone": r"手机|(?:华为|小米|苹果|(?i:iphone|oppo|vivo|pixel|galaxy)|三星|荣耀|一加|红米)\s*"
+    r"[A-Za-z]*\s*\d",
     "exercise": r"健身|锻炼|跑步|瑜伽|游泳|运动",
     "language": r"语|外语|说.{0,2}话",
-    "pets": r"猫|狗|宠物|领养",
+    "pets": r"猫|狗|宠物|领养|养了|养着|只养",
     "studies": r"上学|读书|大学|专业|学校|课程|读研",
-    "commute": r"通勤|地铁|公交|骑车",
+    "commute": r"通勤|上下班|上班|去公司|到公司",
     "favourite": r"最喜欢|更喜欢|偏爱|喜欢",
-    "drink": r"咖啡|茶|喝",
+    "drink": r"喝|来一杯|离不开|换成了?(?:咖啡|茶|豆浆|拿铁)",
+    "food": r"最喜欢吃|最爱吃|最爱的是|菜|能天天吃|吃不腻",
+    "hobby": r"爱好|业余|空闲时间|闲暇|有空就",
+    "hair": r"头发|染发|发色",
+    "bank": r"银行|工资卡|账户|储蓄卡|信用卡",
+    "doctor": r"医生|大夫|看病|体检",
+    "team": r"球迷|支持|季票|球衣|主场|看球",
+    "instrument": r"乐器|乐团|弹|拉(?:小提琴|大提琴|二胡)|演奏|打鼓|考级|老师说我",
     "sleep": r"起床|睡觉|早睡|晚睡",
 }
 # attributes of several values at once: a newer statement adds unless it says a change
-MULTI_VALUED = frozenset({"language", "pets"})
+MULTI_VALUED = frozenset({"language", "pets", "hobby", "instrument", "exercise"})
+# a statement that the value is the only one ("my only pet", "my main hobby", "唯一的宠物"):
+# a multi-valued attribute then changes without a change cue
+EXCLUSIVE_CUES = (
+    re.compile(
+        r"\b(?:only|main|one and only|just one|my instrument|my one|all my|every spare|"
+        r"every free|nothing beats|is my (?:hobby|sport|workout))\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"唯一|只养|只学|只喝|只玩|主要|最大的|全给了|全部"),
+)
 ATTRIBUTES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     name: (re.compile(_EN[name], re.IGNORECASE), re.compile(_ZH[name])) for name in _EN
 }
@@ -131,12 +168,15 @@ ADDITIVE_CUES = (
 ENDED_CUES = (
     re.compile(
         r"\b(?:quit|left|no longer|not \w+ any ?more|broke up|split up|divorced|sold|replaced|"
-        r"instead of|gave up|stopped|moved out of|moved away from|switched from|"
-        r"changed from|from \w+(?: \w+)? to)\b",
+        r"instead of|gave up|given up|giving up|dropped|ditched|stopped|rehomed|gave away|"
+        r"traded in|closed|cancell?ed|moved out of|moved away from|transferred from|"
+        r"(?:switched|swapped|changed|moved)(?: \w+){0,3} (?:from|for)|bored of|tired of|"
+        r"from \w+(?: \w+)? to)\b",
         re.IGNORECASE,
     ),
     re.compile(
-        r"不再|已经不|分手|离婚|辞职|离职|辞掉|卖了|卖掉|换掉|换成|改成|改为|从.{1,8}(?:换|改|搬)到"
+        r"不再|已经不|分手|离婚|辞职|离职|辞掉|卖了|卖掉|换掉|换成|改成|改为|改学|转学|放弃|腻了|送给了|"
+        r"送人|排第二|不.了|改到|换到|从.{1,8}(?:换|改|搬|转)"
     ),
 )
 _QUESTION = re.compile(
@@ -170,11 +210,10 @@ class Statement:
     attributes: frozenset[str]
     change: bool
     additive: bool
+    exclusive: bool  # it says the value is the only one
     question: bool
     digest: str
     text: str
-    subject: str  # whose state it gives (core/state_values.py)
-    values: frozenset[str]  # the words that can be a state's value
     ended: bool  # it says that an earlier state ended
 
     @classmethod
@@ -190,11 +229,10 @@ class Statement:
             attributes=attributes,
             change=bool(CHANGE_CUES[zh].search(text)),
             additive=bool(ADDITIVE_CUES[zh].search(text)),
+            exclusive=bool(EXCLUSIVE_CUES[zh].search(text)),
             question=bool(_QUESTION.search(text)),
             digest=content_hash(text),
             text=text,
-            subject=subject(text, attributes),
-            values=values(text),
             ended=bool(ENDED_CUES[zh].search(text)),
         )
 
@@ -237,28 +275,69 @@ def reference_time(
 
 
 def same_attribute(older: Statement, newer: Statement, cosine: float) -> bool:
-    """Whether ``newer`` states a new value of the attribute ``older`` stated, of the same
+    """Whether ``newer`` states a new value of an attribute ``older`` stated, of the same
     person: the evidence the module's docstring lists, all of it, or no update."""
     if older.speaker != newer.speaker or older.question or newer.question or newer.additive:
         return False
     if older.digest == newer.digest or cosine >= DUPLICATE or cosine < RELATED:
         return False
-    shared = older.attributes & newer.attributes
-    if not shared or (shared <= MULTI_VALUED and not newer.change):
-        return False  # a second pet, another language: an addition unless a change is said
-    if older.subject != newer.subject:
-        return False
-    return new_value(older, newer)
+    for attribute in older.attributes & newer.attributes:
+        if attribute in MULTI_VALUED and not (newer.ended or older.exclusive or newer.exclusive):
+            continue  # a second pet, another language: an addition unless one ended
+        if attribute == "favourite" and _favourite_kind(older.text) != _favourite_kind(newer.text):
+            continue  # a favourite book is no favourite film
+        if _subject(older.text, attribute) != _subject(newer.text, attribute):
+            continue
+        if new_value(older, newer, attribute):
+            return True
+    return False
 
 
-def new_value(older: Statement, newer: Statement) -> bool:
-    """Whether ``newer`` names a value ``older`` does not, and ``older``'s value is gone
-    from it or it says the older state ended."""
-    introduced = any(not names_value(v, older.text) for v in newer.values)
-    if not introduced:
+# "The coffee table wobbles", "The food bank needs volunteers": the attribute's word names
+# a thing, not anyone's state
+_THING = re.compile(r"\s*(?:the|a|an)\s+(?:[\w-]+\s+)?$", re.IGNORECASE)
+_OWNED = re.compile(r"\s+(?:i|i've|i'm|we|we've|my|our)\b", re.IGNORECASE)
+
+
+def _subject(text: str, attribute: str) -> str:
+    """Whose state of ``attribute`` ``text`` gives (``core/state_values.subject``); "thing"
+    when an English sentence opens with the attribute's word after an article."""
+    if not _CJK.search(text):
+        found = ATTRIBUTES[attribute][0].search(text)
+        if (
+            found
+            and _THING.fullmatch(text[: found.start()])
+            and not _OWNED.match(text, found.end())
+        ):
+            return "thing"
+    return subject(text, attribute)
+
+
+_FAVOURITE_KIND = (
+    re.compile(r"\bfavou?rite (\w+)", re.IGNORECASE),
+    re.compile(r"最(?:喜欢|爱)(?:的)?(?:是)?([\u4e00-\u9fff]{1,2})"),
+)
+
+
+def _favourite_kind(text: str) -> str | None:
+    """What a favourite is of ("my favourite food": food), if the statement says."""
+    found = _FAVOURITE_KIND[1 if _CJK.search(text) else 0].search(text)
+    return found.group(1).casefold() if found else None
+
+
+def _values(text: str, attribute: str) -> frozenset[str]:
+    """``core/state_values.values`` of ``text``, names near where it names ``attribute``."""
+    pattern = ATTRIBUTES[attribute][1 if _CJK.search(text) else 0]
+    return values(text, attribute, tuple(m.span() for m in pattern.finditer(text)))
+
+
+def new_value(older: Statement, newer: Statement, attribute: str) -> bool:
+    """Whether ``newer`` names a value of ``attribute`` that ``older`` does not, and
+    ``older``'s value is gone from it or it says the older state ended."""
+    olds, news = _values(older.text, attribute), _values(newer.text, attribute)
+    if not olds or not any(not names_value(v, older.text) for v in news):
         return False
-    dropped = any(not names_value(v, newer.text) for v in older.values)
-    return dropped or (newer.ended and bool(older.values))
+    return newer.ended or any(not names_value(v, newer.text) for v in olds)
 
 
 @dataclass(frozen=True)
