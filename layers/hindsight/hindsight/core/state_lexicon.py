@@ -148,7 +148,8 @@ def _compile_en(pattern: str) -> re.Pattern[str]:
 
 _EN = {
     "diet": _DIET_EN,
-    "exercise": f"{_SPORT_EN}|{_DAYS_EN}",
+    "exercise": _SPORT_EN,
+    "exercise_days": _DAYS_EN,
     "language": _LANGUAGE_EN,
     "pets": _PET_EN,
     "commute": _COMMUTE_EN,
@@ -162,7 +163,8 @@ _EN = {
 _EN["favourite"] = "|".join(_EN[a] for a in ("food", "drink", "hobby", "exercise", "hair"))
 _ZH = {
     "diet": _DIET_ZH,
-    "exercise": f"{_SPORT_ZH}|{_DAYS_ZH}",
+    "exercise": _SPORT_ZH,
+    "exercise_days": _DAYS_ZH,
     "language": _LANGUAGE_ZH,
     "pets": _PET_ZH,
     "commute": _COMMUTE_ZH,

@@ -78,6 +78,8 @@ _EN = {
     r"(?:a|an|my|new) (?:huawei|xiaomi|motorola|nokia|samsung))\b",
     "exercise": r"\b(?:gym|work ?outs?|exercis\w*|training|yoga|pilates|swim\w*|"
     r"run on|jog\w*)\b",
+    "exercise_days": r"\b(?:gym|work ?outs?|exercis\w*|training|yoga|pilates|swim\w*|"
+    r"run on|jog\w*)\b",
     "language": r"\b(?:speak\w*|language|fluent\w*|lessons|learn\w*|stud(?:y|ying|ies))\b",
     "pets": r"\b(?:cats?|dogs?|pets?|pupp(?:y|ies)|kittens?|adopted|rehomed|parrot|rabbit|"
     r"beagle|labrador|corgi|poodle|terrier|spaniel|husky|dachshund|retriever|tortoise|"
@@ -103,12 +105,13 @@ _ZH = {
     "residence": r"住在|住到|住着|家在|搬家|搬到|搬去|定居|安家|房子|租了|小区",
     "work": r"上班|入职|跳槽|辞职|离职|职位|单位|在.{1,10}工作|工作是|公司是|新公司|同事",
     "partner": r"女朋友|男朋友|老婆|老公|妻子|丈夫|对象|伴侣|结婚|分手|约会|离婚|在一起",
-    "vehicle": r"汽车|车子|新车|我的车|一辆|开的是|开着|提的|提了|驾驶|(?:买|卖|换)了?(?:一?辆|车)",
+    "vehicle": r"汽车|车子|新车|我的车|一辆|开的是|开着|提的|提了|驾驶|(?:买|卖|换)了?(?:一?辆|车)|把车",
     "manager": r"(?:我的|我们)(?:老板|领导)|经理|上司|主管|汇报",
     "diet": r"饮食|吃素|素食|节食|生酮|减肥|吃肉|忌口|轻断食",
     "phone": r"手机|(?:华为|小米|苹果|(?i:iphone|oppo|vivo|pixel|galaxy)|三星|荣耀|一加|红米)\s*"
     r"[A-Za-z]*\s*\d",
     "exercise": r"健身|锻炼|跑步|瑜伽|游泳|运动",
+    "exercise_days": r"健身|锻炼|跑步|瑜伽|游泳|运动",
     "language": r"语|外语|说.{0,2}话",
     "pets": r"猫|狗|宠物|领养|养了|养着|只养",
     "studies": r"上学|读书|大学|专业|学校|课程|读研",
