@@ -151,7 +151,7 @@ class Policy:
     # a retrieve's keyword search runs while the query is embedded, and its two vector
     # searches at once (core/parallel.py): on AWS two OpenSearch round trips instead of three
     # (p50 -12 to -21 ms); in one process it gains nothing (+0.3 ms; bench/parallel_searches.py)
-    # so it is off here, and on where the settings name the AWS backend (bootstrap.policy_from)
+    # so it is off here, and on where the settings name the AWS backend (composition.policy_from)
     parallel_searches: bool = False
     auto_approve_high_confidence: bool = False
     candidate_pool: int = 100  # how many hits each search returns before fusion

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from hindsight.core.access import require_write
-from hindsight.core.commands import StoreMemoryCommand, StoreOutcome
+from hindsight.core.commands import StoreMemoryCommand
 from hindsight.core.embedding import (
     DEFAULT_CHUNK_SIZES,
     MAX_CONTEXT_CHARS,
@@ -31,6 +31,7 @@ from hindsight.core.ports import (
     NewRecord,
     RecordStore,
 )
+from hindsight.core.results import StoreOutcome
 from hindsight.core.secrets import DEFAULT_SECRET_SCREEN, RedactionCount, SecretScreen
 from hindsight.core.temporal import resolve_time_expressions
 from hindsight.core.text import content_hash
