@@ -175,9 +175,7 @@ bench: install-test
 	$(BIN)/python bench/key_expansion.py
 	nice -n 5 $(BIN)/python bench/reflect_speed.py
 	nice -n 5 $(BIN)/python bench/extraction.py
-	nice -n 5 $(BIN)/python bench/extraction_ablation.py
 	$(BIN)/python bench/calibrate.py --collect --report --current
-	$(BIN)/python bench/answerability.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/explorer_first_page.py
