@@ -162,22 +162,21 @@ test-typescript: install-test $(TS_NODE)
 test: install-test sam lint browser-deps test-typescript
 	$(call with_services,$(PYTEST) tests -q)
 
-# LoCoMo quality (~2 min with the embedding cache warm), long memories (bench/longmem.py:
-# needles in 5k-60k-character pastes), many agents at once (bench/load.py: 1 and 16 clients
-# against hindsight serve, ~10 min), scale (~45 min: 10k, 100k, 1M) and the explorer's first
-# page at 100k memories of one user (bench/explorer_first_page.py, ~2 min)
+# Every maintained benchmark, in bench/README.md's order (its table gives each one's
+# runtime; about five hours on two cores in all). The AWS ones start the local engines.
 bench: install-test
 	$(BIN)/python bench/locomo.py
 	$(BIN)/python bench/longmem.py
 	$(BIN)/python bench/updates.py
+	$(BIN)/python bench/update_pairs.py
 	$(BIN)/python bench/devsets.py
 	$(BIN)/python bench/negatives.py
 	$(BIN)/python bench/key_expansion.py
 	nice -n 5 $(BIN)/python bench/reflect_speed.py
 	nice -n 5 $(BIN)/python bench/extraction.py
-	nice -n 5 $(BIN)/python bench/extraction_ablation.py
+	nice -n 5 $(BIN)/python bench/extraction_rules.py
 	$(BIN)/python bench/calibrate.py --collect --report --current
-	$(BIN)/python bench/answerability.py
+	$(BIN)/python bench/secrets_fp.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/explorer_first_page.py
@@ -186,7 +185,12 @@ bench: install-test
 	$(BIN)/python bench/crash.py --iterations 30
 	$(BIN)/python bench/fuzz_api.py --examples 100
 	$(BIN)/python bench/soak.py
+	nice -n 5 $(BIN)/python bench/async_store.py --rounds 3 --burst 4
+	$(BIN)/python bench/cold_start.py --repeats 3
+	$(BIN)/python bench/embed_throughput.py
+	nice -n 5 $(BIN)/python bench/rerank_overhead.py --memories 2000 --queries 30 --repeats 2
 	$(call with_services,$(BIN)/python bench/soak.py --backend aws)
+	$(call with_services,$(BIN)/python bench/aws_latency.py --size 10000)
 	$(call with_services,$(BIN)/python bench/parallel_searches.py --aws)
 
 # The LLM reflector against a real local model (bench/llm_reflect.py; not part of `make bench`

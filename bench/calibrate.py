@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -403,7 +402,6 @@ def markdown(results: dict[str, Any]) -> str:
         for t, m in per_t.items()
     ]
     lines += [_table(["set", "gate", "R@5", "R@10", "negatives rightly empty"], rows), ""]
-    lines += _before_after(results)
     for order, per_set in results["categories"].items():
         lines += [f"## Per category, {order} order (min_score 0 -> {default})", ""]
         rows = []
@@ -415,65 +413,6 @@ def markdown(results: dict[str, Any]) -> str:
                 )
         lines += [_table(["set", "category", "R@10 off", "R@10 default"], rows), ""]
     return "\n".join(lines) + "\n"
-
-
-def _before_after(results: dict[str, Any]) -> list[str]:
-    """This calibration against the one before the refit (bench/calibration_before.py)."""
-    path = RESULTS_DIR / "calibration.before.json"
-    if not path.exists():
-        return []
-    before = json.loads(path.read_text())
-    lines = ["## Before and after the refit", "", before["calibration"], ""]
-    rows = [
-        [
-            name,
-            before["reliability"][name]["ece"],
-            r["ece"],
-            before["reliability"][name]["log_loss"],
-            r["log_loss"],
-        ]
-        for name, r in results["reliability"].items()
-        if name in before["reliability"]
-    ]
-    lines += [_table(["rows", "ECE before", "after", "log loss before", "after"], rows), ""]
-    rows = []
-    for name, per_t in results["sweep"]["fused"].items():
-        for t, m in per_t.items():
-            b = before["sweep"][name][t]
-            rows.append(
-                [name, t, b["recall@10"], m["recall@10"], b["rightly_empty"], m["rightly_empty"]]
-            )
-    headers = ["set", "min_score", "R@10 before", "after", "rightly empty before", "after"]
-    lines += ["Fused order:", "", _table(headers, rows), ""]
-    rows = [
-        [lang, k, b[k], results["lone_memories"][lang][k]]
-        for lang, b in before["lone_memories"].items()
-        for k in b
-    ]
-    lines += ["One memory in the store (our pairs, all of them):", ""]
-    lines += [_table(["language", "probability", "before", "after"], rows), ""]
-    rows = [
-        [
-            n,
-            before["monotonicity"][n]["share inverted"],
-            m["share inverted"],
-            before["monotonicity"][n]["least fused is the most probable"],
-            m["least fused is the most probable"],
-            m["queries"],
-        ]
-        for n, m in results["monotonicity"].items()
-    ]
-    headers = [
-        "rows",
-        "pairs inverted before",
-        "after",
-        "least fused most probable before",
-        "after",
-        "queries",
-    ]
-    lines += ["Within a query (pairs of results whose fused order the probability inverts):", ""]
-    lines += [_table(headers, rows), ""]
-    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -62,11 +62,12 @@ from hindsight.adapters.reflectors.offline_first import OfflineFirstReflector
 from hindsight.adapters.reflectors.openai_compatible import OpenAICompatibleReflector
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.bootstrap import assemble, local_ports
-from hindsight.core.commands import ReflectCommand, ReflectResult, StoreMemoryCommand
+from hindsight.core.commands import ReflectCommand, StoreMemoryCommand
 from hindsight.core.errors import UnavailableError
 from hindsight.core.models import Principal
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Reflector
+from hindsight.core.results import ReflectResult
 from hindsight.settings import Settings
 
 OUT = REPO / "bench" / "results" / "llm_reflect.json"

@@ -9,11 +9,11 @@ How the data was made (``python bench/longmem_data.py`` rebuilds it, byte for by
 - Long turns: an opening line, one or two pasted documents and a closing line. The
   documents are code (Python, JavaScript, SQL; comments in the user's language), logs
   (application with tracebacks, access, JSON lines), e-mail threads, meeting notes,
-  weekly reports, articles and chat exports (``longmem_code``, ``longmem_prose``,
+  weekly reports, articles and chat exports (``datasets/longmem_code``, ``longmem_prose``,
   ``longmem_chat``). The six long turns of a language have lengths on a geometric
   ladder from 5,000 to 60,000 characters (jittered), each with its own mix of documents
   (``COMPOSITIONS``); each user gets one shorter and one longer.
-- Needles (``longmem_needles``; kinds in ``data/longmem/needle_kinds.json``): personal
+- Needles (``datasets/longmem_needles``; kinds in ``data/longmem/needle_kinds.json``): personal
   facts, each with a question that asks for it in other words. A user's two long turns
   hold four and six needles (the shorter turn four): one near the start (first 6%), one
   near the end (last 7%), the others in the middle (30-70%), each put between two blocks
@@ -47,10 +47,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from longmem_chat import chat_export, intro, load_msc_dialogues, outro, short_turns
-from longmem_code import Document, javascript_module, log_excerpt, python_module, sql_script
-from longmem_needles import Needle, NeedleKind, load_kinds, make_needle
-from longmem_prose import article, email_thread, meeting_notes, weekly_report
+from datasets.longmem_chat import chat_export, intro, load_msc_dialogues, outro, short_turns
+from datasets.longmem_code import (
+    Document,
+    javascript_module,
+    log_excerpt,
+    python_module,
+    sql_script,
+)
+from datasets.longmem_needles import Needle, NeedleKind, load_kinds, make_needle
+from datasets.longmem_prose import article, email_thread, meeting_notes, weekly_report
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "longmem" / "longmem.json.gz"
 SEED = 20241203

@@ -16,7 +16,7 @@ ten names for every user, so its next user has people of the same names); the
 long-memory and events questions name nobody ("What's my airline loyalty membership
 ID?") and their memories have no speakers, so the gate cannot help there: the figures say
 so rather than leave them out. The chat set's speakers are "user" and "assistant", whom
-the gate never reads as names. ``names_zh`` (``names_zh.py``): Chinese conversations
+the gate never reads as names. ``names_zh`` (``datasets/names_zh.py``): Chinese conversations
 between named people, each fact asked about its speaker by name (the Chinese names' check).
 
     .venv/bin/python bench/negatives.py                 # every set (~5 min, caches warm)
@@ -45,7 +45,7 @@ import events_devset
 import locomo
 import longmem
 import msc_devset
-import names_zh
+from datasets import names_zh
 from devsets import CACHES, CONVERSATION_PRINCIPAL, question_scores
 from harness import (
     CACHE_DIR,

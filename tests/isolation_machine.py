@@ -24,7 +24,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from hindsight.api.auth import authenticate
 from hindsight.api.http import to_json
-from hindsight.api.routes import RouteRequest, call_route, error_status
+from hindsight.api.route_calls import RouteRequest
+from hindsight.api.routes import call_route, error_status
 from hindsight.core.service import MemoryService
 from hindsight.settings import Settings
 

@@ -3,7 +3,7 @@
 Both are public (no key: they describe the API, they reveal no memory) and need no
 backend: the document is the committed ``hindsight/api/openapi.json`` in the layer, the
 page is rendered from it once per container. The route functions are
-``hindsight.api.routes.openapi_document`` and ``docs_page`` (shared with ``hindsight
+``hindsight.api.page_routes.openapi_document`` and ``docs_page`` (shared with ``hindsight
 serve``).
 """
 

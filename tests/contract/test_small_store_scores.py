@@ -1,9 +1,10 @@
 """Small stores with the real bundled model (issue #12): a user holding one memory. The
 one that answers the question scores high, an unrelated one low, in English and Chinese.
 
-Measured (bench/results/calibration.md, "One memory in the store"): the relative parts of
-the score say nothing here (the only memory is the best there is), so the calibration was
-refitted with stores of 1-20 memories and leans on the cosine's margin and the words held.
+Measured (docs/decisions.md, "The calibration refitted with small stores"): the relative
+parts of the score say nothing here (the only memory is the best there is), so the
+calibration was refitted with stores of 1-20 memories and leans on the cosine's margin
+and the words held.
 Chinese separates less (the model's cosines of two unrelated Chinese texts sit high), so
 there the answering memory must only outscore every unrelated one.
 """

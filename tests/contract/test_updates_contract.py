@@ -22,11 +22,11 @@ from hindsight.core.commands import (
     ListMemoriesCommand,
     ReflectCommand,
     RetrieveCommand,
-    ScoredMemory,
     StoreBatchCommand,
 )
 from hindsight.core.models import MemoryKind, Principal
 from hindsight.core.policy import Policy
+from hindsight.core.results import ScoredMemory
 from hindsight.core.service import MemoryService
 from tests.contract.conftest import SERVICE_BACKENDS, service_on
 from tests.fakes import HashingEmbedder

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from hindsight.api.routes import RouteRequest, call_route
+from hindsight.api.route_calls import RouteRequest
+from hindsight.api.routes import call_route
 from hindsight.bootstrap import build_memory_service, configure
 from hindsight.core.commands import StoreBatchCommand, StoreMemoryCommand
 from hindsight.core.embedding import PROGRESS_SLICE

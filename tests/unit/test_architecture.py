@@ -29,7 +29,9 @@ ENTRY_POINTS = [
 FORBIDDEN_IN_CORE = (
     "hindsight.adapters",
     "hindsight.api",
+    "hindsight.backends",
     "hindsight.bootstrap",
+    "hindsight.composition",
     "hindsight.cli",
     "hindsight.gateway",
     "hindsight.mcp",

@@ -199,7 +199,7 @@ class _Records:
 
 class _Retrieve:
     def __call__(self, principal, command):  # type: ignore[no-untyped-def]
-        from hindsight.core.commands import RetrieveResult
+        from hindsight.core.results import RetrieveResult
 
         return RetrieveResult(results=[], has_more=False, next_cursor=None, partial=False)
 

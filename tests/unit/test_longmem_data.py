@@ -19,8 +19,8 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
-import longmem_chat  # noqa: E402
 import longmem_data  # noqa: E402
+from datasets import longmem_chat  # noqa: E402
 from longmem_data import Dataset, load_dataset  # noqa: E402
 
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -4,7 +4,8 @@ named like its operation id, and both entry points find it there."""
 from __future__ import annotations
 
 from hindsight.api.operations import OPERATIONS
-from hindsight.api.routes import ROUTES, TRANSPORT_OPERATIONS, RouteRequest, parse_input
+from hindsight.api.route_calls import RouteRequest
+from hindsight.api.routes import ROUTES, TRANSPORT_OPERATIONS, parse_input
 
 
 def test_every_operation_but_the_transports_has_its_route_function() -> None:

@@ -87,8 +87,7 @@ class Settings(BaseSettings):
     rerank_budget_seconds: float = Field(default=_POLICY.rerank_budget_seconds, gt=0, le=60)
     ann_threshold: int = Field(default=20_000, ge=0)  # vectors per user above which ANN is used
     # store-time search keys (adapters/keys): what a memory is about, in English and Chinese,
-    # indexed beside its text. Off by default: it wins on topic queries (bench/key_expansion.py,
-    # MSC), ties on long-memory and updates, but costs LoCoMo 0.006 recall@10
+    # indexed beside its text. Off by default: it costs LoCoMo recall (docs/decisions.md)
     key_expansion: bool = False
     # backend "aws": DynamoDB table, OpenSearch endpoint and index; region and credentials
     # come from the standard AWS chain, endpoints also from AWS_ENDPOINT_URL(_DYNAMODB)

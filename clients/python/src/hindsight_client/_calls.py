@@ -53,7 +53,7 @@ MAX_BATCH_ITEMS = 100  # the server's limit for POST /v1/memories/batch
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 DEFAULT_TIMEOUT = 30.0
 # an erase rewrites the user's store files on the embedded server (~14 s at 100k memories
-# on two cores, bench/decisions/erase_rewrite.py): it waits this long whatever the timeout
+# on two cores, docs/decisions.md): it waits this long whatever the timeout
 ERASE_TIMEOUT = 600.0
 USER_AGENT = "hindsight-client-python/0.1.0"
 

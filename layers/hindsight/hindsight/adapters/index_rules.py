@@ -10,13 +10,10 @@ BM25_K1 = 1.2
 # No length normalisation (BM25's b = 0): a memory is a turn or a chunk of bounded size,
 # and shortness is no sign of focus. With b = 0.75 a query word that every turn of a
 # speaker holds (their name) scored the shortest of them best ("Morgan: Hi! How are you
-# doing tonight?"). b 0.75 -> 0 in bench/devsets.py (default ranking, R@10 / H@5): MSC
-# 0.536 / 0.609 -> 0.565 / 0.625, long-memory en 0.923 / 0.846 -> 0.949 / 0.872, zh
-# 1.000 / 0.949 -> 1.000 / 0.974, LoCoMo 0.763 / 0.781 -> 0.764 / 0.783 (b 0.3 and 0.5
-# gained less). OpenSearch: the field keeps no norms (mapping.py), so every document
-# has one length there too; a word repeated in a document saturates a little sooner
-# there (its k1 becomes 1.2 x (0.25 + 0.75 / the average length)), words found once
-# score alike on both
+# doing tonight?"; the figures: docs/decisions.md, "Ranking"). OpenSearch: the field
+# keeps no norms (mapping.py), so every document has one length there too; a word
+# repeated in a document saturates a little sooner there (its k1 becomes 1.2 x (0.25 +
+# 0.75 / the average length)), words found once score alike on both
 BM25_B = 0.0
 
 

@@ -18,7 +18,8 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 
 from hindsight.api.http import current_principal, raw_body
 from hindsight.api.observability import MetricUnit, logger, metrics
-from hindsight.api.routes import Answer, RouteRequest, call_route
+from hindsight.api.route_calls import Answer, RouteRequest
+from hindsight.api.routes import call_route
 from hindsight.bootstrap import get_service
 
 

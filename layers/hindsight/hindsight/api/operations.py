@@ -28,8 +28,8 @@ from hindsight.core.commands import (
     RetrieveCommand,
     StoreBatchCommand,
     StoreMemoryCommand,
-    StoreOutcome,
 )
+from hindsight.core.results import StoreOutcome
 from hindsight.core.usecases.documents import DocumentOutcome
 from hindsight.core.usecases.pin import PatchMemoryCommand
 

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from functools import cached_property, partial
+from dataclasses import dataclass, replace
+from functools import partial
 from http import HTTPStatus
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -54,6 +54,8 @@ from hindsight.api.jobs import (
     prefers_async,
 )
 from hindsight.api.operations import OPERATIONS, Operation
+from hindsight.api.page_routes import docs_page, explorer_asset, explorer_page, openapi_document
+from hindsight.api.route_calls import COUNT, MILLISECONDS, Answer, Metric, RouteCall, RouteRequest
 from hindsight.core.commands import (
     ContextCommand,
     ListMemoriesCommand,
@@ -61,91 +63,13 @@ from hindsight.core.commands import (
     RetrieveCommand,
     StoreBatchCommand,
     StoreMemoryCommand,
-    StoreOutcome,
 )
-from hindsight.core.errors import HindsightError, PayloadTooLargeError, UnauthorizedError
+from hindsight.core.errors import HindsightError, PayloadTooLargeError
 from hindsight.core.models import Principal
+from hindsight.core.results import StoreOutcome
 from hindsight.core.service import MemoryService
 from hindsight.core.usecases.documents import StoreDocumentCommand
 from hindsight.core.usecases.pin import PatchMemoryCommand
-
-JSON = "application/json"
-CACHE_PUBLIC = {"Cache-Control": "public, max-age=300"}
-EXPLORER_HEADERS = {
-    "Cache-Control": "no-cache",
-    "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; "
-    "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
-}
-COUNT = "Count"
-MILLISECONDS = "Milliseconds"
-
-InputT = TypeVar("InputT")
-Metric = tuple[str, str, float]  # name, unit ("Count", "Milliseconds"), value
-
-
-@dataclass(frozen=True)
-class RouteRequest:
-    """What a route reads of an HTTP request, however it arrived (proxy event or ASGI).
-
-    ``body_source`` is the body, or a function reading it: a proxy event's body is
-    decoded (400 when its base64 is broken) only once the caller is authenticated.
-    """
-
-    headers: Mapping[str, str]
-    body_source: bytes | Callable[[], bytes] = b""
-    query: Mapping[str, str] = field(default_factory=dict)
-    path_params: Mapping[str, str] = field(default_factory=dict)
-
-    @cached_property
-    def body(self) -> bytes:
-        source = self.body_source
-        return source if isinstance(source, bytes) else source()
-
-    def header(self, name: str) -> str:
-        wanted = name.lower()
-        for key, value in self.headers.items():
-            if key.lower() == wanted:
-                return value
-        return ""
-
-    def has_header(self, name: str) -> bool:
-        """Whether the request carries ``name`` at all (even empty)."""
-        wanted = name.lower()
-        return any(key.lower() == wanted for key in self.headers)
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A route's answer: status and body (a JSON object, or text of ``media_type``), plus
-    what it observed (metrics for CloudWatch, one log line)."""
-
-    status: int
-    body: Mapping[str, Any] | str
-    media_type: str = JSON
-    headers: Mapping[str, str] = field(default_factory=dict)
-    metrics: tuple[Metric, ...] = ()
-    log: tuple[str, Mapping[str, Any]] | None = None
-
-
-@dataclass(frozen=True)
-class RouteCall(Generic[InputT]):
-    """One call of a route: its parsed input, the caller (None on public routes) and the
-    service (built on first use: the docs routes never need it)."""
-
-    input: InputT
-    principal: Principal | None
-    services: Callable[[], MemoryService]
-
-    @property
-    def service(self) -> MemoryService:
-        return self.services()
-
-    @property
-    def caller(self) -> Principal:
-        if self.principal is None:  # an authenticated route called without a caller
-            raise UnauthorizedError("this route needs a caller; send an API key")
-        return self.principal
 
 
 # --- store -----------------------------------------------------------------------------
@@ -374,57 +298,6 @@ def approve_fact(call: RouteCall[str]) -> Answer:
 def reject_fact(call: RouteCall[str]) -> Answer:
     result = call.service.reject(call.caller, call.input)
     return Answer(200, success(result), metrics=(("FactsRejected", COUNT, 1),))
-
-
-# --- the API's own description ---------------------------------------------------------------
-def openapi_document(call: RouteCall[None]) -> Answer:
-    from hindsight.api.openapi import committed_document_text
-
-    return Answer(
-        200,
-        committed_document_text(),
-        media_type="application/json; charset=utf-8",
-        headers=CACHE_PUBLIC,
-        metrics=(("OpenApiServed", COUNT, 1),),
-    )
-
-
-def docs_page(call: RouteCall[None]) -> Answer:
-    from hindsight.api.docs_page import committed_page
-
-    return Answer(
-        200,
-        committed_page(),
-        media_type="text/html; charset=utf-8",
-        headers=CACHE_PUBLIC,
-        metrics=(("DocsServed", COUNT, 1),),
-    )
-
-
-# --- the memory explorer (a page of static files) -------------------------------------------
-def explorer_page(call: RouteCall[None]) -> Answer:
-    from hindsight.explorer.assets import page
-
-    return Answer(
-        200,
-        page(),
-        media_type="text/html; charset=utf-8",
-        headers=EXPLORER_HEADERS,
-        metrics=(("ExplorerServed", COUNT, 1),),
-    )
-
-
-def explorer_asset(call: RouteCall[str]) -> Answer:
-    from hindsight.explorer.assets import asset
-
-    text, media_type = asset(call.input)
-    return Answer(
-        200,
-        text,
-        media_type=media_type,
-        headers=EXPLORER_HEADERS,
-        metrics=(("ExplorerFilesServed", COUNT, 1),),
-    )
 
 
 # --- the table ----------------------------------------------------------------------------------

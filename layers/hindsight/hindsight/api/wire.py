@@ -16,14 +16,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hindsight.core.commands import (
+from hindsight.core.models import Confidence, FactStatus, MemoryKind, TimeRange
+from hindsight.core.results import (
     ContextResult,
     ListResult,
     ReflectResult,
     RetrieveResult,
     StoreOutcome,
 )
-from hindsight.core.models import Confidence, FactStatus, MemoryKind, TimeRange
 from hindsight.core.usecases.browse import ReflectionStatus
 
 

@@ -28,8 +28,9 @@ from hindsight.cli.state import (
     given,
     open_service,
 )
-from hindsight.core.commands import MAX_LIST_ITEMS, ListMemoriesCommand, ListResult
+from hindsight.core.commands import MAX_LIST_ITEMS, ListMemoriesCommand
 from hindsight.core.models import Principal
+from hindsight.core.results import ListResult
 from hindsight.server.served import MemoryApi
 
 

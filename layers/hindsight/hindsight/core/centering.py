@@ -19,17 +19,10 @@ memories, then their stored vectors, the same for every backend; their content i
 read, which on AWS would fetch each large memory's body from S3) and kept per user for
 ``MEAN_TTL_SECONDS``: it is a slow statistic of hundreds of memories, so a few new ones
 move it little. A user with no stored vector of the query's model is searched as before.
-The newest 200 rank as well as the newest 1,000 on every dev set (devsets.py R@10 / H@5,
-1,000 -> 200: LoCoMo 0.763 / 0.779 -> 0.763 / 0.780, MSC 0.520 / 0.605 -> 0.512 / 0.605,
-long-memory identical) and cost a fifth: on AWS each read is a page of the user's index
-and a batch read of their vectors from DynamoDB, once per user every five minutes in a
-warm function.
-
-Measured on every dev set (bench/results/devsets.md, recall@10 / hit@5; turn-alone
-cosine on the cached vectors in bench/decisions/centering.py): plain dense retrieval
-gains on each set, most where a user pasted long documents (long-memory en 0.564 / 0.333
--> 0.821 / 0.692 at w = 1). In the full ranking ``w`` = 0.5 with the dense share 0.6 won
-on every dev set and language; see ``Policy.centering``.
+The newest 200 rank as well as the newest 1,000 and cost a fifth: on AWS each read is a
+page of the user's index and a batch read of their vectors from DynamoDB, once per user
+every five minutes in a warm function. Why the user's mean, and the figures of ``w`` and
+the sample size: docs/decisions.md, "Ranking".
 """
 
 from __future__ import annotations

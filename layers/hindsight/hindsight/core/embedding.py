@@ -97,7 +97,7 @@ def embed_memories(
     chunk) is ``w * v(the text without the context) + (1 - w) * v(with it)``: its inner
     product with a query is the same mix of the two cosines. Not normalised, on purpose:
     normalising divides by the mix's length, which is shorter the more the two vectors
-    differ, and so favours exactly the turns whose context leads away (bench/devsets.py).
+    differ, and so favours exactly the turns whose context leads away (docs/decisions.md).
     """
     limit = max(8, min(sizes.tokens, embedder.window_tokens))
     plans: list[tuple[Span, ...]] = []

@@ -11,8 +11,8 @@ that holds only the name the question asks about, or one common word, of a query
 other words no memory holds); the largest share of the query's terms that one of its
 ``lexical_strength`` best keyword hits holds (its text as searched), ``c``, scales the
 keyword share: ``w / (w + (1 - w) * c)``, so ``w`` (0.5) for a full match and 0.75 for a
-query whose best hits hold a third of its terms. Measured in ``Policy`` and
-bench/results/devsets.md.
+query whose best hits hold a third of its terms. The figures that chose the defaults:
+docs/decisions.md, "Ranking".
 
 A query with no keyword hit at all uses the dense evidence alone (and one without
 similarities the keyword evidence alone).

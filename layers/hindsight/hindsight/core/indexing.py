@@ -101,7 +101,7 @@ def piece_terms(document: IndexDocument) -> list[list[str]]:
     terms, then those of the memory's store-time search keys (``IndexDocument.keys``) that
     the piece lacks, once each. Every piece carries them, so a key finds a long memory
     whichever chunk is best; a key already in the text adds nothing (counted twice, it
-    would lift every memory that names its topic, on LoCoMo -0.008 recall@10)."""
+    would lift every memory that names its topic)."""
     keys = list(dict.fromkeys(tokenize(" ".join(document.keys)))) if document.keys else []
     out = []
     for _, text, _, _ in document.pieces():

@@ -126,21 +126,16 @@ class Policy:
     chunk_tokens: int = 256
     chunk_overlap_tokens: int = 32
     # a session turn's vector: turn_weight x the turn alone + the rest x the turn with the
-    # turn before it (core/embedding.py). 0: with the turn before only, as before session 11;
-    # 0.2 in session 11; 0.3 since query centering (session 12), against which it lost on no
-    # dev set (bench/results/devsets.md, recall@10 / hit@5 against 0.2: LoCoMo +0.000 /
-    # +0.001, long-memory en +0.000 / +0.026, zh +0 / +0, MSC +0.024 / +0.004)
+    # turn before it (core/embedding.py); 0: with the turn before only. The figures that
+    # chose each default below: docs/decisions.md, "Ranking"
     turn_weight: float = 0.3
     # which session turns are searched with the turn before (usecases/store.py): "replies"
-    # (a turn whose speaker differs from the turn before's; since session 15), "all" (every
-    # session memory, as before), "off"
+    # (a turn whose speaker differs from the turn before's), "all" (every session memory),
+    # "off"
     session_context: str = "replies"
-    # ... and only when the turn before is at most this many tokens (0: any length; since
-    # session 19). A longer one (an assistant's long answer, a pasted document) would
-    # outweigh the turn and pull its vector to another subject: on the chat dev set of
-    # user / assistant sessions recall@10 / hit@5 zh 0.800 / 0.800 -> 0.950 / 0.850, en
-    # 0.825 / 0.750 -> 0.875 / 0.800; no LoCoMo, long-memory or events reply follows one
-    # that long (identical), MSC 0.560 -> 0.565 R@10 (bench/devsets.py, context_tokens=0 row)
+    # ... and only when the turn before is at most this many tokens (0: any length). A
+    # longer one (an assistant's long answer, a pasted document) would outweigh the turn
+    # and pull its vector to another subject
     context_tokens: int = 128
     retrieve_budget_seconds: float = 5.0
     # the rerank stage, when a reranker is configured (core/rerank.py): how many of the
@@ -149,9 +144,9 @@ class Policy:
     rerank_top_n: int = 20
     rerank_budget_seconds: float = 2.0
     # a retrieve's keyword search runs while the query is embedded, and its two vector
-    # searches at once (core/parallel.py): on AWS two OpenSearch round trips instead of three
-    # (p50 -12 to -21 ms); in one process it gains nothing (+0.3 ms; bench/parallel_searches.py)
-    # so it is off here, and on where the settings name the AWS backend (bootstrap.policy_from)
+    # searches at once (core/parallel.py): on AWS two OpenSearch round trips instead of
+    # three; in one process it gains nothing (bench/parallel_searches.py), so it is off
+    # here, and on where the settings name the AWS backend (composition.policy_from)
     parallel_searches: bool = False
     auto_approve_high_confidence: bool = False
     candidate_pool: int = 100  # how many hits each search returns before fusion
@@ -165,27 +160,17 @@ class Policy:
     time_cue_boost: float = 1.5
     # share of vector similarity in relevance, the rest keyword (core/fusion.py); with the
     # lexical evidence strength below it is the share for a query whose best keyword hits
-    # hold every query term, and grows as they hold fewer. 0.5 with lexical_strength 3
-    # replaced 0.6 without it (session 9); 0.6 again with centering (session 12, below)
+    # hold every query term, and grows as they hold fewer
     vector_weight: float = 0.6
     # the query vector searched is q - centering x the user's mean memory vector
     # (core/centering.py): a memory that looks like everything the user says scores less.
-    # 0: off. recall@10 / hit@5 before (0, vector_weight 0.5) -> after (0.5, 0.6),
-    # bench/results/devsets.md: LoCoMo 0.757/0.774 -> 0.763/0.779, long-memory en
-    # 0.872/0.795 -> 0.923/0.821, zh 0.923/0.923 -> 1.000/0.949, MSC 0.476/0.565 ->
-    # 0.520/0.605; centering 0.5 with the share 0.5 lost MSC hit@5 (0.560), 1.0 more
+    # 0: off
     centering: float = 0.5
     # lexical evidence strength (core/fusion.py, ``lexical_weight``): with n > 0, the
     # largest share of the query's terms held by one of its n best keyword hits (read for
     # it; its text as searched, with the turn-before context) scales the keyword share of
     # the fusion: a query whose best lexical matches hold only a name or one common
-    # word leans on the dense evidence. 0: off. With vector_weight 0.5 it is the default: it
-    # lost on no dev set and language, recall@10 / hit@5 before (0, 0.6) -> after (3, 0.5):
-    # LoCoMo 0.753/0.762 -> 0.755/0.768, long-memory en 0.821/0.692 -> 0.872/0.718, zh
-    # 0.923/0.769 -> 0.923/0.846, MSC 0.435/0.520 -> 0.440/0.544 (bench/devsets.py); alone
-    # (with 0.6) it lost LoCoMo 0.009/0.010 and won MSC 0.024/0.073 (MSC stays under dense,
-    # 0.520/0.577: name-only keyword matches and session pooling still lift the named
-    # speaker's other turns)
+    # word leans on the dense evidence. 0: off
     lexical_strength: int = 3
     # recency weight of an episode = decay_floor + (1 - decay_floor) * time_decay ** age_days:
     # recency orders equally relevant memories without burying relevant old ones
@@ -194,34 +179,27 @@ class Policy:
     # the candidates of the same session (evidence clusters in conversations' sessions)
     session_pooling: float = 0.5
     # an episode whose speaker the query names ("What did Caroline paint?") is boosted;
-    # 1.15 was best on LoCoMo (1.1: 0.797, 1.15: 0.803, 1.25: 0.798 recall@10): higher
-    # values hurt questions that name the wrong person on purpose
+    # higher values hurt questions that name the wrong person on purpose
     speaker_boost: float = 1.15
     # an assistant's turn in a session (speaker "assistant", "AI", "HelperBot", "助手")
     # weighs this much unless the query asks for its words ("did you say"): its answers
     # repeat the user's words and outrank the user's own short statement (core/speakers.py).
-    # 1: off. Chat set recall@10 / hit@5, 1 -> 0.8: zh 0.950/0.850 -> 1.000/0.950, en
-    # 0.875/0.800 -> 0.950/0.925 (dense 0.875/0.775, 0.900/0.825); 0.6-0.8 alike, 0.9
-    # half the gain (bench/decisions/assistant_weight.py); no other set has such turns
+    # 1: off
     assistant_weight: float = 0.8
     # a query that asks about a person the user's memories never mention, in a store whose
     # memories have named speakers, gets no result ("empty"; "off": ranked as any other).
-    # core/subjects.py; LoCoMo questions asked of another conversation: 0 -> 0.995 rightly
-    # empty, own recall@10 0.7643 -> 0.7633 (2 of 1,977 emptied; bench/negatives.py)
+    # core/subjects.py; its negative rates per dev set: bench/negatives.py
     unknown_names: str = "empty"
     # forgetting by use (core/lifecycle.py): an episode neither hit nor stored for
     # unused_after_days weighs unused_weight in ranking; one never hit and stored more than
     # archive_after_days ago (or last hit that long ago) is archived by the maintenance run
     unused_after_days: float = 30.0
-    # 0.97: on LoCoMo with every turn aged to its date and never hit (bench/lifecycle.py)
-    # recall@10 is 0.7992 vs 0.8031 without the rule; 0.9 cost 0.019, 0.95 0.008
+    # the weight of an unused episode (bench/lifecycle.py measures what it costs)
     unused_weight: float = 0.97
     archive_after_days: float = 90.0
     # secrets in stored content (core/secrets.py): "redact" them, "refuse" the store, "off"
     secrets: str = "redact"
     # results less probable than this (the calibrated ``score``) are not returned; a
     # request's min_score overrides it. Off (0) by default: no value meets the target of
-    # 0.9 of negative queries rightly empty for at most 0.01 of LoCoMo recall@10 (after
-    # the refit: 0.005 keeps recall within 0.005 but empties 0.17 of them; 0.05 empties
-    # 0.91 at ~0.14 of recall). bench/results/calibration.md and relevance_gates.json.
+    # 0.9 of negative queries rightly empty for at most 0.01 of recall@10
     min_score: float = 0.0

@@ -31,11 +31,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from hindsight.core.commands import ScoredMemory
 from hindsight.core.models import Memory
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Clock, Reranker
 from hindsight.core.ranking import SCORE_DIGITS
+from hindsight.core.results import ScoredMemory
 
 logger = logging.getLogger(__name__)
 

@@ -17,16 +17,11 @@ from typing import Any
 
 from hindsight.core.commands import (
     ContextCommand,
-    ContextResult,
     ListMemoriesCommand,
-    ListResult,
     ReflectCommand,
-    ReflectResult,
     RetrieveCommand,
-    RetrieveResult,
     StoreBatchCommand,
     StoreMemoryCommand,
-    StoreOutcome,
 )
 from hindsight.core.embedding import ChunkSizes, neutral_vector
 from hindsight.core.errors import NotFoundError
@@ -34,6 +29,13 @@ from hindsight.core.jobs import Job as BackgroundJob
 from hindsight.core.models import Principal
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Ports
+from hindsight.core.results import (
+    ContextResult,
+    ListResult,
+    ReflectResult,
+    RetrieveResult,
+    StoreOutcome,
+)
 from hindsight.core.usecases.archive import ArchiveMemories
 from hindsight.core.usecases.browse import BrowseMemories, ReflectionStatus
 from hindsight.core.usecases.context import BuildContext

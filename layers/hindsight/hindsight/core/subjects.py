@@ -23,12 +23,9 @@ but the names can, so retrieve looks at them before it ranks (``Policy.unknown_n
 - nothing is returned when a subject is unknown, or when a name is unknown and the query
   names none of the speakers found (the unknown names come back in ``unknown_names``).
 
-Measured on LoCoMo (bench/negatives.py): of its 1,977 questions asked of another
-conversation's user, 0.995 get nothing (0 without this); of the same asked of their own
-user, 2 do (they name a pet and a book title the conversation never writes): recall@10
-0.7643 -> 0.7633. Chinese conversations between named people (bench/names_zh.py): 0.949
-of the negatives get nothing, no own question does. A question that names nobody is not
-helped: see the README.
+bench/negatives.py measures it on every dev set: how many questions asked of another
+user get nothing, and how many asked of their own user are wrongly emptied (figures in
+docs/retrieval.md and docs/decisions.md). A question that names nobody is not helped.
 """
 
 from __future__ import annotations

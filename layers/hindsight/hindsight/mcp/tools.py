@@ -20,10 +20,10 @@ from hindsight.core.commands import (
     ListMemoriesCommand,
     ReflectCommand,
     RetrieveCommand,
-    ScoredMemory,
     StoreMemoryCommand,
 )
 from hindsight.core.models import MemoryKind, Principal
+from hindsight.core.results import ScoredMemory
 from hindsight.core.views import iso
 from hindsight.mcp.results import error_result, failure_result, invalid_arguments, tool_result
 from hindsight.mcp.tool_schemas import (

@@ -45,14 +45,8 @@ from hindsight.api.errors import headers_for
 from hindsight.api.http import body_limit, to_json
 from hindsight.api.nearest_route import not_found_message
 from hindsight.api.operations import OPERATIONS, Operation
-from hindsight.api.routes import (
-    TRANSPORT_OPERATIONS,
-    Answer,
-    RouteRequest,
-    call_route,
-    error_body,
-    error_status,
-)
+from hindsight.api.route_calls import Answer, RouteRequest
+from hindsight.api.routes import TRANSPORT_OPERATIONS, call_route, error_body, error_status
 from hindsight.bootstrap import get_service, get_settings
 from hindsight.core.errors import HindsightError
 from hindsight.core.models import Principal

@@ -29,7 +29,7 @@ from typing import Any
 
 from hindsight.core.errors import ConfigurationError
 
-RECORDS_FILE = "hindsight.db"  # bootstrap.build_embedded_service's record store
+RECORDS_FILE = "hindsight.db"  # backends.build_embedded_service's record store
 
 
 class BackupError(ConfigurationError):

@@ -31,16 +31,11 @@ from pydantic import BaseModel
 
 from hindsight.core.commands import (
     ContextCommand,
-    ContextResult,
     ListMemoriesCommand,
-    ListResult,
     ReflectCommand,
-    ReflectResult,
     RetrieveCommand,
-    RetrieveResult,
     StoreBatchCommand,
     StoreMemoryCommand,
-    StoreOutcome,
 )
 from hindsight.core.errors import (
     ConflictError,
@@ -56,6 +51,13 @@ from hindsight.core.errors import (
     UnsupportedDocumentError,
 )
 from hindsight.core.models import Principal
+from hindsight.core.results import (
+    ContextResult,
+    ListResult,
+    ReflectResult,
+    RetrieveResult,
+    StoreOutcome,
+)
 from hindsight.core.service import MemoryService
 from hindsight.core.usecases.browse import ReflectionStatus
 from hindsight.core.usecases.documents import DocumentOutcome, StoreDocumentCommand

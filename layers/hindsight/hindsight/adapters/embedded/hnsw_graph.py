@@ -1,6 +1,6 @@
 """An hnswlib HNSW graph over (label, vector) pairs, as the in-process vector index uses it.
 
-Parameters chosen by ``bench/decisions/ann_choice.py``. hnswlib allows searches side by
+Parameters chosen in docs/decisions.md ("Storage and indexes"). hnswlib allows searches side by
 side but not a search beside an addition or a removal: the owning partition's
 readers-writer lock provides that. The search breadth ``ef`` is set once, when the graph
 is made or loaded (hnswlib searches with ``max(ef, k)``), so that concurrent searches
@@ -15,7 +15,7 @@ import numpy as np
 
 HNSW_M = 16
 HNSW_EF_CONSTRUCTION = 128
-# recall 0.996 at k=10 on 100k clustered vectors (bench/decisions/ann_choice.py)
+# recall 0.996 at k=10 on 100k clustered vectors (docs/decisions.md)
 HNSW_EF_SEARCH = 128
 
 
@@ -59,8 +59,8 @@ class Graph:
         """Mark ``label`` deleted, its vector overwritten with zeros first: hnswlib keeps a
         deleted element's vector, in memory and in the saved file, until the graph is
         rebuilt, and a forgotten memory's embedding must not stay on disk. Costs one
-        re-link of the element: ``bench/decisions/ann_delete.py`` has the time a delete
-        and the recall with a third of 20k vectors deleted."""
+        re-link of the element: docs/decisions.md has the time a delete takes and the
+        recall with a third of 20k vectors deleted."""
         zeros = np.zeros((1, self.dim), dtype=np.float32)
         self.index.add_items(zeros, np.asarray([int(label)]), num_threads=1)
         self.index.mark_deleted(int(label))

@@ -6,16 +6,12 @@ Files under ``path``:
   (``chunk`` 0, 1, ... with its ``span_start``/``span_end`` in the content; NULL spans for a
   memory searched whole): filter columns, the piece's text, model, float32 vector and
   ``terms`` (``core.text.tokenize`` output joined by spaces, so Chinese is searchable word
-  by word). A file from before chunking (no ``chunk`` column) is migrated on open: its rows
-  become chunk 0 of their memories.
+  by word).
 - ``ann/``: saved HNSW graphs of the vector index (see ``VectorIndex.save``).
 
 On open, vectors and terms are loaded into the in-process ``VectorIndex``, which answers
 both vector and keyword (BM25) queries per (tenant, user) partition: SQLite only keeps the
-durable copy. (Keyword search once ran on an FTS5 table, whose per-row ``bm25()`` took
-~40 ms on a 100k-memory user where the in-process postings take under a millisecond,
-bench/scale.py; data directories written then are migrated on open: the terms are copied
-out of the old ``docs_fts`` table, which is dropped.)
+durable copy (the table and its migrations: ``search_index_schema.py``).
 The index is derived data: ``rebuild_from(records)`` brings it in line with the record
 store.
 
@@ -43,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from hindsight.adapters.embedded import compaction
+from hindsight.adapters.embedded.search_index_schema import COLUMNS, INSERT_DOC, create_or_migrate
 from hindsight.adapters.embedded.sqlite_files import (
     open_connection,
     scrub,
@@ -74,61 +71,6 @@ from hindsight.core.ports import RecordStore
 logger = logging.getLogger(__name__)
 
 _BATCH = 500
-_COLUMNS = (
-    "tenant_id",
-    "memory_id",
-    "user_id",
-    "kind",
-    "scope",
-    "category",
-    "emotion",
-    "status",
-    "session_id",
-    "occurred_at",
-    "created_at",
-    "expires_at",
-    "event_start",
-    "event_end",
-    "text",
-    "model",
-    "vector",
-    "chunk",
-    "span_start",
-    "span_end",
-)
-_TERMS = "terms TEXT NOT NULL DEFAULT ''"  # also the column a migrated table gains
-_CREATE_DOCS = f"""
-CREATE TABLE IF NOT EXISTS docs (
-    tenant_id TEXT NOT NULL,
-    memory_id TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    scope TEXT NOT NULL,
-    category TEXT,
-    emotion TEXT,
-    status TEXT,
-    session_id TEXT,
-    occurred_at INTEGER NOT NULL,
-    created_at INTEGER NOT NULL,
-    expires_at INTEGER,
-    event_start INTEGER,
-    event_end INTEGER,
-    text TEXT NOT NULL,
-    model TEXT NOT NULL,
-    vector BLOB NOT NULL,
-    chunk INTEGER NOT NULL DEFAULT 0,
-    span_start INTEGER,
-    span_end INTEGER,
-    {_TERMS},
-    UNIQUE (tenant_id, memory_id, chunk)
-)"""
-_CREATE_OWNER_INDEX = "CREATE INDEX IF NOT EXISTS docs_by_owner ON docs (tenant_id, user_id)"
-
-# a rewritten document replaces its row (new rowid: loaded after the others, as before)
-_INSERT = (
-    f"INSERT OR REPLACE INTO docs ({', '.join(_COLUMNS)}, terms) "
-    f"VALUES ({', '.join('?' * (len(_COLUMNS) + 1))})"
-)
 
 
 def _us(moment: datetime | None) -> int | None:
@@ -137,56 +79,6 @@ def _us(moment: datetime | None) -> int | None:
 
 def _moment(value: int | None) -> datetime | None:
     return None if value is None else from_epoch_us(value)
-
-
-def _has_fts_table(conn: sqlite3.Connection) -> bool:
-    found = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'docs_fts'").fetchone()
-    return found is not None
-
-
-def _migrate_from_fts(conn: sqlite3.Connection) -> None:
-    """Move the terms of a ``docs_fts``-era file into ``docs.terms`` and drop ``docs_fts``."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        if _has_fts_table(conn):  # again inside: another process may have just migrated
-            columns = {row[1] for row in conn.execute("PRAGMA table_info(docs)")}
-            if "terms" not in columns:
-                conn.execute(f"ALTER TABLE docs ADD COLUMN {_TERMS}")
-            conn.execute(
-                "UPDATE docs SET terms = COALESCE("
-                "(SELECT f.terms FROM docs_fts f WHERE f.rowid = docs.rowid), '')"
-            )
-            conn.execute("DROP TABLE docs_fts")
-            logger.info("search index migrated terms out of docs_fts")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-
-
-def _migrate_to_chunks(conn: sqlite3.Connection) -> None:
-    """Give a ``docs`` table from before chunking (unique by memory) the chunk columns:
-    its rows become chunk 0 of their memory, searched whole (NULL spans)."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(docs)")}
-    if "chunk" in columns:
-        return
-    kept = [name for name in _COLUMNS if name in columns] + ["terms"]
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        conn.execute("ALTER TABLE docs RENAME TO docs_unchunked")
-        conn.execute("DROP INDEX IF EXISTS docs_by_owner")
-        conn.execute(_CREATE_DOCS)
-        conn.execute(_CREATE_OWNER_INDEX)
-        conn.execute(
-            f"INSERT INTO docs ({', '.join(kept)}) SELECT {', '.join(kept)} "
-            "FROM docs_unchunked ORDER BY rowid"
-        )
-        conn.execute("DROP TABLE docs_unchunked")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-    logger.info("search index migrated to chunk rows")
 
 
 class EmbeddedSearchIndex:
@@ -206,11 +98,7 @@ class EmbeddedSearchIndex:
             with self._translate():
                 self._conn = open_connection(self._db_path)
                 self._conn.execute("PRAGMA journal_mode=WAL")
-                self._conn.execute(_CREATE_DOCS)
-                self._conn.execute(_CREATE_OWNER_INDEX)
-                if _has_fts_table(self._conn):
-                    _migrate_from_fts(self._conn)
-                _migrate_to_chunks(self._conn)
+                create_or_migrate(self._conn)
                 self._load_vectors()
         except BaseException:
             self._writer_lock.release()
@@ -243,8 +131,8 @@ class EmbeddedSearchIndex:
 
     def _document(self, rows: Sequence[sqlite3.Row | tuple[Any, ...]]) -> IndexDocument:
         """The document of one memory from its rows (one, or one per chunk in order)."""
-        values = dict(zip(_COLUMNS, rows[0], strict=True))
-        pieces = [dict(zip(_COLUMNS, row, strict=True)) for row in rows]
+        values = dict(zip(COLUMNS, rows[0], strict=True))
+        pieces = [dict(zip(COLUMNS, row, strict=True)) for row in rows]
         matrix = np.stack([np.frombuffer(p["vector"], dtype="<f4") for p in pieces])
         spans = tuple(
             (int(p["span_start"]), int(p["span_end"]))
@@ -281,7 +169,7 @@ class EmbeddedSearchIndex:
 
     def _load_vectors(self) -> None:
         cursor = self._conn.execute(
-            f"SELECT {', '.join(_COLUMNS)}, terms FROM docs ORDER BY tenant_id, memory_id, chunk"
+            f"SELECT {', '.join(COLUMNS)}, terms FROM docs ORDER BY tenant_id, memory_id, chunk"
         )
         group: list[tuple[Any, ...]] = []
         documents: list[IndexDocument] = []
@@ -381,7 +269,7 @@ class EmbeddedSearchIndex:
     def _served(self, tenant_id: str, memory_id: str) -> IndexDocument | None:
         with self._translate():
             rows = self._conn.execute(
-                f"SELECT {', '.join(_COLUMNS)} FROM docs WHERE tenant_id = ? AND memory_id = ? "
+                f"SELECT {', '.join(COLUMNS)} FROM docs WHERE tenant_id = ? AND memory_id = ? "
                 "ORDER BY chunk",
                 (tenant_id, memory_id),
             ).fetchall()
@@ -439,7 +327,7 @@ class EmbeddedSearchIndex:
             None if span is None else span[1],
             " ".join(terms),
         )
-        conn.execute(_INSERT, values)
+        conn.execute(INSERT_DOC, values)
 
     def delete(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
         if not memory_ids:

@@ -37,8 +37,8 @@ def scrub(conn: sqlite3.Connection) -> None:
     page rebuild leaves behind: when SQLite packs a page, the old copy of a row that
     stays live remains in the page's unallocated gap, and deleting that row later zeroes
     only its current cell (tests/contract/test_erase_user_leftovers_contract.py). The
-    rewrite of both files took 14 s at 100k memories on two cores (0.4 s without it,
-    bench/decisions/erase_rewrite.py); other writes to the file wait meanwhile."""
+    rewrite of both files took 14 s at 100k memories on two cores (docs/decisions.md,
+    "Storage and indexes"); other writes to the file wait meanwhile."""
     conn.execute("VACUUM")
     drop_old_log(conn)
 

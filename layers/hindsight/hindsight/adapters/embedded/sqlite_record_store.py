@@ -35,18 +35,24 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from hindsight.adapters.embedded import compaction
 from hindsight.adapters.embedded.sqlite_files import (
     open_connection,
     scrub,
     unavailable_on_failure,
 )
+from hindsight.adapters.embedded.sqlite_record_rows import (
+    MEMORY_COLUMNS,
+    chunks,
+    list_sql,
+    marks,
+    memory_columns,
+    memory_from_row,
+)
+from hindsight.adapters.embedded.sqlite_record_rows import write_vector as _write_vector
 from hindsight.adapters.embedded.sqlite_record_schema import create_or_migrate
 from hindsight.adapters.index_rules import already_exists
 from hindsight.adapters.paging import (
-    decode_page_cursor,
     encode_page_cursor,
     epoch_us,
     from_epoch_us,
@@ -58,58 +64,17 @@ from hindsight.core.errors import (
     UnavailableError,
 )
 from hindsight.core.models import (
-    EpisodicMemory,
     ListQuery,
     Memory,
     MemoryKind,
     Page,
     StoredVector,
-    listed_status,
 )
 from hindsight.core.ports import NewRecord
 
 logger = logging.getLogger(__name__)
 
-_MEMORY: TypeAdapter[Memory] = TypeAdapter(Memory)
-_CHUNK = 500  # ids per IN (...) list, well under SQLite's parameter limit
 _IDLE_CONNECTIONS = 8
-
-
-def _chunks(items: Sequence[str]) -> Iterator[Sequence[str]]:
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]
-
-
-def _marks(count: int) -> str:
-    return ",".join("?" * count)
-
-
-# what a read selects to build a memory: the body, and the counts kept beside it
-_MEMORY_COLUMNS = "body, hit_count, last_hit_at"
-
-
-def _memory(body: str, hit_count: int, last_hit_us: int | None) -> Memory:
-    memory = _MEMORY.validate_json(body)
-    memory.hit_count = hit_count
-    memory.last_hit_at = None if last_hit_us is None else from_epoch_us(last_hit_us)
-    return memory
-
-
-def _columns(memory: Memory) -> dict[str, Any]:
-    return {
-        "tenant_id": memory.tenant_id,
-        "memory_id": memory.memory_id,
-        "user_id": memory.user_id,
-        "kind": memory.kind.value,
-        "scope": memory.scope,
-        "status": status.value if (status := listed_status(memory)) is not None else None,
-        "category": memory.category,
-        "session_id": memory.session_id if isinstance(memory, EpisodicMemory) else None,
-        "occurred_at": epoch_us(memory.occurred_at),
-        "created_at": epoch_us(memory.created_at),
-        "expires_at": None if memory.expires_at is None else epoch_us(memory.expires_at),
-        "body": memory.model_dump_json(),
-    }
 
 
 class SqliteRecordStore:
@@ -225,7 +190,7 @@ class SqliteRecordStore:
         dedup_key: str | None,
         dedup_window_seconds: float,
     ) -> None:
-        row = _columns(memory)
+        row = memory_columns(memory)
         row["hit_count"] = memory.hit_count  # an import keeps its counts; else 0
         row["last_hit_at"] = None if memory.last_hit_at is None else epoch_us(memory.last_hit_at)
         exists = conn.execute(
@@ -237,7 +202,7 @@ class SqliteRecordStore:
         if dedup_key is not None:
             self._claim_marker(conn, memory, row, dedup_key, dedup_window_seconds)
         conn.execute(
-            f"INSERT INTO memories ({', '.join(row)}) VALUES ({_marks(len(row))})",
+            f"INSERT INTO memories ({', '.join(row)}) VALUES ({marks(len(row))})",
             tuple(row.values()),
         )
         if vector is not None:
@@ -270,7 +235,7 @@ class SqliteRecordStore:
         )
 
     def update(self, memory: Memory, vector: StoredVector | None = None) -> None:
-        row = _columns(memory)
+        row = memory_columns(memory)
         assignments = ", ".join(f"{name} = ?" for name in row if name not in {"tenant_id"})
         values = [value for name, value in row.items() if name != "tenant_id"]
         with self._write() as conn:
@@ -386,32 +351,32 @@ class SqliteRecordStore:
     def get(self, tenant_id: str, memory_id: str) -> Memory | None:
         with self._read() as conn:
             row = conn.execute(
-                f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE tenant_id = ? AND memory_id = ?",
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE tenant_id = ? AND memory_id = ?",
                 (tenant_id, memory_id),
             ).fetchone()
-        return None if row is None else _memory(*row)
+        return None if row is None else memory_from_row(*row)
 
     def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> builtins.list[Memory]:
         found: dict[str, Memory] = {}
         unique = list(dict.fromkeys(memory_ids))
         with self._read() as conn:
-            for chunk in _chunks(unique):
+            for chunk in chunks(unique):
                 rows = conn.execute(
-                    f"SELECT memory_id, {_MEMORY_COLUMNS} FROM memories WHERE tenant_id = ? "
-                    f"AND memory_id IN ({_marks(len(chunk))})",
+                    f"SELECT memory_id, {MEMORY_COLUMNS} FROM memories WHERE tenant_id = ? "
+                    f"AND memory_id IN ({marks(len(chunk))})",
                     (tenant_id, *chunk),
                 ).fetchall()
-                found.update((row[0], _memory(*row[1:])) for row in rows)
+                found.update((row[0], memory_from_row(*row[1:])) for row in rows)
         return [found[mid] for mid in memory_ids if mid in found]
 
     def get_vectors(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, StoredVector]:
         found: dict[str, StoredVector] = {}
         unique = list(dict.fromkeys(memory_ids))
         with self._read() as conn:
-            for chunk in _chunks(unique):
+            for chunk in chunks(unique):
                 rows = conn.execute(
                     f"SELECT memory_id, model, data, spans FROM vectors WHERE tenant_id = ? "
-                    f"AND memory_id IN ({_marks(len(chunk))})",
+                    f"AND memory_id IN ({marks(len(chunk))})",
                     (tenant_id, *chunk),
                 ).fetchall()
                 found.update((row[0], decode_vector(*row[1:])) for row in rows)
@@ -427,7 +392,7 @@ class SqliteRecordStore:
     ) -> Page:
         limit = max(1, limit)
         rows = self._list_rows(
-            f"occurred_at, memory_id, {_MEMORY_COLUMNS}",
+            f"occurred_at, memory_id, {MEMORY_COLUMNS}",
             tenant_id,
             user_id,
             query,
@@ -438,7 +403,7 @@ class SqliteRecordStore:
         next_cursor = None
         if len(rows) > limit:
             next_cursor = encode_page_cursor(chosen[-1][0], chosen[-1][1], query.oldest_first)
-        return Page(items=[_memory(*row[2:]) for row in chosen], next_cursor=next_cursor)
+        return Page(items=[memory_from_row(*row[2:]) for row in chosen], next_cursor=next_cursor)
 
     def list_ids(
         self, tenant_id: str, user_id: str, query: ListQuery, limit: int
@@ -455,47 +420,9 @@ class SqliteRecordStore:
         limit: int,
         cursor: str | None,
     ) -> builtins.list[Any]:
-        """Up to ``limit`` rows of ``columns`` of the user's memories that ``query`` admits,
-        in list order, after ``cursor``."""
-        clauses = ["tenant_id = ?", "user_id = ?"]
-        params: builtins.list[Any] = [tenant_id, user_id]
-
-        def within(column: str, values: frozenset[Any] | None) -> None:
-            if values is not None:
-                clauses.append(f"{column} IN ({_marks(len(values))})")
-                params.extend(str(v) for v in sorted(values))
-
-        within("kind", query.kinds)
-        within("status", query.statuses)
-        within("category", query.categories)
-        within("scope", query.scopes)
-        if query.session_id is not None:
-            clauses.append("session_id = ?")
-            params.append(query.session_id)
-        if query.since is not None:
-            clauses.append("occurred_at >= ?")
-            params.append(epoch_us(query.since))
-        if query.until is not None:
-            clauses.append("occurred_at < ?")
-            params.append(epoch_us(query.until))
-        if query.created_after is not None:
-            clauses.append("created_at > ?")
-            params.append(epoch_us(query.created_after))
-        if query.now is not None and not query.include_expired:
-            clauses.append("(expires_at IS NULL OR expires_at > ?)")
-            params.append(epoch_us(query.now))
-        direction = "ASC" if query.oldest_first else "DESC"
-        if cursor is not None:
-            occurred_us, memory_id = decode_page_cursor(cursor, query.oldest_first)
-            clauses.append(f"(occurred_at, memory_id) {'>' if query.oldest_first else '<'} (?, ?)")
-            params.extend((occurred_us, memory_id))
-        sql = (
-            f"SELECT {columns} FROM memories "
-            f"WHERE {' AND '.join(clauses)} "
-            f"ORDER BY occurred_at {direction}, memory_id {direction} LIMIT ?"
-        )
+        sql, params = list_sql(columns, tenant_id, user_id, query, limit, cursor)
         with self._read() as conn:
-            return conn.execute(sql, (*params, limit)).fetchall()
+            return conn.execute(sql, params).fetchall()
 
     def get_cursor(self, tenant_id: str, user_id: str, name: str) -> datetime | None:
         with self._read() as conn:
@@ -522,7 +449,7 @@ class SqliteRecordStore:
             rows = conn.execute(sql, params).fetchall()
         return [
             (
-                _memory(body, hits, last_hit),
+                memory_from_row(body, hits, last_hit),
                 None if data is None else decode_vector(model, data, spans),
             )
             for body, hits, last_hit, model, data, spans in rows
@@ -566,18 +493,3 @@ class SqliteRecordStore:
                 "WHERE tenant_id = ? AND memory_id = ?",
                 [(count, at_us, tenant_id, memory_id) for memory_id, count in hits.items()],
             )
-
-
-def _write_vector(conn: sqlite3.Connection, memory: Memory, vector: StoredVector) -> None:
-    conn.execute(
-        "INSERT OR REPLACE INTO vectors (tenant_id, memory_id, model, dim, data, spans) "
-        "VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            memory.tenant_id,
-            memory.memory_id,
-            vector.model,
-            vector.dim,
-            vector_bytes(vector),
-            spans_text(vector),
-        ),
-    )

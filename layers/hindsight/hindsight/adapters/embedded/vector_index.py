@@ -1,46 +1,48 @@
 """In-process vector and keyword index, partitioned per (tenant, user), filters as numpy masks.
 
 Each partition (``vector_partition.py``) keeps its vectors in one float32 matrix and the
-filter fields in parallel numpy columns, so a ``SearchFilter`` is a vectorised mask.
-Search is exact (matrix @ query, masked, argpartition) while fewer than
-``ann_threshold`` vectors pass the filter; above that an HNSW graph (hnswlib, chosen
-by ``bench/decisions/ann_choice.py``) is searched with oversampling and post-filtered, falling back
-to exact search when the filter is too selective to fill ``k``. Returned scores are always
-exact inner products: the cosine for a unit vector, the mix of two cosines for a session
-turn's mixed vector (``core/embedding.py``).
+filter fields in parallel numpy columns, so a ``SearchFilter`` is a vectorised mask. Search
+is exact (matrix @ query, masked, argpartition) while fewer than ``ann_threshold`` vectors
+pass the filter; above that an HNSW graph (hnswlib, chosen in docs/decisions.md) is
+searched with oversampling and post-filtered, falling back to exact search when the filter
+is too selective to fill ``k``. Scores are exact inner products: the cosine for a unit
+vector, the mix of two cosines for a session turn's mixed vector (``core/embedding.py``).
 
 Each partition also holds BM25 postings of its documents' terms (``keyword_postings``), so
 keyword search shares the partition's filter columns and costs microseconds per term.
 
-Graphs can be saved and loaded so a restart does not rebuild them; the vectors themselves
-come from the caller (the record store is the source of truth) and ``load`` rebuilds any
-graph whose ids or vectors no longer match.
+Graphs are saved (``vector_graph_files.py``) so a restart does not rebuild them; the vectors
+come from the caller (the record store is the source of truth), and a graph whose ids or
+vectors no longer match is rebuilt.
 
-Concurrency (``VectorIndex`` docstring): each partition has its own readers-writer lock,
-so searches of one user run side by side, a write waits only for the searches of the
-partitions it changes, and a search sees each write to its partition whole or not at
-all (a long memory's chunks are never half replaced). Writes are one at a time.
+Each partition has its own readers-writer lock (``VectorIndex``'s docstring): a search sees
+each write to its partition whole or not at all, and writes are one at a time.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from hindsight.adapters.embedded.hnsw_graph import Graph
-from hindsight.adapters.embedded.vector_partition import Partition, memory_of
+from hindsight.adapters.embedded.vector_graph_files import (
+    attach_saved_graph,
+    read_meta,
+    remove_saved_graph,
+    save_graph,
+)
+from hindsight.adapters.embedded.vector_partition import (
+    Partition,
+    best_row_per_memory,
+    memory_of,
+)
 from hindsight.adapters.index_rules import model_mismatch
 from hindsight.adapters.paging import epoch_us
-from hindsight.core.errors import EmbeddingModelMismatchError, UnavailableError
+from hindsight.core.errors import EmbeddingModelMismatchError
 from hindsight.core.indexing import piece_terms as terms_of_pieces
 from hindsight.core.models import (
     HitFacts,
@@ -60,11 +62,6 @@ _NONE = -1  # code of a missing string field
 # one piece (a row) of a memory: its vector, its filter fields, its keyword terms
 _Piece = tuple[np.ndarray, dict[str, int], Sequence[str]]
 _SEMANTIC = 1
-
-
-def _partition_file(tenant_id: str, user_id: str) -> str:
-    digest = hashlib.sha256(f"{tenant_id}\x00{user_id}".encode()).hexdigest()[:24]
-    return f"p_{digest}"
 
 
 class VectorIndex:
@@ -418,7 +415,7 @@ class VectorIndex:
             chosen = np.argpartition(-scores, wanted - 1)[:wanted]
         chosen = chosen[np.lexsort((rows[chosen], -scores[chosen]))]
         if partition.extra:
-            chosen = self._best_row_per_memory(partition, rows, chosen)
+            chosen = best_row_per_memory(partition, rows, chosen)
         top_rows = rows[chosen[:k]]
         columns = partition.columns
         kinds = columns["kind"][top_rows].tolist()
@@ -447,19 +444,6 @@ class VectorIndex:
             hits.append(SearchHit(memory_of(key), score, facts, number, (start, end)))
         return hits
 
-    @staticmethod
-    def _best_row_per_memory(
-        partition: Partition, rows: np.ndarray, ordered: np.ndarray
-    ) -> np.ndarray:
-        seen: set[str] = set()
-        keep = []
-        for position, row in enumerate(rows[ordered].tolist()):
-            memory_id = memory_of(partition.ids[row])
-            if memory_id not in seen:
-                seen.add(memory_id)
-                keep.append(position)
-        return ordered[np.asarray(keep, dtype=np.int64)]
-
     # --- persistence -------------------------------------------------------------------
     def _persist(self, owner: tuple[str, str], partition: Partition) -> None:
         if self.persist_dir is None:
@@ -471,36 +455,12 @@ class VectorIndex:
 
     def _unpersist(self, owner: tuple[str, str]) -> None:
         """Delete the owner's saved graph, if any (a retired partition is never saved
-        again); UnavailableError when a file cannot be removed, so an erase is retried."""
-        if self.persist_dir is None:
-            return
-        name = _partition_file(*owner)
-        for suffix in (".hnsw", ".json", ".hnsw.tmp", ".json.tmp"):
-            try:
-                (self.persist_dir / f"{name}{suffix}").unlink(missing_ok=True)
-            except OSError as exc:
-                raise UnavailableError(
-                    f"the saved search graph {name}{suffix} in {self.persist_dir} cannot be "
-                    f"removed ({exc.strerror}); check the directory's permissions and retry"
-                ) from exc
+        again)."""
+        if self.persist_dir is not None:
+            remove_saved_graph(self.persist_dir, owner)
 
     def _save_partition(self, directory: Path, owner: tuple[str, str], part: Partition) -> None:
-        assert part.graph is not None
-        directory.mkdir(parents=True, exist_ok=True)
-        name = _partition_file(*owner)
-        part.graph.save(directory / f"{name}.hnsw.tmp")
-        os.replace(directory / f"{name}.hnsw.tmp", directory / f"{name}.hnsw")
-        meta = {
-            "tenant_id": owner[0],
-            "user_id": owner[1],
-            "model": list(self._model) if self._model else None,
-            "ids": part.ids[: part.size],
-            "labels": [int(x) for x in part.columns["labels"][: part.size]],
-            "next_label": part.next_label,
-            "fingerprint": part.fingerprint(),
-        }
-        (directory / f"{name}.json.tmp").write_text(json.dumps(meta))
-        os.replace(directory / f"{name}.json.tmp", directory / f"{name}.json")
+        save_graph(directory, owner, part, self._model)
 
     def save(self, directory: Path) -> int:
         """Save every partition's HNSW graph; returns how many were saved."""
@@ -527,54 +487,14 @@ class VectorIndex:
             return outcome
         with self._write_lock:
             for meta_path in sorted(directory.glob("p_*.json")):
-                meta = self._read_meta(meta_path)
+                meta = read_meta(meta_path)
                 owner = (str(meta.get("tenant_id")), str(meta.get("user_id")))
                 with self._lock:
                     partition = self._partitions.get(owner)
                 attached = False
                 if partition is not None:
                     with partition.lock.writing():
-                        attached = self._attach(partition, meta, meta_path)
+                        attached = attach_saved_graph(partition, meta, meta_path, self._model)
                 outcome["restored" if attached else "stale"] += 1
         logger.info("ann graphs loaded restored=%d stale=%d", outcome["restored"], outcome["stale"])
         return outcome
-
-    def _attach(self, partition: Partition, meta: dict[str, Any], meta_path: Path) -> bool:
-        """Give the partition its saved graph if the graph still matches it."""
-        if not self._matches(partition, meta):
-            return False
-        graph_path = meta_path.with_name(meta_path.name[: -len(".json")] + ".hnsw")
-        try:
-            graph = Graph.load(graph_path, partition.dim, live=partition.size)
-        except (OSError, RuntimeError) as exc:
-            logger.warning("ann graph unreadable path=%s error=%s", graph_path, exc)
-            return False
-        saved = dict(zip(meta["ids"], meta["labels"], strict=True))
-        for row, memory_id in enumerate(partition.ids[: partition.size]):
-            partition.columns["labels"][row] = saved[memory_id]
-        partition.next_label = int(meta["next_label"])
-        labels = partition.columns["labels"][: partition.size]
-        partition.row_of_label = np.full(max(16, partition.next_label), -1, dtype=np.int64)
-        partition.row_of_label[labels] = np.arange(partition.size)
-        partition.graph = graph
-        return True
-
-    @staticmethod
-    def _read_meta(path: Path) -> dict[str, Any]:
-        try:
-            meta = json.loads(path.read_text())
-        except (OSError, ValueError):
-            return {}
-        return meta if isinstance(meta, dict) else {}
-
-    def _matches(self, partition: Partition, meta: dict[str, Any]) -> bool:
-        if not self._model or meta.get("model") != list(self._model):
-            return False
-        ids, labels = meta.get("ids", []), meta.get("labels", [])
-        if len(ids) != partition.size or len(labels) != partition.size:
-            return False
-        if set(ids) != set(partition.ids[: partition.size]) or "next_label" not in meta:
-            return False
-        saved = np.asarray(meta.get("fingerprint", []), dtype=np.float64)
-        current = np.asarray(partition.fingerprint(), dtype=np.float64)
-        return saved.shape == current.shape and bool(np.allclose(saved, current, atol=1e-3))

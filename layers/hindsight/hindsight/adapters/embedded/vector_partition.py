@@ -162,3 +162,16 @@ def row_key(memory_id: str, number: int) -> str:
 
 def memory_of(row_key: str) -> str:
     return row_key.split("#", 1)[0]
+
+
+def best_row_per_memory(partition: Partition, rows: np.ndarray, ordered: np.ndarray) -> np.ndarray:
+    """The positions of ``ordered`` that keep each memory's first (best) row: a long memory's
+    chunks are rows of their own, and a search returns the memory once."""
+    seen: set[str] = set()
+    keep = []
+    for position, row in enumerate(rows[ordered].tolist()):
+        memory_id = memory_of(partition.ids[row])
+        if memory_id not in seen:
+            seen.add(memory_id)
+            keep.append(position)
+    return ordered[np.asarray(keep, dtype=np.int64)]

@@ -16,10 +16,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from hindsight.core.access import load_readable, readable_scopes
-from hindsight.core.commands import ListMemoriesCommand, ListResult
+from hindsight.core.commands import ListMemoriesCommand
 from hindsight.core.errors import NotFoundError
 from hindsight.core.models import ListQuery, Memory, MemoryKind, Page, Principal
 from hindsight.core.ports import Clock, RecordStore
+from hindsight.core.results import ListResult
 from hindsight.core.usecases.reflect import REFLECTION_CURSOR
 from hindsight.core.views import memory_view
 

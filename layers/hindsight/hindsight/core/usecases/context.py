@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from hindsight.core.access import readable_scopes
-from hindsight.core.commands import ContextCommand, ContextResult, RetrieveCommand
+from hindsight.core.commands import ContextCommand, RetrieveCommand
 from hindsight.core.models import (
     EpisodicMemory,
     FactStatus,
@@ -24,6 +24,7 @@ from hindsight.core.models import (
     SessionSummary,
 )
 from hindsight.core.ports import Clock, RecordStore, Reflector
+from hindsight.core.results import ContextResult
 from hindsight.core.usecases.retrieve import RetrieveMemories
 from hindsight.core.views import iso
 

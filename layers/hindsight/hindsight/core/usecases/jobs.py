@@ -26,12 +26,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hindsight.core.access import require_write
-from hindsight.core.commands import StoreBatchCommand, StoreMemoryCommand, StoreOutcome
+from hindsight.core.commands import StoreBatchCommand, StoreMemoryCommand
 from hindsight.core.embedding import reporting
 from hindsight.core.errors import HindsightError, NotFoundError
 from hindsight.core.jobs import Job, JobKind
 from hindsight.core.models import EpisodicMemory, Memory, Principal
 from hindsight.core.ports import Clock, IdGenerator, JobStore, RecordStore
+from hindsight.core.results import StoreOutcome
 from hindsight.core.usecases.documents import StoreDocument, StoreDocumentCommand
 from hindsight.core.usecases.store import StoreMemories
 

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 from hindsight.core import chunking
-from hindsight.core.commands import LlmUsage, ReflectCommand, ReflectResult
+from hindsight.core.commands import ReflectCommand
 from hindsight.core.embedding import embed_documents
 from hindsight.core.errors import ConflictError, ForbiddenError, HindsightError
 from hindsight.core.fact_merge import FactMerger
@@ -55,6 +55,7 @@ from hindsight.core.ports import (
     VectorReusingReflector,
 )
 from hindsight.core.reading import list_all
+from hindsight.core.results import LlmUsage, ReflectResult
 from hindsight.core.usecases.reflect_cursors import (
     REFLECTION_CURSOR,
     read_progress,

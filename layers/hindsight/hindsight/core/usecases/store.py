@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from hindsight.core.access import require_write
-from hindsight.core.commands import StoreMemoryCommand, StoreOutcome
+from hindsight.core.commands import StoreMemoryCommand
 from hindsight.core.embedding import (
     DEFAULT_CHUNK_SIZES,
     MAX_CONTEXT_CHARS,
@@ -31,6 +31,7 @@ from hindsight.core.ports import (
     NewRecord,
     RecordStore,
 )
+from hindsight.core.results import StoreOutcome
 from hindsight.core.secrets import DEFAULT_SECRET_SCREEN, RedactionCount, SecretScreen
 from hindsight.core.temporal import resolve_time_expressions
 from hindsight.core.text import content_hash
@@ -211,9 +212,9 @@ class StoreMemories:
         A reply ("Yes, twice, both times in Lisbon") seldom repeats what it answers; searched
         together with the turn before it, it is found by the question's words and meaning.
         The turn before is the previous memory of the same (user, scope, session) in this
-        batch, else the newest stored one that occurred no later than this one. On LoCoMo
-        (bench/locomo.py) this raised evidence recall@10 from 0.72 to 0.78. Only the turn
-        before is used: the one after is not known yet when a turn is stored.
+        batch, else the newest stored one that occurred no later than this one
+        (docs/decisions.md, "Ranking"). Only the turn before is used: the one after is not
+        known yet when a turn is stored.
 
         With ``session_context`` "replies" (the default) a turn is a reply
         when it and the turn before have speakers and they differ. A memory without a

@@ -13,6 +13,12 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import ClientError
 
+from hindsight.adapters.aws.dynamodb_record_store.cursors import (
+    acquire_lease,
+    get_cursor,
+    release_lease,
+    set_cursor,
+)
 from hindsight.adapters.aws.dynamodb_record_store.dedup import delete_marker, put_deduplicated
 from hindsight.adapters.aws.dynamodb_record_store.errors import (
     is_condition_failure,
@@ -31,7 +37,6 @@ from hindsight.adapters.aws.dynamodb_record_store.items import (
     MEMORY_SK,
     activity_shard,
     from_attribute_values,
-    from_us,
     marker_sk,
     memory_from_item,
     memory_item,
@@ -336,57 +341,15 @@ class DynamoDBRecordStore:
         return len(erased)
 
     def set_cursor(self, tenant_id: str, user_id: str, name: str, value: datetime) -> None:
-        self._table.call(
-            "PutItem",
-            TableName=self.table_name,
-            Item=to_attribute_values(
-                {
-                    "pk": user_pk(tenant_id, user_id),
-                    "sk": f"C#{name}",
-                    "item_type": "cursor",
-                    "value_us": epoch_us(value),
-                }
-            ),
-        )
+        set_cursor(self._table, tenant_id, user_id, name, value)
 
     def acquire_lease(
         self, tenant_id: str, user_id: str, name: str, holder: str, until: datetime, now: datetime
     ) -> bool:
-        """One conditional PutItem: absent, expired, or already this holder's."""
-        try:
-            self._table.call(
-                "PutItem",
-                TableName=self.table_name,
-                Item=to_attribute_values(
-                    {
-                        "pk": user_pk(tenant_id, user_id),
-                        "sk": f"L#{name}",
-                        "item_type": "lease",
-                        "holder": holder,
-                        "until_us": epoch_us(until),
-                    }
-                ),
-                ConditionExpression="attribute_not_exists(pk) OR holder = :h OR until_us <= :now",
-                ExpressionAttributeValues={":h": {"S": holder}, ":now": {"N": str(epoch_us(now))}},
-            )
-        except ClientError as exc:
-            if is_condition_failure(exc):
-                return False
-            raise
-        return True
+        return acquire_lease(self._table, tenant_id, user_id, name, holder, until, now)
 
     def release_lease(self, tenant_id: str, user_id: str, name: str, holder: str) -> None:
-        try:
-            self._table.call(
-                "DeleteItem",
-                TableName=self.table_name,
-                Key=self._table.key(user_pk(tenant_id, user_id), f"L#{name}"),
-                ConditionExpression="holder = :h",
-                ExpressionAttributeValues={":h": {"S": holder}},
-            )
-        except ClientError as exc:
-            if not is_condition_failure(exc):
-                raise
+        release_lease(self._table, tenant_id, user_id, name, holder)
 
     # --- reads -----------------------------------------------------------------------------
     def _reading(self, read: Callable[[], _T]) -> _T:
@@ -504,13 +467,7 @@ class DynamoDBRecordStore:
         return updated
 
     def get_cursor(self, tenant_id: str, user_id: str, name: str) -> datetime | None:
-        found = self._table.call(
-            "GetItem",
-            TableName=self.table_name,
-            Key=self._table.key(user_pk(tenant_id, user_id), f"C#{name}"),
-            ConsistentRead=True,
-        ).get("Item")
-        return None if found is None else from_us(int(found["value_us"]["N"]))
+        return get_cursor(self._table, tenant_id, user_id, name)
 
     def iter_all(
         self, tenant_id: str | None = None

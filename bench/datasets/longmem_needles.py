@@ -189,7 +189,7 @@ POOLS: dict[str, Callable[[random.Random], str]] = {
     "rh": _pick(["positive", "negative"]),
 }
 
-KINDS_FILE = Path(__file__).resolve().parent / "data" / "longmem" / "needle_kinds.json"
+KINDS_FILE = Path(__file__).resolve().parents[1] / "data" / "longmem" / "needle_kinds.json"
 
 
 def load_kinds(path: Path = KINDS_FILE) -> dict[str, tuple[NeedleKind, ...]]:

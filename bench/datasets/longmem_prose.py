@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from longmem_code import Document
+from datasets.longmem_code import Document
 
 WORDS: dict[str, dict[str, list[str]]] = {
     "en": {

@@ -7,7 +7,7 @@ and questions asked after both: one about the present, and for some replacing ca
 about the past ("where did the user live in January?"). About a third of the updates carry
 no cue word ("moved", "now", "换成"): only the time order tells them apart.
 
-``python bench/updates_data.py`` writes ``bench/data/updates/cases.json`` (seeded, so the
+``python bench/datasets/updates_data.py`` writes ``bench/data/updates/cases.json`` (seeded, so the
 file is reproducible); ``bench/updates.py`` runs it. Values are drawn from pools per case,
 so the same template gives different cases; the maintainers' held-out set is of the same
 kind but not these sentences.
@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).resolve().parent / "data" / "updates" / "cases.json"
+OUT = Path(__file__).resolve().parents[1] / "data" / "updates" / "cases.json"
 SEED = 20
 
 # (attribute, kind, old statement, updates [cue..., no cue], current question, past question,

@@ -13,9 +13,9 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from longmem_code import Document
+from datasets.longmem_code import Document
 
-MSC_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "msc"
+MSC_DIR = Path(__file__).resolve().parents[3] / "shared" / "data" / "msc"
 MSC_FILES = tuple(f"personasummary_session{n}_valid.jsonl" for n in (1, 2, 3, 4))
 
 EN_REQUESTS = [

@@ -13,7 +13,7 @@ without "我" are skipped.
 The names are a fair draw, not chosen to be found: jieba does not tag every one as a name
 (a given name that is a common word, e.g. "浩然"), and those questions are not gated.
 
-    .venv/bin/python bench/names_zh.py    # prints the set's size and sample questions
+    .venv/bin/python bench/datasets/names_zh.py    # prints the set's size and sample questions
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from extraction_data import load_zh
 from locomo_data import Conversation, Question, Turn
