@@ -2,11 +2,13 @@
 
 A result's ``score`` is the value the results are ordered by:
 
-    score = fused x state
+    score = fused x state x echo
     fused = relevance x every factor of ``core/ranking.py`` (recency, use, the kind's
             boost and the fact's confidence, the speaker, the assistant's weight, time)
     state = the factor a group of states of one attribute gives its members
             (``core/state_factor.py``): 1 for every other memory
+    echo  = the factor that puts a user's own statement above an assistant's echo of it
+            (``core/echoes.py``): 1 for every other memory
 
 so a memory is placed by its score and by nothing else, across pages too. The calibrated
 probability that the memory answers the query (``policy.Calibration``) is kept apart in
@@ -41,7 +43,7 @@ class Parts:
     speaker_boost: float | None = None
     assistant_weight: float | None = None  # set when an assistant's turn weighs less
     use_weight: float | None = None  # set when an unused episode weighs less
-    score: float = 0.0  # what the results are ordered by: fused x state
+    score: float = 0.0  # what the results are ordered by: fused x state x echo
     # the calibration's inputs beyond the above, and its output
     floor: float = 0.0  # the query's similarity to an empty text
     margin: float = 0.0  # similarity less the floor
@@ -56,6 +58,7 @@ class Parts:
     calibrated: bool = False  # logit and probability are set (``calibrate``)
     fusion: dict[str, Any] | None = None  # the dense share lexical strength set (core/fusion.py)
     state: dict[str, Any] | None = None  # the state factor and why (core/state_factor.py)
+    echo: dict[str, Any] | None = None  # the echo factor and why (core/echoes.py)
 
     def features(self) -> dict[str, float]:
         """The calibration's inputs (``policy.Calibration``), by name."""
@@ -108,6 +111,8 @@ class Parts:
         why["fused_score"] = round(self.fused, 6)
         if self.state is not None:
             why["state"] = self.state
+        if self.echo is not None:
+            why["echo"] = self.echo
         why["calibration"] = {
             **{name: round(value, 4) for name, value in self.features().items()},
             "logit": round(self.logit, 4),

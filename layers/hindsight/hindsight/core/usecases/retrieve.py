@@ -15,6 +15,7 @@ import numpy as np
 
 from hindsight.core.centering import UserMeans, centred
 from hindsight.core.commands import RetrieveCommand, RetrieveResult
+from hindsight.core.echoes import with_echo_factors
 from hindsight.core.embedding import embed_query, neutral_vector
 from hindsight.core.highlight import Match, query_words
 from hindsight.core.hit_log import HitLog
@@ -143,6 +144,7 @@ class RetrieveMemories:
             )
             total += len(ranked) - shown
         ranked, updated_by = self._newest_states(principal, command, ranked, as_of, query_time)
+        ranked = with_echo_factors(ranked[:STATE_WINDOW], command.query) + ranked[STATE_WINDOW:]
         shaping = Shaping(
             query_words(command.query), command.max_content_chars, policy.vector_weight
         )
