@@ -6,9 +6,9 @@ its questions (share-of-evidence recall@10 per category), then reflected with th
 reflector (no LLM) and every pending fact approved, as a reviewer accepting all would;
 then asked again:
 
-- ``facts first``: the default ranking (an approved fact relevant at all ranks ahead of
-  every episode);
-- ``facts as episodes``: no fact is put first (``semantic_first_min_relevance`` 2).
+- ``facts first``: the default ranking (an approved fact weighs ``semantic_boost``: it
+  ranks ahead of an episode about as relevant);
+- ``facts as episodes``: a fact weighs what an episode does (``semantic_boost`` 1).
 
 A fact in the results counts as its source turns (what an agent reading its
 ``source_memory_ids`` would reach), in order, each turn once.
@@ -42,7 +42,7 @@ from hindsight.core.service import MemoryService
 PRINCIPAL = Principal(tenant_id="facts-first", key_id="bench")
 WITH_FACTS = {
     "facts first": {},
-    "facts as episodes": {"semantic_first_min_relevance": 2.0},
+    "facts as episodes": {"semantic_boost": 1.0},
 }
 
 

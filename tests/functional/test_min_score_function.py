@@ -43,12 +43,14 @@ def test_min_score_cuts_the_http_results(service: MemoryService) -> None:
     assert everything.status == 200, everything.body
     results = everything.body["results"]
     assert len(results) == 2
+    assert results[0]["score"] >= results[1]["score"]  # the order is the score
     for result in results:
-        assert result["score"] == result["why"]["probability"]
+        assert result["score"] == result["why"]["score"] == result["why"]["fused_score"]
         assert "calibration" in result["why"]
-    best = max(r["score"] for r in results)
+    # min_score compares the calibrated probability
+    best = max(r["why"]["probability"] for r in results)
     kept = retrieve(query="peanut allergy", min_score=best)
-    assert [r["score"] for r in kept.body["results"]] == [best]
+    assert [r["why"]["probability"] for r in kept.body["results"]] == [best]
     assert retrieve(query="peanut allergy", min_score=1).body["results"] == []
 
 
