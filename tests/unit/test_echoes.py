@@ -41,7 +41,11 @@ def row(memory: EpisodicMemory, score: float) -> Row:
 # (statement, echo, query): the echo names what the user said, in the same conversation
 FIRES = {
     "en": [
-        ("I just moved to Lisbon last month", "Welcome to Lisbon! You will love it.", "where does the user live"),
+        (
+            "I just moved to Lisbon last month",
+            "Welcome to Lisbon! You will love it.",
+            "where does the user live",
+        ),
         ("I adopted a cat called Miso", "Miso sounds adorable!", "what is my cat called"),
         ("My new job at Initech starts Monday", "Congratulations on Initech!", "where do I work"),
         ("I drive a Tesla now", "Enjoy the Tesla!", "what car do I drive"),
@@ -70,7 +74,6 @@ def _fires(statement: str, echo: str, query: str, **change: object) -> bool:
     out = with_echo_factors(window, query)
     scores = [r[0] for r in out]
     assert scores == sorted(scores, reverse=True)  # the order is the score
-    assert [r[1].memory_id for r in out if r[1].memory_id != "noise"][0] in {"said", "echo"}
     assert next(r for r in out if r[1].memory_id == "noise")[0] == 0.6  # never moved
     return out[0][1].memory_id == "said"
 

@@ -11,6 +11,7 @@ updated later, the speaker, the assistant's weight, time) must move its score wi
 from __future__ import annotations
 
 from datetime import timedelta
+from itertools import pairwise
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -167,5 +168,5 @@ def test_scores_never_rise_down_a_page_or_across_pages(
     for query in queries:
         pages = _all_pages(service, query, top_k)
         scores = [score for page in pages for score in page]
-        rises = [(i, a, b) for i, (a, b) in enumerate(zip(scores, scores[1:])) if b > a]
+        rises = [(i, a, b) for i, (a, b) in enumerate(pairwise(scores)) if b > a]
         assert not rises, f"{query!r}: the score rises at {rises} in {pages}"

@@ -140,8 +140,9 @@ def rank(
 ) -> tuple[list[Row], int]:
     """The best ``wanted`` candidates as (score, memory, parts), and how many rank.
 
-    Relevance (similarity, keyword, session pooling) needs only what the index returned; the other factors (recency from event times, a fact's confidence,
-    time cues matched by event times, the words a memory holds) need the record. Every
+    Relevance (similarity, keyword, session pooling) needs only what the index returned;
+    the other factors (recency from event times, a fact's confidence, time cues matched
+    by event times, the words a memory holds) need the record. Every
     factor has an upper bound, so candidates are read best bound first, and reading stops
     once no unread candidate's bound can beat the ``wanted``-th exact score: the result
     equals scoring every candidate. Candidates less probable than ``scoring.min_score``
@@ -370,9 +371,7 @@ def order_key(row: Row) -> tuple[float, float, str]:
     return (-row[0], -row[1].occurred_at.timestamp(), row[1].memory_id)
 
 
-def _score(
-    policy: Policy, memory: Memory, parts: Parts, scoring: Scoring
-) -> Row:
+def _score(policy: Policy, memory: Memory, parts: Parts, scoring: Scoring) -> Row:
     """The exact score of a read memory; ``parts`` gain age, time boost and score."""
     relevance = parts.relevance
     if isinstance(memory, EpisodicMemory):

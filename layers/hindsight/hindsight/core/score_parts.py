@@ -21,6 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+# the factors that apply to some memories only, as ``why`` names them
+FACTORS = ("use_weight", "speaker_boost", "assistant_weight", "time_boost")
+
 
 @dataclass(slots=True)
 class Parts:
@@ -80,6 +83,10 @@ class Parts:
             "few_chinese": self.few if self.chinese else 0.0,
         }
 
+    def _set(self, names: tuple[str, ...]) -> dict[str, Any]:
+        """The named parts that apply (those set), by name."""
+        return {name: value for name in names if (value := getattr(self, name)) is not None}
+
     def why(self) -> dict[str, Any]:
         why: dict[str, Any] = {
             "similarity": round(self.similarity, 4) if self.similarity is not None else None,
@@ -100,19 +107,9 @@ class Parts:
             )
         elif self.kind_boost is not None:
             why.update(kind_boost=self.kind_boost, confidence_weight=self.confidence_weight)
-        if self.use_weight is not None:
-            why["use_weight"] = self.use_weight
-        if self.speaker_boost is not None:
-            why["speaker_boost"] = self.speaker_boost
-        if self.assistant_weight is not None:
-            why["assistant_weight"] = self.assistant_weight
-        if self.time_boost is not None:
-            why["time_boost"] = self.time_boost
+        why.update(self._set(FACTORS))
         why["fused_score"] = round(self.fused, 6)
-        if self.state is not None:
-            why["state"] = self.state
-        if self.echo is not None:
-            why["echo"] = self.echo
+        why.update(self._set(("state", "echo")))
         why["calibration"] = {
             **{name: round(value, 4) for name, value in self.features().items()},
             "logit": round(self.logit, 4),

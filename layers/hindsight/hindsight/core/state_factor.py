@@ -23,7 +23,9 @@ from hindsight.core.models import Memory
 from hindsight.core.ranking import Row, order_key
 
 NEWEST = "the state of its attribute at the time asked: it takes the best score its group holds"
-UPDATED = "updated later by a newer state of the same attribute: it takes a lower score of its group"
+UPDATED = (
+    "updated later by a newer state of the same attribute: it takes a lower score of its group"
+)
 LATER = "a state after the time asked: it takes a lower score of its group"
 
 
