@@ -48,13 +48,29 @@ EPISODES_ZH = [
     "我每周二和周四早上跑步",
     "我最近开始学吉他",
 ]
-# an older and a newer state of one attribute, in each language
+# an older and a newer state of one attribute, in each language (worded alike, so that
+# the test embedder's vectors are as related as a real model's)
 STATE_PAIRS = [
+    (
+        "I live in Beijing, my home is a flat near the old park",
+        "I moved, I live in Shanghai now, my home is a flat near the new park",
+    ),
+    (
+        "I drive a Toyota to work every day, the car is grey",
+        "I sold it, I drive a Tesla to work every day now, the car is grey",
+    ),
     ("I live in Beijing, near the river.", "I moved last month, I live in Shanghai now."),
-    ("I drive a Toyota Corolla.", "I sold the Toyota, I drive a Tesla now."),
-    ("I work at Globex as an engineer.", "I quit Globex and joined Initech as a manager."),
-    ("我住在北京", "我搬家了，现在住在上海"),
+    (
+        "我住在北京，我的家是老公园旁边的一套公寓",
+        "我搬家了，现在住在上海，我的家是新公园旁边的一套公寓",
+    ),
     ("我在腾讯上班", "我辞职了，现在在阿里巴巴上班"),
+]
+# a user's statement and an assistant's answer naming what it said, a minute later
+ECHO_PAIRS = [
+    ("I just moved to Lisbon last month", "Welcome to Lisbon! Lisbon is lovely in spring."),
+    ("I adopted a cat called Miso", "Miso the cat sounds adorable! Cats called Miso rule."),
+    ("我上个月刚搬到里斯本", "欢迎来到里斯本！里斯本的春天很美。"),
 ]
 FACTS = [
     ("peanuts", "The user is allergic to peanuts"),
@@ -67,6 +83,11 @@ QUERIES = [
     "what can't I eat",
     "where does the user live",
     "where do I live now",
+    "my home flat in Beijing",
+    "Lisbon",
+    "the cat Miso",
+    "里斯本",
+    "我的家 公寓",
     "what car do I drive",
     "where do I work now",
     "who is my manager",
@@ -100,6 +121,14 @@ store_strategy = st.fixed_dictionaries(
             ),
             max_size=3,
         ),
+        "echoes": st.lists(
+            st.tuples(
+                st.sampled_from(ECHO_PAIRS),
+                st.sampled_from([None, "s1", "s3"]),
+                st.integers(min_value=0, max_value=100),  # days ago
+            ),
+            max_size=2,
+        ),
         "facts": st.lists(st.sampled_from(FACTS), max_size=3, unique=True),
         "confidence": st.sampled_from(["high", "medium", "low"]),
     }
@@ -119,10 +148,9 @@ def _build(store: dict) -> MemoryService:
     service = assemble(ports, Policy())
     now = clock.now()
 
-    def put(content: str, days: int, **fields: object) -> None:
-        command = StoreMemoryCommand(
-            user_id="u1", content=content, occurred_at=now - timedelta(days=days), **fields
-        )
+    def put(content: str, days: int, minutes: int = 0, **fields: object) -> None:
+        when = now - timedelta(days=days) + timedelta(minutes=minutes)
+        command = StoreMemoryCommand(user_id="u1", content=content, occurred_at=when, **fields)
         service.store(PRINCIPAL, command)
 
     for content, speaker, session, days in store["episodes"]:
@@ -130,6 +158,9 @@ def _build(store: dict) -> MemoryService:
     for (older, newer), older_days, newer_days in store["pairs"]:
         put(older, older_days, speaker="user")
         put(newer, newer_days, speaker="user")
+    for (statement, echo), session, days in store["echoes"]:
+        put(statement, days, -2, speaker="user", session_id=session)
+        put(echo, days, -1, speaker="assistant", session_id=session)
     if store["facts"]:
         for trigger, content in store["facts"]:
             reflector.when(trigger, content, confidence=store["confidence"], topic=trigger)
