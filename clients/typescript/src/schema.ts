@@ -283,7 +283,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a pending fact
-         * @description Approved facts are retrievable and ranked ahead of episodes.
+         * @description Approved facts are retrievable, and rank ahead of episodes about as relevant.
          */
         post: operations["approve_fact"];
         delete?: never;
