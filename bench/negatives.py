@@ -194,8 +194,8 @@ def measure(service: MemoryService, stored: Stored) -> dict[str, dict[str, Any]]
 
 
 def _best(result: Any) -> float:
-    """The best calibrated score of a page (0: nothing came back)."""
-    return max((r.score for r in result.results), default=0.0)
+    """The best calibrated probability of a page (0: nothing came back)."""
+    return max((float(r.why["probability"]) for r in result.results), default=0.0)
 
 
 def _sweep(rows: list[tuple[float, float, float]]) -> dict[str, dict[str, float]]:

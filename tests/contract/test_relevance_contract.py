@@ -60,15 +60,15 @@ def test_a_memory_that_answers_without_sharing_a_word_passes_the_default(
     memory_id = only(service, "eater", "I am allergic to peanuts")
     results = ask(service, "eater", "what can't I eat")
     assert [r.memory_id for r in results] == [memory_id]
-    assert results[0].score >= POLICY.min_score
-    assert results[0].score == results[0].why["probability"]
+    assert results[0].why["probability"] >= POLICY.min_score
+    assert results[0].score == results[0].why["score"]
 
 
 def test_a_chinese_preference_is_found_by_a_chinese_paraphrase(service: MemoryService) -> None:
     memory_id = only(service, "zh", "我不吃辣")
     results = ask(service, "zh", "饮食偏好")
     assert [r.memory_id for r in results] == [memory_id]
-    assert results[0].score >= POLICY.min_score
+    assert results[0].why["probability"] >= POLICY.min_score
 
 
 def test_an_unrelated_question_scores_low_and_a_stricter_min_score_drops_it(
@@ -80,11 +80,13 @@ def test_an_unrelated_question_scores_low_and_a_stricter_min_score_drops_it(
     assert ask(service, "eater", "what is the capital of France", min_score=0.05) == []
     results = ask(service, "eater", "what is the capital of France", min_score=0)
     assert [r.memory_id for r in results] == [memory_id]
-    assert 0.0 < results[0].score < 0.05
+    assert 0.0 < results[0].why["probability"] < 0.05
 
 
 def test_the_answering_memory_outscores_the_unrelated_question(service: MemoryService) -> None:
     only(service, "eater", "I am allergic to peanuts")
-    answering = ask(service, "eater", "what can't I eat", min_score=0)[0].score
-    unrelated = ask(service, "eater", "what is the capital of France", min_score=0)[0].score
+    answering = ask(service, "eater", "what can't I eat", min_score=0)[0].why["probability"]
+    unrelated = ask(service, "eater", "what is the capital of France", min_score=0)[0].why[
+        "probability"
+    ]
     assert answering > 2 * unrelated

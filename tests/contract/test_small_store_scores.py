@@ -1,5 +1,6 @@
 """Small stores with the real bundled model (issue #12): a user holding one memory. The
-one that answers the question scores high, an unrelated one low, in English and Chinese.
+one that answers the question is probable (``why.probability``), an unrelated one not, in
+English and Chinese.
 
 Measured (docs/decisions.md, "The calibration refitted with small stores"): the relative
 parts of the score say nothing here (the only memory is the best there is), so the
@@ -41,7 +42,7 @@ def lone_score(service: MemoryService, content: str, query: str) -> float:
     command = RetrieveCommand(user_id=user_id, query=query, min_score=0)
     results = service.retrieve(PRINCIPAL, command).results
     assert len(results) == 1
-    return results[0].score
+    return float(results[0].why["probability"])
 
 
 def test_a_lone_english_memory_scores_high_when_it_answers_and_low_when_unrelated(

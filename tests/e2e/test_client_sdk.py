@@ -107,11 +107,10 @@ def test_paging_through_45_results(gateway: LocalGateway) -> None:
         found = list(memory.iter_retrieve("sdk-paging", "museum visits in Lisbon", top_k=20))
         assert len(found) == PAGED and {m.memory_id for m in found} == stored
         assert transport.paths == ["/v1/retrieve"] * 3  # 20 + 20 + 5
-        # pages follow the fused order (why.fused_score); the score is the calibrated
-        # probability, which reads the plain cosines (not the centred ones) and may differ
-        fused = [m.why["fused_score"] for m in found]
-        assert fused == sorted(fused, reverse=True)
-        assert all(0.0 <= m.score <= 1.0 for m in found)
+        # pages follow the score, across pages too; the calibrated probability is in why
+        scores = [m.score for m in found]
+        assert scores == sorted(scores, reverse=True)
+        assert all(0.0 <= m.why["probability"] <= 1.0 for m in found)
         assert len(list(memory.iter_retrieve("sdk-paging", "museum", top_k=20, limit=7))) == 7
 
         transport.paths.clear()

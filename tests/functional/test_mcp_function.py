@@ -165,6 +165,7 @@ def test_duplicate_is_skipped_and_retrieve_finds_it(service: MemoryService) -> N
         "category",
         "occurred_at",
         "score",
+        "probability",
     }
 
 

@@ -43,12 +43,14 @@ def test_min_score_cuts_the_http_results(service: MemoryService) -> None:
     assert everything.status == 200, everything.body
     results = everything.body["results"]
     assert len(results) == 2
+    assert results[0]["score"] >= results[1]["score"]  # the order is the score
     for result in results:
-        assert result["score"] == result["why"]["probability"]
+        assert result["score"] == result["why"]["score"] == result["why"]["fused_score"]
         assert "calibration" in result["why"]
-    best = max(r["score"] for r in results)
+    # min_score compares the calibrated probability
+    best = max(r["why"]["probability"] for r in results)
     kept = retrieve(query="peanut allergy", min_score=best)
-    assert [r["score"] for r in kept.body["results"]] == [best]
+    assert [r["why"]["probability"] for r in kept.body["results"]] == [best]
     assert retrieve(query="peanut allergy", min_score=1).body["results"] == []
 
 
@@ -84,10 +86,12 @@ def test_min_score_keeps_the_newer_state_with_the_older_one(service: MemoryServi
         assert reply.status == 201, reply.body
     query = "my home flat in Beijing"
     everything = retrieve(query=query, min_score=0).body["results"]
-    scores = {r["content"].split(",")[0]: r["score"] for r in everything}
-    older, newer = scores["I live in Beijing"], scores["I moved"]
+    probable = {r["content"].split(",")[0]: r["why"]["probability"] for r in everything}
+    older, newer = probable["I live in Beijing"], probable["I moved"]
     assert older > newer  # the older state is the likelier answer to this query
     kept = retrieve(query=query, min_score=older).body["results"]
     assert [r["content"].split(",")[0] for r in kept] == ["I moved", "I live in Beijing"]
     assert kept[1]["updated_later"] is True
-    assert kept[0]["score"] < older  # under the cut, back with the state it updates
+    # under the cut, back with the state it updates, whose score it takes
+    assert kept[0]["why"]["probability"] < older
+    assert kept[0]["score"] >= kept[1]["score"] and kept[0]["why"]["state"]["factor"] > 1.0

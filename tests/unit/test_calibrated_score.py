@@ -1,4 +1,5 @@
-"""The calibrated score: its logistic math, its inputs in ``why``, and ``min_score``.
+"""The calibrated probability (``why["probability"]``): its logistic math, its inputs in
+``why``, and ``min_score``, which compares it.
 
 The unit tier's hashing embedder is not the model the calibration was fitted for, so the
 scores here are small and the server's default ``min_score`` does not apply unless the
@@ -78,15 +79,16 @@ def ask(service: MemoryService, query: str, **options: object):  # type: ignore[
     return service.retrieve(PRINCIPAL, command)
 
 
-def test_the_score_is_the_probability_and_why_holds_its_inputs(service) -> None:  # type: ignore[no-untyped-def]
+def test_the_score_orders_and_why_holds_the_probability_and_its_inputs(service) -> None:  # type: ignore[no-untyped-def]
     store(service, "a peanut allergy since childhood")
     store(service, "my sister lives in Berlin")
     results = ask(service, "peanut allergy", min_score=0).results
     assert len(results) == 2
+    assert results[0].score >= results[1].score
     for result in results:
         why = result.why
-        assert 0.0 <= result.score < 1.0
-        assert result.score == why["probability"] == why["score"]
+        assert 0.0 <= why["probability"] < 1.0
+        assert result.score == why["score"] == why["fused_score"]
         inputs = {k: v for k, v in why["calibration"].items() if k != "logit"}
         assert set(inputs) == set(FEATURES)
         assert why["calibration"]["logit"] == pytest.approx(CALIBRATION.logit(inputs), abs=1e-2)
@@ -107,12 +109,12 @@ def test_min_score_leaves_out_the_less_probable(service) -> None:  # type: ignor
     for n, words in enumerate(["peanut allergy", "peanut butter", "tennis club", "piano"]):
         store(service, f"{words} {n}")
     everything = ask(service, "peanut allergy", min_score=0).results
-    scores = sorted((r.score for r in everything), reverse=True)
-    assert len(scores) == 4 and scores[0] > scores[-1]
-    cut = scores[1]
+    probabilities = sorted((r.why["probability"] for r in everything), reverse=True)
+    assert len(probabilities) == 4 and probabilities[0] > probabilities[-1]
+    cut = probabilities[1]
     kept = ask(service, "peanut allergy", min_score=cut)
     assert {r.memory_id for r in kept.results} == {
-        r.memory_id for r in everything if r.score >= cut
+        r.memory_id for r in everything if r.why["probability"] >= cut
     }
     assert kept.has_more is False
     nothing = ask(service, "peanut allergy", min_score=1)
@@ -134,7 +136,7 @@ def test_the_default_applies_only_to_the_model_it_was_fitted_for() -> None:
         return service
 
     for model, expected in (("test-hashing-64", 1), (CALIBRATION.model, 0)):
-        score = ask(built(model, 0.0), "piano lessons").results[0].score
+        score = ask(built(model, 0.0), "piano lessons").results[0].why["probability"]
         assert score < 0.999
         service = built(model, score + 0.001)  # a default just above the memory's score
         # cut only where the default applies
@@ -148,7 +150,8 @@ def test_lazy_reading_with_min_score_equals_reading_everything(seed, request) ->
     rng = random.Random(100 + seed)
     query = " ".join(rng.sample(WORDS, rng.randint(1, 3)))
     base = RetrieveCommand(user_id="u1", query=query, top_k=20, min_score=0)
-    scores = [r.score for r in lazy.retrieve(PRINCIPAL, base).results]
+    found = lazy.retrieve(PRINCIPAL, base).results
+    scores = sorted((r.why["probability"] for r in found), reverse=True)
     least = scores[min(len(scores) - 1, rng.randrange(1, 20))]
     command = base.model_copy(update={"min_score": least, "top_k": rng.choice([1, 5, 10])})
     lazy_cursor = eager_cursor = None
@@ -161,7 +164,7 @@ def test_lazy_reading_with_min_score_equals_reading_everything(seed, request) ->
         )
         assert lazy_rows == eager_rows
         assert lazy_more == eager_more
-        assert all(row[1] >= least for row in lazy_rows)
+        assert all(row[2]["probability"] >= least for row in lazy_rows)
         if not lazy_more:
             break
 

@@ -115,7 +115,8 @@ def test_without_a_min_score_only_the_results_shown_are_calibrated(
     command = RetrieveCommand(user_id="u1", query="piano lesson notes", top_k=3, min_score=0)
     results = service.retrieve(PRINCIPAL, command).results
     assert len(results) == 3 and len(calls) == 3
-    assert all(r.score == r.why["probability"] > 0.0 for r in results)
+    assert all(r.why["probability"] > 0.0 for r in results)
+    assert all(r.score == r.why["score"] == r.why["fused_score"] for r in results)
     calls.clear()
     cut = service.retrieve(PRINCIPAL, command.model_copy(update={"min_score": 1e-6})).results
     assert [r.memory_id for r in cut] == [r.memory_id for r in results]
@@ -163,7 +164,7 @@ def fact(
 
 
 def row(memory: EpisodicMemory | SemanticMemory, score: float):  # type: ignore[no-untyped-def]
-    return (1, score, memory, Parts(0.8, 0.5, 0.0, 0.0, 0.5, None, 0.5))
+    return (score, memory, Parts(0.8, 0.5, 0.0, 0.0, 0.5, None, 0.5))
 
 
 def vectors(table: dict[str, tuple[float, ...]]):  # type: ignore[no-untyped-def]
@@ -186,11 +187,11 @@ def test_a_newer_state_left_out_by_the_cut_comes_back_with_the_older_one() -> No
     noise = row(episode("noise", "We had ramen downtown, the broth was great.", 30), 0.5)
     table = {"old": (1, 0.5, 0), "new": (1, 0, 0.3), "noise": (0, 1, 1)}
     kept = with_state_groups([old], [new, noise], vectors(table), AS_OF, "where do I live")
-    assert [r[2].memory_id for r in kept] == ["old", "new"]  # ranking order; states reorder
+    assert [r[1].memory_id for r in kept] == ["old", "new"]  # ranking order; states reorder
     # and the other way round: the current one passed, its older state follows it
-    old, new = row(old[2], 0.4), row(new[2], 0.9)
+    old, new = row(old[1], 0.4), row(new[1], 0.9)
     kept = with_state_groups([new], [old, noise], vectors(table), AS_OF, "where do I live")
-    assert [r[2].memory_id for r in kept] == ["new", "old"]
+    assert [r[1].memory_id for r in kept] == ["new", "old"]
 
 
 def test_nothing_comes_back_that_is_not_a_state_of_a_result() -> None:
@@ -221,4 +222,4 @@ def test_a_superseded_fact_and_its_replacement_stay_together() -> None:
             AS_OF,
             "cello or city",
         )
-        assert {r[2].memory_id for r in kept} == {"f-new", "f-old"}
+        assert {r[1].memory_id for r in kept} == {"f-new", "f-old"}

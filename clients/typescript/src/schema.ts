@@ -283,7 +283,7 @@ export interface paths {
         put?: never;
         /**
          * Approve a pending fact
-         * @description Approved facts are retrievable and ranked ahead of episodes.
+         * @description Approved facts are retrievable, and rank ahead of episodes about as relevant.
          */
         post: operations["approve_fact"];
         delete?: never;
@@ -554,7 +554,7 @@ export interface components {
             max_facts: number;
             /**
              * Min Score
-             * @description with a query: leave out facts whose retrieve score is under this (as POST /v1/retrieve's min_score; default the server's, 0 keeps every match)
+             * @description with a query: leave out facts whose calibrated probability is under this (as POST /v1/retrieve's min_score; default the server's, 0 keeps every match)
              * @default null
              */
             min_score: number | null;
@@ -1462,7 +1462,7 @@ export interface components {
             min_similarity: number | null;
             /**
              * Min Score
-             * @description leave out results whose score (the calibrated probability that the memory answers the query, 0-1) is under this; 0 returns every match; default: the server's HINDSIGHT_MIN_SCORE
+             * @description leave out results whose calibrated probability of answering the query (why.probability, 0-1) is under this; 0 returns every match; default: the server's HINDSIGHT_MIN_SCORE
              * @default null
              */
             min_score: number | null;
@@ -1574,7 +1574,10 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
-            /** Score */
+            /**
+             * Score
+             * @description what the results are ordered by, highest first, across pages: relevance (0-1) times every factor in why (recency, a fact's boost and confidence, the speaker, time, a newer state, an echo); why.probability is the calibrated probability that the memory answers the query, which min_score compares
+             */
             score: number;
             /** Why */
             why: {

@@ -161,9 +161,6 @@ class Settings(BaseSettings):
     # episodes per reflector call
     reflect_batch_size: int = Field(default=_POLICY.reflect_batch_size, ge=1)
     semantic_boost: float = Field(default=_POLICY.semantic_boost, ge=0)
-    semantic_first_min_relevance: float = Field(
-        default=_POLICY.semantic_first_min_relevance, ge=0, le=1
-    )
     confidence_weights: dict[str, float] = Field(
         default_factory=lambda: dict(_POLICY.confidence_weights)
     )

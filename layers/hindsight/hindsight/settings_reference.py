@@ -195,10 +195,9 @@ ENTRIES: dict[str, tuple[str, str]] = {
     "candidate_pool": ("ranking", "Hits each search returns before fusion."),
     "max_results": ("ranking", "Fused results ranked, and so pageable."),
     "reflect_batch_size": ("reflection", "Episodes per reflector call."),
-    "semantic_boost": ("ranking", "The weight of an approved fact against an episode."),
-    "semantic_first_min_relevance": (
+    "semantic_boost": (
         "ranking",
-        "How relevant an approved fact must be to rank ahead of episodes.",
+        "The weight of an approved fact against an episode: a fact comes first when it is about as relevant.",
     ),
     "confidence_weights": ("ranking", "The weight of a fact of each confidence, as JSON."),
     "time_cue_boost": (

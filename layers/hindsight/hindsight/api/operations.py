@@ -347,7 +347,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "reflect",
         "reflection",
         "Approve a pending fact",
-        "Approved facts are retrievable and ranked ahead of episodes.",
+        "Approved facts are retrievable, and rank ahead of episodes about as relevant.",
         _ok(wire.MemoryResponse, "the approved fact"),
         extra_errors=(409,),
         notes={409: "the memory is not a fact, or the fact was superseded"},

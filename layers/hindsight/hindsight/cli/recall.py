@@ -50,7 +50,7 @@ def retrieve(
     why: Annotated[bool, typer.Option("--why", help="Show the parts of each score.")] = False,
     as_json: JsonFlag = False,
 ) -> None:
-    """Find the memories that matter for a query, facts first."""
+    """Find the memories that matter for a query, best score first."""
     state = cli_state(ctx, as_json)
     command = RetrieveCommand(
         **given(

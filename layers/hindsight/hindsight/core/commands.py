@@ -286,9 +286,9 @@ class RetrieveCommand(_Command):
         ge=0.0,
         le=1.0,
         strict=True,
-        description="leave out results whose score (the calibrated probability that the "
-        "memory answers the query, 0-1) is under this; 0 returns every match; default: "
-        "the server's HINDSIGHT_MIN_SCORE",
+        description="leave out results whose calibrated probability of answering the query "
+        "(why.probability, 0-1) is under this; 0 returns every match; default: the "
+        "server's HINDSIGHT_MIN_SCORE",
     )
     time_decay: float = Field(default=0.95, gt=0.0, le=1.0, strict=True)
     as_of: AwareDatetime | None = None
@@ -345,8 +345,8 @@ class ContextCommand(_Command):
         ge=0.0,
         le=1.0,
         strict=True,
-        description="with a query: leave out facts whose retrieve score is under this (as "
-        "POST /v1/retrieve's min_score; default the server's, 0 keeps every match)",
+        description="with a query: leave out facts whose calibrated probability is under "
+        "this (as POST /v1/retrieve's min_score; default the server's, 0 keeps every match)",
     )
     as_of: AwareDatetime | None = None
     max_content_chars: int | None = Field(

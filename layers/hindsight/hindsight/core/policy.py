@@ -152,8 +152,9 @@ class Policy:
     candidate_pool: int = 100  # how many hits each search returns before fusion
     max_results: int = 200  # how many fused results are ranked (and so can be paged)
     reflect_batch_size: int = 50  # episodes per reflector call
+    # an approved fact's weight against an episode: a fact outranks an episode when it is
+    # about as relevant (within this factor), never when it is far less relevant
     semantic_boost: float = 1.25
-    semantic_first_min_relevance: float = 0.5  # facts at least this relevant rank first
     confidence_weights: dict[str, float] = field(
         default_factory=lambda: {"high": 1.0, "medium": 0.85, "low": 0.6}
     )

@@ -8,16 +8,16 @@ Score of a candidate =
                        decay = time_decay ** age_days, age relative to as_of
   x use_weight         policy.unused_weight for an episode unused (not hit, not stored)
                        for policy.unused_after_days (core/lifecycle.py), else 1
-  x kind_boost         policy.semantic_boost for semantic facts, 1 for episodes
+  x kind_boost         policy.semantic_boost for approved facts, 1 for episodes
   x confidence_weight  by the fact's confidence (high 1.0, medium 0.85, low 0.6)
   x speaker_boost      policy.speaker_boost when the query names the episode's speaker
   x assistant_weight   policy.assistant_weight for an assistant's turn in a session when
                        the query does not ask for the assistant's words (core/speakers.py)
   x time_boost         policy.time_cue_boost when the query names a time the memory matches
 
-Semantic facts whose relevance is at least ``policy.semantic_first_min_relevance`` are
-ranked ahead of every episode (facts are the distilled, reviewed layer); the rest are
-ordered by score.
+A fact outranks an episode by its kind's boost alone: it comes first when it is about as
+relevant to the query (within that boost), never when it is far less relevant than the
+best episode, however reviewed it is.
 
 similarity' is the cosine similarity scaled from the query's similarity to an empty text
 (what "unrelated" looks like for the model) up to the best candidate, and keyword'
@@ -30,21 +30,19 @@ tie-breaker between similarly relevant memories instead of burying relevant old 
 Both defaults (``Policy.decay_floor`` 0.9, ``Policy.session_pooling`` 0.5) were chosen on
 the LoCoMo benchmark (bench/locomo.py). Each result's ``why`` holds every part.
 
-Each result's ``score`` is not that fused score but the calibrated probability that the
-memory answers the query (``policy.Calibration``, a logistic over query-comparable
-evidence: the query's empty-text floor and the cosine's margin over it, the share of the
-query's terms the memory holds, the relative parts above, the factors, the fused score,
-and how few the candidates are), fitted by bench/calibrate.py with every weight of more
-evidence at 0 or above: a candidate with more of every part of the fused score is never
-less probable. Results less probable than ``min_score`` are left out (a state of the same
-attribute as a result stays with it: ``core/score_cut.py``). The order stays the fused
-one; ``why`` holds both (``fused_score``, ``probability``) and every calibration input, so
-a result may show a lower score than one ranked below it: the other inputs (the margin,
-the words held) differ. Without a ``min_score``, only the results shown are calibrated
-(``calibrate``).
+Each result's ``score`` is that fused score, times the state factor retrieve gives the
+members of a group of states (``core/state_factor.py``): the order is the score
+(``core/score_parts.py``). The calibrated probability that the memory answers the query
+(``policy.Calibration``, a logistic over query-comparable evidence: the query's
+empty-text floor and the cosine's margin over it, the share of the query's terms the
+memory holds, the relative parts above, the factors, the fused score, and how few the
+candidates are), fitted by bench/calibrate.py with every weight of more evidence at 0 or
+above, is ``why["probability"]``; results less probable than ``min_score`` are left out
+(a state of the same attribute as a result stays with it: ``core/score_cut.py``).
+Without a ``min_score``, only the results shown are calibrated (``calibrate``).
 
-Records are read lazily: relevance and the tier need only the index's hits (score, kind,
-session); the other factors are bounded (recency <= 1, the largest confidence weight, the
+Records are read lazily: relevance needs only the index's hits (score, kind, session);
+the other factors are bounded (recency <= 1, the largest confidence weight, the
 time-cue boost), so the record store is asked only for candidates whose bound can still
 reach the requested page. At 100k memories of one user that cut the records read per
 query from ~160 to ~55 with the same ranking (tests/unit/test_retrieve_reads_few_records.py).
@@ -56,7 +54,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from hindsight.core.commands import RetrieveCommand
 from hindsight.core.fusion import plan_fusion
@@ -77,10 +74,12 @@ from hindsight.core.policy import (
     Policy,
     sigmoid,
 )
+from hindsight.core.score_parts import Parts
 from hindsight.core.speakers import assistant_weight, names_speaker
 
 SECONDS_PER_DAY = 86_400.0
 SCORE_DIGITS = 6  # scores are shown rounded to this; min_score compares the shown score
+Row = tuple[float, Memory, Parts]  # (score, memory, its parts), best first
 # with a min_score, this many of the candidates it never reads (their most favourable
 # probability is under it) are read and held all the same, best fused bound first: a state
 # of the same attribute as a result may come back with it (core/score_cut.py)
@@ -137,13 +136,13 @@ def rank(
     fetched: dict[str, Memory | None],
     fetch: Callable[[list[str]], None],
     wanted: int,
-    held: list[tuple[int, float, Memory, Parts]] | None = None,
-) -> tuple[list[tuple[int, float, Memory, Parts]], int]:
-    """The best ``wanted`` candidates as (tier, score, memory, parts), and how many rank.
+    held: list[Row] | None = None,
+) -> tuple[list[Row], int]:
+    """The best ``wanted`` candidates as (score, memory, parts), and how many rank.
 
-    Relevance (similarity, keyword, session pooling) and the tier need only what the
-    index returned; the other factors (recency from event times, a fact's confidence,
-    time cues matched by event times, the words a memory holds) need the record. Every
+    Relevance (similarity, keyword, session pooling) needs only what the index returned;
+    the other factors (recency from event times, a fact's confidence, time cues matched
+    by event times, the words a memory holds) need the record. Every
     factor has an upper bound, so candidates are read best bound first, and reading stops
     once no unread candidate's bound can beat the ``wanted``-th exact score: the result
     equals scoring every candidate. Candidates less probable than ``scoring.min_score``
@@ -162,7 +161,7 @@ def rank(
     parts = _relevance(policy, candidates, scoring, lexical)
     ordered, pruned = _read_order(policy, candidates, parts, scoring)
     cutting = scoring.min_score > 0.0
-    scored: list[tuple[int, float, Memory, Parts]] = []
+    scored: list[Row] = []
     position = 0  # ordered[:position] have been scored (or found gone)
     # records already read (an index without facts) are all scored: nothing to save
     everything_read = all(c.memory_id in fetched for c in candidates)
@@ -170,14 +169,14 @@ def rank(
     target = wanted + 1
     batch = ordered if everything_read else _next_batch(ordered, [], target)
     while batch:
-        unread = [o[2] for o in batch if o[2] not in fetched]
+        unread = [o[1] for o in batch if o[1] not in fetched]
         if unread:
             fetch(unread)
-        for _, _, memory_id in batch:
+        for _, memory_id in batch:
             memory = fetched.get(memory_id)
             if memory is not None:
                 row = _score(policy, memory, parts[memory_id], scoring)
-                if not cutting or round(row[3].probability, SCORE_DIGITS) >= scoring.min_score:
+                if not cutting or round(row[2].probability, SCORE_DIGITS) >= scoring.min_score:
                     scored.append(row)
                 elif held is not None:
                     held.append(row)
@@ -193,17 +192,17 @@ def rank(
 
 def _scored_anyway(
     policy: Policy,
-    ids: list[tuple[int, float, str]],
+    ids: list[tuple[float, str]],
     parts: dict[str, Parts],
     scoring: Scoring,
     fetched: dict[str, Memory | None],
     fetch: Callable[[list[str]], None],
-) -> list[tuple[int, float, Memory, Parts]]:
+) -> list[Row]:
     """Candidates read and scored though they cannot reach the cut."""
-    unread = [memory_id for _, _, memory_id in ids if memory_id not in fetched]
+    unread = [memory_id for _, memory_id in ids if memory_id not in fetched]
     if unread:
         fetch(unread)
-    read = [(fetched.get(memory_id), memory_id) for _, _, memory_id in ids]
+    read = [(fetched.get(memory_id), memory_id) for _, memory_id in ids]
     return [_score(policy, m, parts[i], scoring) for m, i in read if m is not None]
 
 
@@ -296,12 +295,12 @@ def _relevance(
 
 def _read_order(
     policy: Policy, candidates: list[Candidate], parts: dict[str, Parts], scoring: Scoring
-) -> tuple[list[tuple[int, float, str]], list[tuple[int, float, str]]]:
-    """(tier, -bound, id) of every candidate that can reach ``scoring.min_score``, best
-    bound first: the order records are read; and those that cannot, best fused bound first.
+) -> tuple[list[tuple[float, str]], list[tuple[float, str]]]:
+    """(-bound, id) of every candidate that can reach ``scoring.min_score``, best bound
+    first: the order records are read; and those that cannot, best fused bound first.
 
-    Relevant facts come before every episode (tier 0); the bound is the largest score the
-    record-dependent parts (recency, confidence, time cue, the words held) can give.
+    The bound is the largest score the record-dependent parts (recency, confidence, time
+    cue, the words held) can give.
     """
     time_bound = max(1.0, policy.time_cue_boost) if scoring.query_time is not None else 1.0
     time_least = min(1.0, policy.time_cue_boost) if scoring.query_time is not None else 1.0
@@ -317,15 +316,14 @@ def _read_order(
     for c in candidates:
         part = parts[c.memory_id]
         fact = c.kind == MemoryKind.SEMANTIC
-        tier = 0 if fact and part.relevance >= policy.semantic_first_min_relevance else 1
         high, low = (fact_bound, fact_least) if fact else (episode_bound, episode_least)
         bound = part.relevance * high
         if scoring.min_score > 0.0:
             probable = _probability_bound(scoring.calibration, part, fact, (low, high))
             if probable < scoring.min_score - 10.0**-SCORE_DIGITS:
-                pruned.append((tier, -bound, c.memory_id))
+                pruned.append((-bound, c.memory_id))
                 continue  # cannot reach min_score: not read to rank
-        ordered.append((tier, -bound, c.memory_id))
+        ordered.append((-bound, c.memory_id))
     ordered.sort()
     pruned.sort()
     return ordered, pruned
@@ -350,34 +348,31 @@ def _probability_bound(
 
 
 def _next_batch(
-    rest: list[tuple[int, float, str]],
-    scored: list[tuple[int, float, Memory, Parts]],
+    rest: list[tuple[float, str]],
+    scored: list[Row],
     wanted: int,
-) -> list[tuple[int, float, str]]:
+) -> list[tuple[float, str]]:
     """The unread candidates that can still beat the ``wanted``-th exact score so far."""
     if len(scored) < wanted:
         return rest[: wanted - len(scored) + 10]
-    last_tier, last_score = scored[wanted - 1][0], scored[wanted - 1][1]
-    # rest is sorted by (tier, -bound): the candidates that can still beat the wanted-th
-    # come first; the margin absorbs rounding of the bound
+    last_score = scored[wanted - 1][0]
+    # rest is sorted by -bound: the candidates that can still beat the wanted-th come
+    # first; the margin absorbs rounding of the bound
     count = 0
-    for tier, negative_bound, _ in rest:
-        if tier > last_tier or (
-            tier == last_tier and -negative_bound * (1 + 1e-9) + 1e-12 < last_score
-        ):
+    for negative_bound, _ in rest:
+        if -negative_bound * (1 + 1e-9) + 1e-12 < last_score:
             break
         count += 1
     return rest[:count]
 
 
-def order_key(row: tuple[int, float, Memory, Parts]) -> tuple[int, float, float, str]:
-    return (row[0], -row[1], -row[2].occurred_at.timestamp(), row[2].memory_id)
+def order_key(row: Row) -> tuple[float, float, str]:
+    """Best score first; among equal scores the newer memory, then by id (stable paging)."""
+    return (-row[0], -row[1].occurred_at.timestamp(), row[1].memory_id)
 
 
-def _score(
-    policy: Policy, memory: Memory, parts: Parts, scoring: Scoring
-) -> tuple[int, float, Memory, Parts]:
-    """The exact (tier, score) of a read memory; ``parts`` gain age, time boost and score."""
+def _score(policy: Policy, memory: Memory, parts: Parts, scoring: Scoring) -> Row:
+    """The exact score of a read memory; ``parts`` gain age, time boost and score."""
     relevance = parts.relevance
     if isinstance(memory, EpisodicMemory):
         parts.age = _age_days(memory, scoring.as_of)
@@ -407,8 +402,7 @@ def _score(
     if scoring.min_score > 0.0:
         calibrate(memory, parts, scoring)
     parts.score = parts.fused
-    first = memory.kind == MemoryKind.SEMANTIC and relevance >= policy.semantic_first_min_relevance
-    return (0 if first else 1, parts.score, memory, parts)
+    return (parts.score, memory, parts)
 
 
 def calibrate(memory: Memory, parts: Parts, scoring: Scoring) -> Parts:
@@ -421,100 +415,6 @@ def calibrate(memory: Memory, parts: Parts, scoring: Scoring) -> Parts:
         parts.probability = sigmoid(parts.logit)
         parts.calibrated = True
     return parts
-
-
-@dataclass(slots=True)
-class Parts:
-    """The numbers behind one candidate's score, each computed once while scoring; ``why``
-    only presents them."""
-
-    similarity: float | None
-    similarity_scaled: float
-    keyword: float
-    keyword_bm25: float
-    own: float
-    pooled: float | None
-    relevance: float
-    age: float | None = None
-    decay: float | None = None
-    recency: float | None = None
-    kind_boost: float | None = None
-    confidence_weight: float | None = None
-    time_boost: float | None = None
-    speaker_boost: float | None = None
-    assistant_weight: float | None = None  # set when an assistant's turn weighs less
-    use_weight: float | None = None  # set when an unused episode weighs less
-    score: float = 0.0  # what the results are ordered by: the fused score
-    # the calibration's inputs beyond the above, and its output
-    floor: float = 0.0  # the query's similarity to an empty text
-    margin: float = 0.0  # similarity less the floor
-    coverage: float = 0.0
-    log_factor: float = 0.0
-    fact: bool = False
-    fused: float = 0.0  # relevance x every factor
-    few: float = 0.0  # 1 for a lone candidate, down to 0 at FEW_CANDIDATES candidates
-    chinese: bool = False  # the query is written mostly in Chinese
-    logit: float = 0.0
-    probability: float = 0.0
-    calibrated: bool = False  # logit and probability are set (``calibrate``)
-    fusion: dict[str, Any] | None = None  # the dense share lexical strength set (core/fusion.py)
-
-    def features(self) -> dict[str, float]:
-        """The calibration's inputs (``policy.Calibration``), by name."""
-        return {
-            "similarity_floor": self.floor,
-            # a memory without a similarity (the budget ran out) counts as an empty text
-            "similarity_margin": self.margin,
-            "similarity_relative": self.similarity_scaled,
-            "keyword_relative": self.keyword,
-            "keyword_coverage": self.coverage,
-            "keyword_found": 1.0 if self.keyword_bm25 > 0.0 else 0.0,
-            "session": self.pooled if self.pooled is not None else self.own,
-            "log_factor": self.log_factor,
-            "fused": self.fused,
-            "fact": 1.0 if self.fact else 0.0,
-            "few": self.few,
-            "few_margin": self.few * self.margin,
-            "few_coverage": self.few * self.coverage,
-            "few_chinese": self.few if self.chinese else 0.0,
-        }
-
-    def why(self) -> dict[str, Any]:
-        why: dict[str, Any] = {
-            "similarity": round(self.similarity, 4) if self.similarity is not None else None,
-            "similarity_scaled": round(self.similarity_scaled, 4),
-            "keyword": round(self.keyword, 4),
-            "keyword_bm25": round(self.keyword_bm25, 4),
-        }
-        if self.fusion:
-            why["fusion"] = self.fusion
-        if self.pooled is not None:
-            why.update(own_relevance=round(self.own, 4), session_relevance=round(self.pooled, 4))
-        why["relevance"] = round(self.relevance, 4)
-        if self.age is not None and self.decay is not None and self.recency is not None:
-            why.update(
-                age_days=round(self.age, 2),
-                decay=round(self.decay, 4),
-                recency=round(self.recency, 4),
-            )
-        elif self.kind_boost is not None:
-            why.update(kind_boost=self.kind_boost, confidence_weight=self.confidence_weight)
-        if self.use_weight is not None:
-            why["use_weight"] = self.use_weight
-        if self.speaker_boost is not None:
-            why["speaker_boost"] = self.speaker_boost
-        if self.assistant_weight is not None:
-            why["assistant_weight"] = self.assistant_weight
-        if self.time_boost is not None:
-            why["time_boost"] = self.time_boost
-        why["fused_score"] = round(self.fused, 6)
-        why["calibration"] = {
-            **{name: round(value, 4) for name, value in self.features().items()},
-            "logit": round(self.logit, 4),
-        }
-        why["probability"] = round(self.probability, 6)
-        why["score"] = round(self.probability, 6)
-        return why
 
 
 def mostly_chinese(text: str) -> bool:

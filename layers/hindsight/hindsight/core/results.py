@@ -59,7 +59,12 @@ class ScoredMemory(BaseModel):
     expires_at: datetime | None = None
     event_time: list[TimeRange] = Field(default_factory=list)
     metadata: dict[str, Any]
-    score: float
+    score: float = Field(
+        description="what the results are ordered by, highest first, across pages: relevance "
+        "(0-1) times every factor in why (recency, a fact's boost and confidence, the speaker, "
+        "time, a newer state, an echo); why.probability is the calibrated probability that the "
+        "memory answers the query, which min_score compares"
+    )
     why: dict[str, Any]
     status: FactStatus | None = None
     source_memory_ids: list[str] | None = None

@@ -24,11 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from hindsight.core.models import Memory, SemanticMemory, StoredVector
-from hindsight.core.ranking import Parts, order_key
+from hindsight.core.models import SemanticMemory, StoredVector
+from hindsight.core.ranking import Row, order_key
 from hindsight.core.states import MAX_STATEMENT_CHARS, STATE_WINDOW, order_states
-
-Row = tuple[int, float, Memory, Parts]
 
 
 def with_state_groups(
@@ -44,11 +42,11 @@ def with_state_groups(
     if not held or not window:
         return ranked
     near = sorted(held, key=order_key)[:STATE_WINDOW]
-    shown = {row[2].memory_id for row in window}
+    shown = {row[1].memory_id for row in window}
     back = _fact_links(window, near) | _state_links(window, near, vectors_of, reference, query)
     if not back:
         return ranked
-    returned = [row for row in near if row[2].memory_id in back and row[2].memory_id not in shown]
+    returned = [row for row in near if row[1].memory_id in back and row[1].memory_id not in shown]
     return sorted([*ranked, *returned], key=order_key)
 
 
@@ -56,18 +54,18 @@ def _fact_links(window: list[Row], near: list[Row]) -> set[str]:
     """The held facts that supersede a fact of the window or that one supersedes."""
     linked: set[str] = set()
     for row in window:
-        memory = row[2]
+        memory = row[1]
         if isinstance(memory, SemanticMemory):
             linked.update(memory.supersedes)
             if memory.superseded_by:
                 linked.add(memory.superseded_by)
     for row in near:
-        memory = row[2]
+        memory = row[1]
         if isinstance(memory, SemanticMemory):
-            shown = {r[2].memory_id for r in window}
+            shown = {r[1].memory_id for r in window}
             if memory.superseded_by in shown or shown.intersection(memory.supersedes):
                 linked.add(memory.memory_id)
-    return {row[2].memory_id for row in near} & linked
+    return {row[1].memory_id for row in near} & linked
 
 
 def _state_links(
@@ -78,9 +76,9 @@ def _state_links(
     query: str,
 ) -> set[str]:
     """The held statements that are an earlier or a later state of one in the window."""
-    memories = [row[2] for row in [*window, *near]]
+    memories = [row[1] for row in [*window, *near]]
     short = [m.memory_id for m in memories if len(m.content) <= MAX_STATEMENT_CHARS]
-    held = {row[2].memory_id for row in near}
+    held = {row[1].memory_id for row in near}
     if len(short) < 2 or not held.intersection(short):
         return set()
     states = order_states(memories, vectors_of(short), reference, False, query)

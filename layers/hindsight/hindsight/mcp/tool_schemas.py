@@ -132,9 +132,9 @@ class RetrieveArguments(_Arguments):
         default=None,
         ge=0.0,
         le=1.0,
-        description="Leave out memories whose score (0-1, the estimated probability that "
-        "the memory answers the query) is under this. Default: the server's threshold; 0 "
-        "returns every match, however weak.",
+        description="Leave out memories whose probability (0-1, the estimated probability "
+        "that the memory answers the query) is under this. Default: the server's threshold; "
+        "0 returns every match, however weak.",
     )
     since: datetime | None = Field(
         default=None, description="Only memories that happened at or after this ISO 8601 time."
@@ -208,15 +208,16 @@ RETRIEVE_DESCRIPTION = (
     "Search the user's long-term memory. Call it before answering whenever the answer may "
     "depend on the user: recommendations, bookings, plans, anything touching their "
     "preferences or constraints (allergies, diet, budget, accessibility), or when they "
-    "refer to something said earlier. Returns at most top_k (max 20) memories ranked by "
-    "relevance, recency and confidence; distilled facts (kind 'semantic', with confidence "
-    "and status) come before raw events (kind 'episodic'). Filters only narrow the search; "
+    "refer to something said earlier. Returns at most top_k (max 20) memories ordered by "
+    "score: relevance times recency, confidence and the other factors; a distilled fact "
+    "(kind 'semantic', with confidence and status) comes before a raw event (kind "
+    "'episodic') about as relevant. Filters only narrow the search; "
     "leave them out to search everything you may read. has_more=true: call again with "
     "cursor=next_cursor for more. partial=true: the search ran out of time and results may "
     "be incomplete. An empty result means nothing relevant is known; unknown_names lists "
-    "the people the query asks about that no memory mentions. Each score is the "
-    "estimated probability (0-1) that the memory answers the query; matches under the "
-    "server's min_score are left out."
+    "the people the query asks about that no memory mentions. Each result's probability "
+    "(0-1) estimates whether the memory answers the query; matches under the server's "
+    "min_score are left out."
 )
 REFLECT_DESCRIPTION = (
     "Distil the user's recent episodic memories (what they said and did) into durable "

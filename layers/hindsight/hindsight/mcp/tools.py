@@ -72,6 +72,7 @@ def _scored(result: ScoredMemory) -> dict[str, Any]:
         "category": result.category,
         "occurred_at": iso(result.occurred_at),
         "score": round(result.score, 4),
+        "probability": round(float(result.why.get("probability", 0.0)), 4),
     }
     if result.kind == MemoryKind.SEMANTIC:
         compact["confidence"] = result.confidence.value if result.confidence else None

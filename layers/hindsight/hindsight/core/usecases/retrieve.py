@@ -15,6 +15,7 @@ import numpy as np
 
 from hindsight.core.centering import UserMeans, centred
 from hindsight.core.commands import RetrieveCommand, RetrieveResult
+from hindsight.core.echoes import with_echo_factors
 from hindsight.core.embedding import embed_query, neutral_vector
 from hindsight.core.highlight import Match, query_words
 from hindsight.core.hit_log import HitLog
@@ -37,7 +38,7 @@ from hindsight.core.ports import Clock, Embedder, RecordStore, SearchIndex
 from hindsight.core.ranking import (
     Candidate,
     Centred,
-    Parts,
+    Row,
     Scoring,
     calibrate,
     rank,
@@ -47,6 +48,7 @@ from hindsight.core.retrieve_cursor import decode_cursor, encode_cursor, fingerp
 from hindsight.core.retrieve_filter import checks_validity, query_reference, search_filter
 from hindsight.core.score_cut import with_state_groups
 from hindsight.core.shaping import Shaping
+from hindsight.core.state_factor import with_state_factors
 from hindsight.core.states import (
     MAX_STATEMENT_CHARS,
     STATE_WINDOW,
@@ -129,7 +131,7 @@ class RetrieveMemories:
         wanted = min(offset + command.top_k, policy.max_results)
         exact = max(wanted, STATE_WINDOW)  # the states' window is ordered whatever the page
         exact = max(exact, rows_read(self.rerank))  # the rerank's N are ordered exactly too
-        held: list[tuple[int, float, Memory, Parts]] = []
+        held: list[Row] = []
         ranked, total = rank(policy, candidates, scoring, search.fetched, search.fetch, exact, held)
         if held:  # min_score: what it left out comes back with a state of its group
             shown = len(ranked)
@@ -142,23 +144,26 @@ class RetrieveMemories:
             )
             total += len(ranked) - shown
         ranked, updated_by = self._newest_states(principal, command, ranked, as_of, query_time)
+        ranked = with_echo_factors(ranked[:STATE_WINDOW], command.query) + ranked[STATE_WINDOW:]
         shaping = Shaping(
             query_words(command.query), command.max_content_chars, policy.vector_weight
         )
         rows = page_rows(self.rerank, ranked, offset, wanted)  # reranked: from the first
+        for _, memory, parts in rows:
+            calibrate(memory, parts, scoring)  # why["probability"], for the rows shown
         page = [
             marked_updated(
                 shaping.result(
                     memory,
-                    calibrate(memory, parts, scoring).probability,
+                    parts.score,
                     parts.why(),
                     search.matches.get(memory.memory_id, []),
                 ),
                 updated_by.get(memory.memory_id),
             )
-            for _, _, memory, parts in rows
+            for _, memory, parts in rows
         ]
-        memories = [row[2] for row in rows]
+        memories = [row[1] for row in rows]
         page = reranked_page(self.rerank, command.query, page, memories, offset, wanted)
         if self.hits is not None:
             self.hits.note(principal.tenant_id, [result.memory_id for result in page])
@@ -201,29 +206,31 @@ class RetrieveMemories:
         self,
         principal: Principal,
         command: RetrieveCommand,
-        ranked: list[tuple[int, float, Memory, Parts]],
+        ranked: list[Row],
         as_of: datetime,
         query_time: TimeRange | None,
-    ) -> tuple[list[tuple[int, float, Memory, Parts]], dict[str, Memory]]:
-        """The top ``STATE_WINDOW`` with memories stating one attribute of the user put
-        newest first (``hindsight.core.states``), and each updated memory's newest state."""
+    ) -> tuple[list[Row], dict[str, Memory]]:
+        """The top ``STATE_WINDOW`` with the members of each group of memories stating one
+        attribute of the user taking the group's scores newest first (``core/states.py``,
+        ``core/state_factor.py``), and each updated memory's newest state."""
         window = ranked[:STATE_WINDOW]
-        short = [row[2].memory_id for row in window if len(row[2].content) <= MAX_STATEMENT_CHARS]
+        short = [row[1].memory_id for row in window if len(row[1].content) <= MAX_STATEMENT_CHARS]
         if len(short) < 2:
             return ranked, {}
         vectors = self.records.get_vectors(principal.tenant_id, short)
         start, end = (query_time.start, query_time.end) if query_time else (None, None)
         reference, reorder = reference_time(command.query, as_of, start, end)
         states = order_states(
-            [row[2] for row in window],
+            [row[1] for row in window],
             vectors,
             reference,
             reorder and command.current_only,
             command.query,
         )
-        rows = {row[2].memory_id: row for row in window}
-        reordered = [rows[memory_id] for memory_id in states.order] + ranked[STATE_WINDOW:]
-        return reordered, {old: rows[new][2] for old, new in states.updated_by.items()}
+        memories = {row[1].memory_id: row[1] for row in window}
+        updated_by = {old: memories[new] for old, new in states.updated_by.items()}
+        rescored = with_state_factors(window, states.order, updated_by)
+        return rescored + ranked[STATE_WINDOW:], updated_by
 
 
 class _Search:

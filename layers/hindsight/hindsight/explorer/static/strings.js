@@ -128,7 +128,7 @@ export const STRINGS = {
     "ask.results": "Ranked results",
     "ask.empty": "Nothing matched.",
     "ask.unknown_names": "No memory of this user mentions {names}: nothing here answers it.",
-    "ask.order": "In the order the agent gets them: approved facts come ahead of episodes, whatever their score. Bars are scaled to the largest value of each part on this page.",
+    "ask.order": "In the order the agent gets them, by score: an approved fact weighs more than an episode, a newer state takes its older state's score, and the user's own words outrank an assistant's echo of them. Bars are scaled to the largest value of each part on this page.",
     "ask.score": "score {score}",
     "ask.why": "Why it ranked here",
     "ask.partial": "The time budget ran out: the results are partial.",

@@ -200,7 +200,7 @@ const WHY_PARTS = [
   ["similarity", "vector"], ["keyword", "keyword"], ["relevance", "relevance"], ["recency", "recency"],
   ["confidence_weight", "confidence"], ["kind_boost", "kind boost"], ["time_boost", "time boost"],
   ["speaker_boost", "speaker boost"], ["assistant_weight", "assistant weight"], ["use_weight", "use weight"],
-  ["score", "score"],
+  ["probability", "probability"], ["score", "score"],
 ];
 
 function whyBars(why, scale) {
