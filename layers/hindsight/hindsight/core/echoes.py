@@ -14,7 +14,7 @@ is an *echo* of a turn of another speaker ranked below it when
 * the query does not ask for the assistant's words ("what did you suggest", "你建议");
 * the other turn is not the assistant's and came first: in the same session, or, for two
   turns without a session, at most ``ECHO_SECONDS`` before it;
-* and they name a value in common (``core/state_values.values``: "Lisbon", "里斯本").
+* and they name a value in common (``core/state_values.named_values``: "Lisbon", "里斯本").
 
 The echo and the statement then swap their scores: the statement takes the echo's score
 (``why["echo"]["factor"]`` > 1) and the echo the statement's (< 1), each naming the
@@ -30,7 +30,7 @@ from typing import Any
 from hindsight.core.models import EpisodicMemory, Memory
 from hindsight.core.ranking import Row, order_key
 from hindsight.core.speakers import asks_assistant_words, is_assistant
-from hindsight.core.state_values import values
+from hindsight.core.state_values import named_values
 from hindsight.core.states import MAX_STATEMENT_CHARS
 
 ECHO_SECONDS = 3_600.0  # turns without a session: an answer within the hour
@@ -80,7 +80,7 @@ def _echoes(echo: Memory, statement: Memory) -> bool:
             return False
     elif gap > ECHO_SECONDS:
         return False
-    return bool(values(echo.content) & values(statement.content))
+    return bool(named_values(echo.content) & named_values(statement.content))
 
 
 def _swapped(echo_row: Row, statement_row: Row) -> tuple[Row, Row]:

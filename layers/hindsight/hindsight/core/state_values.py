@@ -193,6 +193,22 @@ def values(text: str, attribute: str, near: tuple[tuple[int, int], ...] = ()) ->
     return names | (_listed(text, lexicon, zh) if lexicon is not None else frozenset())
 
 
+_NAMING_KINDS = ("diet", "exercise_days", "hair", "drink", "instrument", "commute", "language")
+
+
+@lru_cache(maxsize=4_096)
+def named_values(text: str) -> frozenset[str]:
+    """The words of ``text`` that name something: its names (places, people, brands,
+    models) and the words of the closed kinds that are rarely said in passing (a diet,
+    days, a colour, a drink, an instrument, a way to commute, a language)."""
+    zh = bool(_CJK.search(text))
+    found = {name for name, _ in (_names_zh(text) if zh else _names_en(text))}
+    lexicons = LEXICON_ZH if zh else LEXICON_EN
+    for kind in _NAMING_KINDS:
+        found |= _listed(text, lexicons[kind], zh)
+    return frozenset(found)
+
+
 def _listed(text: str, lexicon: re.Pattern[str], zh: bool) -> frozenset[str]:
     """The words of ``lexicon`` in ``text``, casefolded."""
     matches = lexicon.finditer(text)
