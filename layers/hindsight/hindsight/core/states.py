@@ -256,10 +256,30 @@ def same_state(a: str, b: str) -> bool:
     return words_a == words_b
 
 
+# what a question asks about: looser than what a statement must say to state it ("What
+# car does the user drive?", "用户开什么车？")
+_ASKED = {
+    "residence": (r"\b(?:live|living|home|address|city|moved)\b", r"住|搬|家在|城市"),
+    "work": (r"\b(?:work|job|employer|company|office)\b", r"工作|上班|公司|单位"),
+    "partner": (
+        r"\b(?:partner|girlfriend|boyfriend|wife|husband|dating|married)\b",
+        r"对象|女朋友|男朋友|老婆|老公|伴侣|结婚",
+    ),
+    "vehicle": (r"\b(?:car|drive|drives|driving|vehicle)\b", r"车"),
+    "manager": (r"\b(?:manager|boss|report)\b", r"经理|老板|领导|上司"),
+    "phone": (r"\b(?:phone|mobile)\b", r"手机"),
+    "exercise_days": (r"\b(?:gym|days|exercise|train)\b", r"健身|锻炼|哪天|周几|星期几"),
+    "diet": (r"\b(?:diet|eat)\b", r"饮食|吃"),
+}
+
+
 def attributes_of(text: str) -> frozenset[str]:
-    """The kinds of attribute ``text`` names, by the patterns of its language."""
+    """The kinds of attribute a query asks about: what a statement of it would say, or the
+    looser words a question uses."""
     zh = 1 if _CJK.search(text) else 0
-    return frozenset(name for name, patterns in ATTRIBUTES.items() if patterns[zh].search(text))
+    stated = {name for name, patterns in ATTRIBUTES.items() if patterns[zh].search(text)}
+    asked = {name for name, words in _ASKED.items() if re.search(words[zh], text, re.I)}
+    return frozenset(stated | asked)
 
 
 def asks_about_past(query: str) -> bool:
@@ -329,7 +349,7 @@ def _favourite_kind(text: str) -> str | None:
     return found.group(1).casefold() if found else None
 
 
-def _values(text: str, attribute: str) -> frozenset[str]:
+def attribute_values(text: str, attribute: str) -> frozenset[str]:
     """``core/state_values.values`` of ``text``, names near where it names ``attribute``."""
     pattern = ATTRIBUTES[attribute][1 if _CJK.search(text) else 0]
     return values(text, attribute, tuple(m.span() for m in pattern.finditer(text)))
@@ -338,7 +358,7 @@ def _values(text: str, attribute: str) -> frozenset[str]:
 def new_value(older: Statement, newer: Statement, attribute: str) -> bool:
     """Whether ``newer`` names a value of ``attribute`` that ``older`` does not, and
     ``older``'s value is gone from it or it says the older state ended."""
-    olds, news = _values(older.text, attribute), _values(newer.text, attribute)
+    olds, news = attribute_values(older.text, attribute), attribute_values(newer.text, attribute)
     if not olds or not any(not names_value(v, older.text) for v in news):
         return False
     return newer.ended or any(not names_value(v, newer.text) for v in olds)

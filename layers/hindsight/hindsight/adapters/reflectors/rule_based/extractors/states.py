@@ -23,7 +23,7 @@ from hindsight.adapters.reflectors.rule_based.clauses import expand, hedged, que
 from hindsight.adapters.reflectors.rule_based.grammar import conjugate, singular, third_person_en
 from hindsight.adapters.reflectors.rule_based.topics import topic_key
 from hindsight.core.models import Confidence, FactCategory
-from hindsight.core.states import ADDITIVE_CUES
+from hindsight.core.states import ADDITIVE_CUES, attribute_values
 
 # attribute: (English pattern, Chinese pattern); the statement must name the attribute
 # with the user as its holder (a chat line may drop the "I": "Finally moved to Lisbon").
@@ -98,6 +98,8 @@ _PATTERNS = {
     for name, (en, zh) in _STATE_PATTERNS.items()
 }
 MULTI_VALUED = frozenset({"languages", "pets"})
+# the attributes as core/states.py names them, whose values a state statement must name
+_CORE_ATTRIBUTE = {"employer": "work", "languages": "language"}
 
 _OTHERS_EN = re.compile(
     r"^(?:my|our) (?:sister|brother|mother|mom|mum|father|dad|parents|friend|son|daughter|"
@@ -145,6 +147,8 @@ def find_state(sentence: str, ctx: Context) -> Candidate | None:
     attribute = state_attribute(sentence, ctx.zh)
     if attribute is None:
         return None
+    if not attribute_values(sentence, _CORE_ATTRIBUTE.get(attribute, attribute)):
+        return None  # names no value of it ("我把书桌搬到了窗户旁边"): no state to supersede
     content = _third_person_zh(sentence, ctx) if ctx.zh else _third_person_en(sentence, ctx)
     additive = bool(ADDITIVE_CUES[1 if ctx.zh else 0].search(sentence))
     topic = f"state:{attribute}"
