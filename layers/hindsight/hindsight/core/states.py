@@ -8,21 +8,25 @@ state of an older one only when
 * neither is a question, and the newer does not add to the older ("a second cat", "also
   speak French", "又养了一只猫": additive updates keep both states current);
 * they are not the same statement said twice (near-identical vectors or text);
-* both name the same kind of attribute (where they live, work, their partner, car,
-  manager, diet, phone, exercise days, languages, pets, studies, commute, a favourite;
-  word patterns of both languages, ``ATTRIBUTES``; a second pet or language only with a
-  change cue) and their vectors are not unrelated (``RELATED``);
+* both name the same kind of attribute (``ATTRIBUTES``: word patterns of both languages
+  for where they live, work, their partner, car, manager, diet, phone, sport and exercise
+  days, languages, pets, studies, commute, a favourite, drink, dish, hobby, hair colour,
+  bank, doctor, team, instrument) and their vectors are not unrelated (``RELATED``); of
+  an attribute one has several of (``MULTI_VALUED``) only when one value ended or a
+  statement says it is the only one ("my only pet");
 * both give the state of the same person (``core/state_values.subject``: "my sister lives
-  in Rome" is no update of "I live in Berlin");
-* and the newer names a value the older does not ("Denver" after "Austin"), while the
-  older's value is gone from the newer or the newer says it ended ("quit", "broke up",
-  "不再": ``ENDED_CUES``). A newer memory that names no value ("I moved my desk closer to
-  the window") or only the older's ("My Toyota needs new tyres", "杭州最近一直下雨") is
-  no update.
+  in Rome" is no update of "I live in Berlin", "my wife's manager" none of "my manager";
+  "The car park was full" gives nobody's);
+* and the newer names a value of that attribute the older does not ("Denver" after
+  "Austin": a name near the attribute's word, or a word of its kind), while the older's
+  value is gone from the newer or the newer says it ended ("quit", "broke up", "不再":
+  ``ENDED_CUES``). A newer memory that names no value ("I moved my desk closer to the
+  window") or only the older's ("My Toyota needs new tyres", "杭州最近一直下雨") is no
+  update.
 
 When the rule is unsure it does nothing: the older memory keeps its place and its score.
 Within the top ``STATE_WINDOW`` results, the members of each group of states whose
-attribute the query asks about (by the same patterns; any group when the query asks
+attribute the query asks about (``attributes_of``; any group when the query asks
 what holds "now", "现在") take the scores of the positions the group holds, newest first
 (a question about a past time: the newest state before that time first); the set of
 results on the page does not change, only which of a group's scores each member carries.
