@@ -11,9 +11,12 @@ statement, for one attribute, in English and Chinese, and says nothing when it c
   the partner, and her own otherwise ("my wife's manager", "我老公最喜欢吃烤鸭");
 * the *values* an attribute can take are of two kinds. Names (where one lives or works,
   a partner, a manager, a car or phone, a school, bank, doctor, team): capitalised words
-  but sentence-starting common words, weekdays and months, words with digits; in Chinese,
-  the proper nouns jieba tags (places, names, organisations, latin words, numbers) and
-  what fills the attribute's slot when it holds one ("住在青岛"). Everything else (diet,
+  but sentence-starting common words, weekdays, months and names said to someone ("Thanks,
+  Deb!"), numbers beside a name ("Pixel 8"); in Chinese, the proper nouns jieba tags
+  (places, names, organisations, latin words, numbers), what fills the attribute's slot
+  when it holds one ("住在青岛") and a surname with a title ("何医生"). A name counts only
+  near the words that name the attribute ("Got a job translating a German novel" names no
+  employer). Everything else (diet,
   sport, language, pet, commute, drink, food, hobby, hair colour, instrument) takes its
   values from a closed list of words of that kind (``state_lexicon.py``): "the car park
   was full" names no car, "我把书桌搬到了窗户旁边" no place.
