@@ -169,6 +169,7 @@ bench: install-test
 	$(BIN)/python bench/longmem.py
 	$(BIN)/python bench/updates.py
 	$(BIN)/python bench/update_pairs.py
+	$(BIN)/python bench/update_ordinary.py
 	$(BIN)/python bench/devsets.py
 	$(BIN)/python bench/negatives.py
 	$(BIN)/python bench/key_expansion.py
