@@ -71,6 +71,10 @@ def policy_from(settings: Settings) -> Policy:
 def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
     """Wire every use case from exactly the ports and policy knobs it uses."""
     policy = policy or Policy()
+    if ports.engine_report is None:
+        from hindsight.adapters.embedders.engine_line import engine_report
+
+        ports = dataclasses.replace(ports, engine_report=engine_report)
     records, writer, clock = ports.records, ports.writer, ports.clock
     sizes = ChunkSizes(policy.chunk_tokens, policy.chunk_overlap_tokens, policy.turn_weight)
     rerank = Reranking.of(ports.reranker, policy, clock)  # None without a reranker
@@ -202,8 +206,16 @@ def build_embedder(settings: Settings) -> Embedder:
     from hindsight.adapters.embedders.factory import build_embedder as build
     from hindsight.adapters.embedders.micro_batching import MicroBatchingEmbedder
 
+    # the embedded backend's data directory keeps the ONNX engine's measured kernel choice;
+    # elsewhere (memory, AWS) nothing is written and the rule of kernel_choice decides
+    choice_dir = Path(settings.data_dir) if settings.backend == "embedded" else None
     return MicroBatchingEmbedder(
-        build(settings.embedder, background_niceness=settings.embed_background_niceness)
+        build(
+            settings.embedder,
+            background_niceness=settings.embed_background_niceness,
+            kernel=settings.embed_kernel,
+            choice_dir=choice_dir,
+        )
     )
 
 
