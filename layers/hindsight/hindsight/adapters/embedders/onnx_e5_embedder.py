@@ -293,9 +293,12 @@ class OnnxE5Embedder:
                 measure,
             )
             threads = self._threads or _usable_cores()
-            graph = cached_graph(model, KERNEL_PATHS[choice.queries].accuracy_level, cache_dir)
-            session = self._session(onnxruntime, graph, threads)
             narrow = narrow_session(KERNEL_PATHS[choice.passages])
+            if threads == 1 and choice.queries == choice.passages:
+                session = narrow  # one core: the two lanes are the same session
+            else:
+                level = KERNEL_PATHS[choice.queries].accuracy_level
+                session = self._session(onnxruntime, cached_graph(model, level, cache_dir), threads)
         except (ImportError, OSError, ValueError, RuntimeError) as exc:
             raise UnavailableError(
                 f"the ONNX multilingual-e5-small engine could not be loaded ({exc}); install "
