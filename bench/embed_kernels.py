@@ -8,6 +8,8 @@ candidate configurations the engine could run, so that the start-up choice
   (float32); levels 0, 2 and 3 are printed too (on x86 they run the float32 kernels);
 - graph optimisation level: ONNX Runtime's basic, extended and all;
 - padded tokens per batch (the engine's ``batch_tokens``): 1024, 2048, 4096;
+- call size: where the int8 and float32 paths cross (one text of 16-256 tokens, 2-8
+  texts of 16), which sets ``kernel_choice.SINGLE_CALL_TOKENS``;
 - ``session.intra_op.allow_spinning`` on two threads (wall time: spinning trades CPU
   for wake-up latency, which CPU time cannot show).
 
@@ -122,6 +124,16 @@ def main(argv: list[str] | None = None) -> int:
         "accuracy level, one thread, 2 passages as one batch (CPU ms)": {
             f"level {lv}": work(s, two) for lv in (1, 4) for s in [levels[lv]]
         },
+    }
+    tables["kernel path by call size, one thread, one text of N tokens (CPU ms)"] = {
+        f"level {lv}, {n} tokens": work(levels[lv], [two[0][:n]])
+        for n in (16, 32, 64, 128, 256)
+        for lv in (1, 4)
+    }
+    tables["kernel path by call size, one thread, N texts of ~16 tokens (CPU ms)"] = {
+        f"level {lv}, {n} texts": work(levels[lv], [row[:16] for row in many[:n]])
+        for n in (2, 4, 8)
+        for lv in (1, 4)
     }
     for level in (1, 4):
         optimised = {name: session(graphs[level], 1, name) for name in OPTIMISATION}

@@ -75,12 +75,12 @@ def test_the_engine_probes_at_start_and_records_its_choice(
     choice = engine.kernel_choice
 
     assert choice is not None and choice.chosen_by == "probe"
-    assert {choice.queries, choice.passages} <= set(KERNEL_PATHS)
+    assert {choice.single, choice.batches} <= set(KERNEL_PATHS)
     assert [run.name for run in choice.probe] == list(KERNEL_PATHS)
     kept = {run.name for run in choice.probe if run.min_cosine >= 0.999}
-    assert {choice.queries, choice.passages} <= kept  # only paths that keep the vectors
+    assert {choice.single, choice.batches} <= kept  # only paths that keep the vectors
     cached = json.loads((data_dir / CACHE_FILE).read_text())
-    assert (cached["queries"], cached["passages"]) == (choice.queries, choice.passages)
+    assert (cached["single"], cached["batches"]) == (choice.single, choice.batches)
 
 
 def test_the_chosen_path_keeps_the_reference_vectors(engine: OnnxE5Embedder) -> None:
@@ -105,9 +105,9 @@ def test_a_second_start_reads_the_choice_instead_of_probing(
     choice, first = again.kernel_choice, engine.kernel_choice
     assert choice is not None and first is not None
     assert choice.chosen_by == "cache"
-    assert (choice.queries, choice.passages, choice.probe) == (
-        first.queries,
-        first.passages,
+    assert (choice.single, choice.batches, choice.probe) == (
+        first.single,
+        first.batches,
         first.probe,
     )
 

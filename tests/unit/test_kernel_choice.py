@@ -91,10 +91,10 @@ def test_the_probe_runs_once_and_later_starts_read_the_cache(tmp_path: Path) -> 
     second = select_kernel("auto", XEON, _sig(XEON), ChoiceCache(tmp_path), probe)
 
     assert probe.calls == [list(KERNEL_PATHS)]  # every candidate, once
-    assert (first.queries, first.passages, first.chosen_by) == ("int8", "fp32", "probe")
-    assert (second.queries, second.passages, second.chosen_by) == ("int8", "fp32", "cache")
+    assert (first.single, first.batches, first.chosen_by) == ("int8", "fp32", "probe")
+    assert (second.single, second.batches, second.chosen_by) == ("int8", "fp32", "cache")
     assert second.probe == first.probe  # the measurement it was chosen by is kept
-    assert first.kernel == "int8 queries, fp32 passages"
+    assert first.kernel == "int8 single texts, fp32 batches"
     assert json.loads((tmp_path / CACHE_FILE).read_text())["signature"] == _sig(XEON)
 
 
@@ -133,7 +133,7 @@ def test_an_unreadable_cache_file_means_a_new_probe(tmp_path: Path, content: str
 def test_a_cached_path_that_no_longer_exists_means_a_new_probe(tmp_path: Path) -> None:
     select_kernel("auto", XEON, _sig(XEON), ChoiceCache(tmp_path), FakeProbe(SPLIT))
     data = json.loads((tmp_path / CACHE_FILE).read_text())
-    (tmp_path / CACHE_FILE).write_text(json.dumps({**data, "passages": "bf16"}))
+    (tmp_path / CACHE_FILE).write_text(json.dumps({**data, "batches": "bf16"}))
 
     assert ChoiceCache(tmp_path).load(_sig(XEON)) is None
 
@@ -145,7 +145,7 @@ def test_a_directory_that_cannot_be_written_still_gives_a_choice(tmp_path: Path)
 
     choice = select_kernel("auto", XEON, _sig(XEON), ChoiceCache(blocked / "sub"), probe)
 
-    assert (choice.kernel, choice.chosen_by) == ("int8 queries, fp32 passages", "probe")
+    assert (choice.kernel, choice.chosen_by) == ("int8 single texts, fp32 batches", "probe")
 
 
 @pytest.mark.parametrize("forced", ["int8", "fp32"])
@@ -155,7 +155,7 @@ def test_a_forced_path_is_never_measured_nor_cached(tmp_path: Path, forced: str)
 
     choice = select_kernel(forced, XEON, _sig(XEON), ChoiceCache(tmp_path), probe)
 
-    assert (choice.queries, choice.passages, choice.chosen_by) == (forced, forced, "setting")
+    assert (choice.single, choice.batches, choice.chosen_by) == (forced, forced, "setting")
     assert probe.calls == []
     assert ChoiceCache(tmp_path).load(_sig(XEON)) is not None  # the measurement stays
 
@@ -219,5 +219,5 @@ def test_the_summary_line_carries_the_measurement() -> None:
 
     line = choice.summary()
 
-    assert line.startswith("int8 queries, fp32 passages (probe, probe of 1.2 s")
+    assert line.startswith("int8 single texts, fp32 batches (probe, probe of 1.2 s")
     assert "int8 12.0/200 ms cos 0.99996" in line and "fp32 17.0/160 ms" in line

@@ -244,8 +244,12 @@ def test_time_budget_returns_partial_results(service, principal, clock):
 
 def test_query_time_cue_boosts_matching_memories(service, principal, clock):
     # equally similar memories: only the time cue tells them apart
-    store(service, principal, "went to the gym with Sam", occurred_at=clock.now() - timedelta(days=40))
-    store(service, principal, "went to the gym with Max", occurred_at=clock.now() - timedelta(days=6))
+    store(
+        service, principal, "went to the gym with Sam", occurred_at=clock.now() - timedelta(days=40)
+    )
+    store(
+        service, principal, "went to the gym with Max", occurred_at=clock.now() - timedelta(days=6)
+    )
     result = retrieve(service, principal, "gym last week", time_decay=1.0)
     assert result.query_time is not None
     assert result.results[0].content == "went to the gym with Max"

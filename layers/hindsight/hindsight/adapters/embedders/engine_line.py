@@ -98,7 +98,7 @@ def engine_report(embedder: Embedder, cpuinfo: Path = Path("/proc/cpuinfo")) -> 
         report["probe"] = [
             {
                 "kernel": run.name,
-                "query_ms": round(run.query_seconds * 1000, 2),
+                "single_ms": round(run.single_seconds * 1000, 2),
                 "batch_ms": round(run.batch_seconds * 1000, 1),
                 "min_cosine": run.min_cosine,
             }

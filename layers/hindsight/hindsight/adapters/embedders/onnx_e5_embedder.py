@@ -46,6 +46,7 @@ from hindsight.adapters.embedders.kernel_choice import (
     KERNEL_PATHS,
     KERNEL_SETTING_VALUES,
     PROBE_TEXTS,
+    SINGLE_CALL_TOKENS,
     ChoiceCache,
     KernelChoice,
     KernelPath,
@@ -119,7 +120,8 @@ class _Engine:
     model: E5ModelFile
     tokenizer: Any  # E5Tokenizer
     session: Any  # onnxruntime.InferenceSession using every thread: queries
-    narrow: Any  # the passages' graph on one thread: passage batches side by side
+    narrow: Any  # the batch kernel path on one thread: passage batches side by side
+    single: Any  # the single-text kernel path on one thread: a lone short passage
     pool: ThreadPoolExecutor | None  # runs ``narrow`` batches: one lower-priority worker a core
     inputs: _Inputs
     choice: KernelChoice  # the kernel path the sessions run, and how it was chosen
@@ -223,16 +225,17 @@ class OnnxE5Embedder:
         lengths = [len(row) for row in ids]
         if is_query or engine.pool is None:
             # queries are a search waiting: every core, normal priority, few tokens
-            session = engine.session if is_query else engine.narrow
             for batch in _padded_batches(lengths, self._batch_tokens):
-                out[batch] = self._run(session, engine, [ids[i] for i in batch])
+                group = [ids[i] for i in batch]
+                out[batch] = self._run(_session_for(engine, is_query, group), engine, group)
             return _normalised(out)
         # passages: side by side on the background threads, the work shared out evenly
         workers = self._threads or _usable_cores()
         budget = min(self._batch_tokens, max(max(lengths), sum(lengths) // workers + 1))
         batches = _padded_batches(lengths, budget)
+        session = _session_for(engine, False, ids)
         rows = engine.pool.map(
-            lambda batch: self._run(engine.narrow, engine, [ids[i] for i in batch]), batches
+            lambda batch: self._run(session, engine, [ids[i] for i in batch]), batches
         )
         for batch, values in zip(batches, rows, strict=True):
             out[batch] = values
@@ -293,11 +296,12 @@ class OnnxE5Embedder:
                 measure,
             )
             threads = self._threads or _usable_cores()
-            narrow = narrow_session(KERNEL_PATHS[choice.passages])
-            if threads == 1 and choice.queries == choice.passages:
-                session = narrow  # one core: the two lanes are the same session
+            narrow = narrow_session(KERNEL_PATHS[choice.batches])
+            single = narrow_session(KERNEL_PATHS[choice.single])
+            if threads == 1:
+                session = single  # one core: queries run on the single-text session
             else:
-                level = KERNEL_PATHS[choice.queries].accuracy_level
+                level = KERNEL_PATHS[choice.single].accuracy_level
                 session = self._session(onnxruntime, cached_graph(model, level, cache_dir), threads)
         except (ImportError, OSError, ValueError, RuntimeError) as exc:
             raise UnavailableError(
@@ -309,6 +313,7 @@ class OnnxE5Embedder:
             tokenizer=tokenizer,
             session=session,
             narrow=narrow,
+            single=single,
             pool=_background_pool(threads, self._background_niceness) if threads > 1 else None,
             inputs=inputs,
             choice=choice,
@@ -354,6 +359,17 @@ def _background_pool(threads: int, niceness: int) -> ThreadPoolExecutor:
                 logger.debug("passage threads keep their priority", extra={"error": str(exc)})
 
     return ThreadPoolExecutor(threads, "onnx-e5-passages", initializer=lower_priority)
+
+
+def _session_for(engine: _Engine, is_query: bool, rows: list[list[int]]) -> Any:
+    """Queries: every core on the single-text kernel path. Passages: one thread, on the
+    single-text path when the call is small (``SINGLE_CALL_TOKENS`` padded tokens at
+    most: one short text or a few), else on the batch path."""
+    if is_query:
+        return engine.session
+    if len(rows) * max(len(row) for row in rows) <= SINGLE_CALL_TOKENS:
+        return engine.single
+    return engine.narrow
 
 
 def _pooled(session: Any, inputs: _Inputs, rows: list[list[int]]) -> np.ndarray:
