@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 import pytest
 
@@ -221,3 +221,22 @@ def test_the_summary_line_carries_the_measurement() -> None:
 
     assert line.startswith("int8 single texts, fp32 batches (probe, probe of 1.2 s")
     assert "int8 12.0/200 ms cos 0.99996" in line and "fp32 17.0/160 ms" in line
+
+
+# --- which session a call runs on --------------------------------------------------------
+def test_single_short_texts_run_on_the_single_path_and_batches_on_the_batch_path() -> None:
+    from types import SimpleNamespace
+
+    from hindsight.adapters.embedders.kernel_choice import SINGLE_CALL_TOKENS
+    from hindsight.adapters.embedders.onnx_e5_embedder import _session_for
+
+    engine: Any = SimpleNamespace(session="queries", single="single", narrow="batches")
+    short = [1] * 16
+
+    assert _session_for(engine, True, [[1] * 300] * 8) == "queries"  # a search: every core
+    assert _session_for(engine, False, [short]) == "single"
+    assert _session_for(engine, False, [short, short]) == "single"  # 32 padded tokens
+    assert _session_for(engine, False, [[1] * SINGLE_CALL_TOKENS]) == "single"
+    assert _session_for(engine, False, [[1] * (SINGLE_CALL_TOKENS + 1)]) == "batches"
+    assert _session_for(engine, False, [short, short, [1]]) == "batches"  # 3 x 16 padded
+    assert _session_for(engine, False, [[1] * 400] * 8) == "batches"
