@@ -408,7 +408,7 @@ def _probe(
         if round_ and time.perf_counter() - started_rounds > budget:
             break
         for name, session in candidates:
-            for _ in range(3):  # a query takes milliseconds: its least of three
+            for _ in range(5):  # a query takes milliseconds: its least of five a round
                 started = time.thread_time()
                 _pooled(session, inputs, [query])
                 single[name] = min(single[name], time.thread_time() - started)
