@@ -737,7 +737,7 @@ export interface components {
             engine: string;
             /**
              * Kernel
-             * @description the ONNX engine's kernel path: "int8", "fp32", or "int8 single texts, fp32 batches"; null for other engines or before the model loads
+             * @description the ONNX engine's kernel path: "int8", "fp32", or one for single short texts and one for batches ("int8 single texts, fp32 batches"); null for other engines or before the model loads
              * @default null
              */
             kernel: string | null;
@@ -1053,10 +1053,10 @@ export interface components {
             /** Kernel */
             kernel: string;
             /**
-             * Query Ms
-             * @description one query
+             * Single Ms
+             * @description one short text (a query) alone
              */
-            query_ms: number;
+            single_ms: number;
             /**
              * Batch Ms
              * @description a batch of 8 short English and Chinese texts

@@ -163,7 +163,7 @@ class KernelProbeView(_Strict):
     """One kernel path as the start-up probe measured it (CPU time on one thread)."""
 
     kernel: str
-    single_ms: float = Field(description="one query")
+    single_ms: float = Field(description="one short text (a query) alone")
     batch_ms: float = Field(description="a batch of 8 short English and Chinese texts")
     min_cosine: float = Field(description="worst cosine to the reference engine's vectors")
 
@@ -174,8 +174,9 @@ class EmbeddingEngineView(_Strict):
     engine: str = Field(description="the model, its runtime and the CPU's best int8 path")
     kernel: str | None = Field(
         default=None,
-        description='the ONNX engine\'s kernel path: "int8", "fp32", or '
-        '"int8 single texts, fp32 batches"; null for other engines or before the model loads',
+        description='the ONNX engine\'s kernel path: "int8", "fp32", or one for single short '
+        'texts and one for batches ("int8 single texts, fp32 batches"); null for other '
+        "engines or before the model loads",
     )
     chosen_by: Literal["probe", "cache", "setting", "rule"] | None = Field(
         default=None,
