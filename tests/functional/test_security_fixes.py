@@ -62,6 +62,8 @@ def test_health_with_a_key_counts_only_the_callers_tenant(service: MemoryService
     assert acme.body["indexed_documents"] == 3
     assert globex.body["indexed_documents"] == 1
     assert acme.body["embedding_model"] == "test-hashing-64"
+    assert acme.body["embedding_engine"]["engine"] == "test-hashing-64"
+    assert acme.body["embedding_engine"]["kernel"] is None  # not the ONNX engine
     assert service.health()["indexed_documents"] == 4  # the operator's view: all
 
 

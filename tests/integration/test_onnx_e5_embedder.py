@@ -293,11 +293,11 @@ def test_passages_run_on_lower_priority_threads_and_queries_do_not(cache_dir: Pa
     assert {priority for _, priority in seen} == {min(own + 4, 19)}
 
 
-def test_threads_and_accuracy_level_are_checked() -> None:
+def test_threads_and_kernel_are_checked() -> None:
     with pytest.raises(ValueError):
         OnnxE5Embedder(threads=0)
-    with pytest.raises(ValueError):
-        OnnxE5Embedder(accuracy_level=7)
+    with pytest.raises(ValueError, match="auto, int8, fp32"):
+        OnnxE5Embedder(kernel="bf16")
     with pytest.raises(ValueError):
         OnnxE5Embedder(max_tokens=600)
 

@@ -725,6 +725,40 @@ export interface components {
              */
             category: string | null;
         };
+        /**
+         * EmbeddingEngineView
+         * @description What runs the embedding model on this server.
+         */
+        EmbeddingEngineView: {
+            /**
+             * Engine
+             * @description the model, its runtime and the CPU's best int8 path
+             */
+            engine: string;
+            /**
+             * Kernel
+             * @description the ONNX engine's kernel path: "int8", "fp32", or one for single short texts and one for batches ("int8 single texts, fp32 batches"); null for other engines or before the model loads
+             * @default null
+             */
+            kernel: string | null;
+            /**
+             * Chosen By
+             * @description measured at this start, read from the data directory's cached measurement, forced by HINDSIGHT_EMBED_KERNEL, or by rule (nowhere to cache)
+             * @default null
+             */
+            chosen_by: ("probe" | "cache" | "setting" | "rule") | null;
+            /**
+             * Cpu Features
+             * @description the CPU's SIMD and int8 dot-product flags
+             */
+            cpu_features: string[];
+            /**
+             * Probe
+             * @description the measurement the kernel was chosen by
+             * @default null
+             */
+            probe: components["schemas"]["KernelProbeView"][] | null;
+        };
         /** EraseResponse */
         EraseResponse: {
             /**
@@ -777,8 +811,8 @@ export interface components {
         };
         /**
          * HealthResponse
-         * @description Without a key only ``status``; with one the model, the reflector and the caller's
-         *     tenant's index size (never another tenant's).
+         * @description Without a key only ``status``; with one the model, what runs it, the reflector and
+         *     the caller's tenant's index size (never another tenant's).
          */
         HealthResponse: {
             /**
@@ -797,6 +831,8 @@ export interface components {
              * @default null
              */
             embedding_dimension: number | null;
+            /** @default null */
+            embedding_engine: components["schemas"]["EmbeddingEngineView"] | null;
             /**
              * Reflector
              * @default null
@@ -1008,6 +1044,29 @@ export interface components {
             } | null;
         } & {
             [key: string]: unknown;
+        };
+        /**
+         * KernelProbeView
+         * @description One kernel path as the start-up probe measured it (CPU time on one thread).
+         */
+        KernelProbeView: {
+            /** Kernel */
+            kernel: string;
+            /**
+             * Single Ms
+             * @description one short text (a query) alone
+             */
+            single_ms: number;
+            /**
+             * Batch Ms
+             * @description a batch of 8 short English and Chinese texts
+             */
+            batch_ms: number;
+            /**
+             * Min Cosine
+             * @description worst cosine to the reference engine's vectors
+             */
+            min_cosine: number;
         };
         /** ListResponse */
         ListResponse: {

@@ -93,8 +93,16 @@ def build_embedder(settings: Settings) -> Embedder:
     from hindsight.adapters.embedders.factory import build_embedder as build
     from hindsight.adapters.embedders.micro_batching import MicroBatchingEmbedder
 
+    # the embedded backend's data directory keeps the ONNX engine's measured kernel choice;
+    # elsewhere (memory, AWS) nothing is written and the rule of kernel_choice decides
+    choice_dir = Path(settings.data_dir) if settings.backend == "embedded" else None
     return MicroBatchingEmbedder(
-        build(settings.embedder, background_niceness=settings.embed_background_niceness)
+        build(
+            settings.embedder,
+            background_niceness=settings.embed_background_niceness,
+            kernel=settings.embed_kernel,
+            choice_dir=choice_dir,
+        )
     )
 
 

@@ -41,6 +41,10 @@ def policy_from(settings: Settings) -> Policy:
 def assemble(ports: Ports, policy: Policy | None = None) -> MemoryService:
     """Wire every use case from exactly the ports and policy knobs it uses."""
     policy = policy or Policy()
+    if ports.engine_report is None:
+        from hindsight.adapters.embedders.engine_line import engine_report
+
+        ports = dataclasses.replace(ports, engine_report=engine_report)
     records, writer, clock = ports.records, ports.writer, ports.clock
     sizes = ChunkSizes(policy.chunk_tokens, policy.chunk_overlap_tokens, policy.turn_weight)
     rerank = Reranking.of(ports.reranker, policy, clock)  # None without a reranker

@@ -61,6 +61,9 @@ class Settings(BaseSettings):
     # how much lower the ONNX engine runs passages (stores) than queries (searches) when
     # both want the cores: nice 10 (Linux); 0 runs them at the same priority
     embed_background_niceness: int = Field(default=10, ge=0, le=19)
+    # the ONNX engine's kernels: "auto" (measured per CPU at first start, cached in data_dir),
+    # "int8" or "fp32" (forced for queries and passages)
+    embed_kernel: Literal["auto", "int8", "fp32"] = "auto"
     # reflector: "learned" (offline default), "rule-based", "learned-e5" (offline),
     # "bedrock:<model id>", "openai:<model>"
     reflector: str = "learned"

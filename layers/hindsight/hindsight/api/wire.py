@@ -159,15 +159,46 @@ class EraseResponse(Success, _Strict):
     deleted: int = Field(description="records deleted")
 
 
+class KernelProbeView(_Strict):
+    """One kernel path as the start-up probe measured it (CPU time on one thread)."""
+
+    kernel: str
+    single_ms: float = Field(description="one short text (a query) alone")
+    batch_ms: float = Field(description="a batch of 8 short English and Chinese texts")
+    min_cosine: float = Field(description="worst cosine to the reference engine's vectors")
+
+
+class EmbeddingEngineView(_Strict):
+    """What runs the embedding model on this server."""
+
+    engine: str = Field(description="the model, its runtime and the CPU's best int8 path")
+    kernel: str | None = Field(
+        default=None,
+        description='the ONNX engine\'s kernel path: "int8", "fp32", or one for single short '
+        'texts and one for batches ("int8 single texts, fp32 batches"); null for other '
+        "engines or before the model loads",
+    )
+    chosen_by: Literal["probe", "cache", "setting", "rule"] | None = Field(
+        default=None,
+        description="measured at this start, read from the data directory's cached "
+        "measurement, forced by HINDSIGHT_EMBED_KERNEL, or by rule (nowhere to cache)",
+    )
+    cpu_features: list[str] = Field(description="the CPU's SIMD and int8 dot-product flags")
+    probe: list[KernelProbeView] | None = Field(
+        default=None, description="the measurement the kernel was chosen by"
+    )
+
+
 class HealthResponse(Success, _Strict):
-    """Without a key only ``status``; with one the model, the reflector and the caller's
-    tenant's index size (never another tenant's)."""
+    """Without a key only ``status``; with one the model, what runs it, the reflector and
+    the caller's tenant's index size (never another tenant's)."""
 
     # the keyless answer leaves the other fields out, so the schema may not require them
     model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=False)
 
     embedding_model: str | None = None
     embedding_dimension: int | None = None
+    embedding_engine: EmbeddingEngineView | None = None
     reflector: str | None = None
     indexed_documents: int | None = Field(
         default=None, description="documents indexed for the caller's tenant"

@@ -8,10 +8,10 @@ OpenSearch / Bedrock) implement these. Every record store passes
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -426,3 +426,6 @@ class Ports:
     reranker: Reranker | None = None
     # where accepted background writes wait (``Prefer: respond-async``); None: none are
     jobs: JobStore | None = None
+    # what runs the embedder (engine, kernel path, CPU features) for the detailed health
+    # answer; None: the health answer names the model only
+    engine_report: Callable[[Embedder], Mapping[str, Any]] | None = None

@@ -268,12 +268,15 @@ class MemoryService:
         neutral_vector(self.ports.embedder)
 
     def health(self, tenant_id: str | None = None) -> dict[str, Any]:
-        """The model, the reflector and the documents indexed (of one tenant, or all: the
-        operator's view)."""
-        return {
+        """The model, what runs it, the reflector and the documents indexed (of one tenant,
+        or all: the operator's view)."""
+        answer: dict[str, Any] = {
             "status": "success",
             "embedding_model": self.ports.embedder.model_name,
             "embedding_dimension": self.ports.embedder.dimension,
-            "reflector": self.ports.reflector.label,
-            "indexed_documents": self.ports.index.count(tenant_id),
         }
+        if self.ports.engine_report is not None:
+            answer["embedding_engine"] = dict(self.ports.engine_report(self.ports.embedder))
+        answer["reflector"] = self.ports.reflector.label
+        answer["indexed_documents"] = self.ports.index.count(tenant_id)
+        return answer

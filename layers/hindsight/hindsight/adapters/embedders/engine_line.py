@@ -6,11 +6,14 @@ asks about it: the model, its weights' precision, the runtime and the processor,
 "multilingual-e5-small, 4-bit, ONNX Runtime on CPU (avx512_vnni)". The processor's
 best integer instruction set is read from ``/proc/cpuinfo`` (Linux; elsewhere omitted).
 Engines are recognised by class name, so that no engine module is imported here.
+``engine_report(embedder)`` says the same as JSON values for the detailed health answer,
+with the kernel path the ONNX engine chose and the CPU features it was chosen on.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from hindsight.core.ports import Embedder
 
@@ -65,9 +68,40 @@ def describe(embedder: Embedder, cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
     kind = type(found).__name__
     if kind in _ENGINES:
         flag = cpu_flag(cpuinfo)
-        return _ENGINES[kind] + (f" ({flag})" if flag else "")
+        line = _ENGINES[kind] + (f" ({flag})" if flag else "")
+        choice = getattr(found, "kernel_choice", None)
+        return f"{line}, kernel {choice.kernel}" if choice is not None else line
     if kind == "SentenceTransformersEmbedder":
         return f"{found.model_name}, sentence-transformers"
     if kind == "BedrockTitanEmbedder":
         return f"{found.model_name} on Amazon Bedrock"
     return found.model_name
+
+
+def engine_report(embedder: Embedder, cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
+    """What runs ``embedder``: ``engine`` (the plain line of ``describe``), ``kernel`` and
+    ``chosen_by`` (the ONNX engine's kernel path and how it was chosen: ``probe``,
+    ``cache``, ``setting`` or ``rule``; None for other engines, or before it has loaded)
+    and ``cpu_features`` (the CPU's SIMD and int8 dot-product flags)."""
+    from hindsight.adapters.embedders.kernel_choice import cpu_features
+
+    found = engine(embedder)
+    choice = getattr(found, "kernel_choice", None)
+    report: dict[str, Any] = {
+        "engine": describe(embedder, cpuinfo),
+        "kernel": None,
+        "chosen_by": None,
+        "cpu_features": list(cpu_features(cpu_flags(cpuinfo))),
+    }
+    if choice is not None:
+        report.update(kernel=choice.kernel, chosen_by=choice.chosen_by)
+        report["probe"] = [
+            {
+                "kernel": run.name,
+                "single_ms": round(run.single_seconds * 1000, 2),
+                "batch_ms": round(run.batch_seconds * 1000, 1),
+                "min_cosine": run.min_cosine,
+            }
+            for run in choice.probe
+        ]
+    return report

