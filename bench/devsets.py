@@ -167,9 +167,7 @@ def setting_defaults(embedder: Embedder, variants: Sequence[Variant]) -> dict[st
                 values[name] = getattr(service.policy, name)
             for name, _ in variant.stored:
                 values[name] = (
-                    store.chunk_sizes.turn_weight
-                    if name == "turn_weight"
-                    else getattr(store, name)
+                    store.chunk_sizes.turn_weight if name == "turn_weight" else getattr(store, name)
                 )
             if variant.time_decay is not None:
                 values["time_decay"] = RetrieveCommand.model_fields["time_decay"].default
