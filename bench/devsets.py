@@ -21,9 +21,8 @@ read with other ``Policy`` fields (``harness.with_policy``) or another ``time_de
 The variants (``VARIANTS``, each named by what it changes): the lexical evidence strength
 (``core/fusion.py``), query centering (``core/centering.py``), the dense share, session
 pooling, the turn weight, the turn-before context (stored without it), the speaker boost,
-the assistant weight, time decay, and two pairs of rules off at once
-(``NO_LEXICAL_NO_CENTERING``, ``NO_CENTERING_DENSE_HALF``). ``bench/lodo.py`` reads the
-results: each setting's value fitted on all dev sets but one, measured on the one left out.
+the assistant weight, time decay, two pairs of rules off at once. ``bench/lodo.py`` fits
+each setting on all dev sets but one and measures it on the one left out.
 
     .venv/bin/python bench/devsets.py            # everything: 23 min on 2 cores, caches warm
     .venv/bin/python bench/devsets.py --quick    # 2 LoCoMo conversations, 1 user a language
@@ -97,8 +96,7 @@ class Variant:
     stored: tuple[tuple[str, Any], ...] = ()
 
 
-# two rules off at once: neither lexical evidence strength nor centering; no centering with
-# the dense share that suits it best alone
+# two rules off at once; no centering with the dense share that suits it best alone
 NO_LEXICAL_NO_CENTERING = {"lexical_strength": 0, "vector_weight": 0.6, "centering": 0.0}
 NO_CENTERING_DENSE_HALF = {"centering": 0.0, "vector_weight": 0.5}
 VARIANTS = (
@@ -156,21 +154,17 @@ def hindsight_store(
 
 
 def setting_defaults(embedder: Embedder, variants: Sequence[Variant]) -> dict[str, Any]:
-    """The value every setting a variant changes has by default: read off a fresh service
-    (its policy; its store use case for the stored settings) and the retrieve request
-    (``time_decay``), so that ``bench/lodo.py`` knows each family's default."""
+    """Each setting a variant changes at its default (``bench/lodo.py``'s families): read
+    off a fresh service's policy and store use case, and the retrieve request."""
     with hindsight_store(embedder) as service:
-        store = service.use_cases.store
-        values: dict[str, Any] = {}
-        for variant in variants:
-            for name in variant.overrides:
-                values[name] = getattr(service.policy, name)
-            for name, _ in variant.stored:
-                values[name] = (
-                    store.chunk_sizes.turn_weight if name == "turn_weight" else getattr(store, name)
-                )
-            if variant.time_decay is not None:
-                values["time_decay"] = RetrieveCommand.model_fields["time_decay"].default
+        store, policy = service.use_cases.store, service.policy
+        values = {n: getattr(policy, n) for v in variants for n in v.overrides}
+        for name, _ in (s for v in variants for s in v.stored):
+            values[name] = (
+                store.chunk_sizes.turn_weight if name == "turn_weight" else getattr(store, name)
+            )
+    if any(v.time_decay is not None for v in variants):
+        values["time_decay"] = RetrieveCommand.model_fields["time_decay"].default
     return values
 
 
@@ -536,11 +530,7 @@ def main(argv: list[str] | None = None) -> int:
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": machine_info(),
         "variants": {
-            v.name: {
-                "policy": v.overrides,
-                "time_decay": v.time_decay,
-                "stored": dict(v.stored),
-            }
+            v.name: {"policy": v.overrides, "time_decay": v.time_decay, "stored": dict(v.stored)}
             for v in variants
         },
         "defaults": setting_defaults(inner, variants),
