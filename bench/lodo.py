@@ -201,6 +201,7 @@ def fold(
         out["at_off"] = at(family.off)
         out["default_minus_off"] = round(default.score - off, 4)
         out["default_loses"] = off - default.score > tolerance
+        out["default_wins"] = default.score - off > tolerance
         out["chosen_loses"] = off - table[family.system(chosen)][left_out].score > tolerance
     out["chosen_minus_default"] = round(out["at_chosen"]["score"] - default.score, 4)
     out["default_behind_chosen"] = out["chosen_minus_default"] > tolerance
@@ -212,8 +213,9 @@ def label(column: dict[str, Any]) -> str:
 
 
 def verdicts(family: Family, folds: list[dict[str, Any]]) -> dict[str, str]:
-    """In sample (the default against off), out of sample (the fitted value against off),
-    and whether a value fitted without the column beats the default on it."""
+    """In sample (the default against off: where it loses, where it wins), out of sample
+    (the fitted value against off), and whether a value fitted without the column beats
+    the default on it; each by more than one question of the column."""
     behind = [label(f) for f in folds if f["default_behind_chosen"]]
     tuned = (
         "the default is never more than one question behind the fitted value"
@@ -221,12 +223,18 @@ def verdicts(family: Family, folds: list[dict[str, Any]]) -> dict[str, str]:
         else "the fitted value beats the default by more than one question on " + ", ".join(behind)
     )
     if family.off is None:
-        return {"verdict": "no off value (fitted only)", "out_of_sample": "", "tuning": tuned}
+        return {
+            "verdict": "no off value (fitted only)",
+            "wins_on": "",
+            "out_of_sample": "",
+            "tuning": tuned,
+        }
     lost = [label(f) for f in folds if f["default_loses"]]
     lost_fitted = [label(f) for f in folds if f["chosen_loses"]]
     off_chosen = [label(f) for f in folds if f["chosen"] == family.off]
     return {
         "verdict": "keep: loses on no left-out set" if not lost else "loses on " + ", ".join(lost),
+        "wins_on": ", ".join(label(f) for f in folds if f["default_wins"]) or "none",
         "out_of_sample": (
             "the fitted value loses to off on no left-out set"
             if not lost_fitted
@@ -273,6 +281,7 @@ def markdown(report: dict[str, Any]) -> str:
             "—" if f["off"] is None else str(f["off"]),
             ", ".join(f["values"]),
             f["verdict"],
+            f["wins_on"] or "—",
             f["out_of_sample"] or "—",
             f["tuning"],
         ]
@@ -318,6 +327,7 @@ def markdown(report: dict[str, Any]) -> str:
                 "off",
                 "values",
                 "default vs off (in sample)",
+                "default beats off on",
                 "fitted vs off (out of sample)",
                 "fitted vs default",
             ],

@@ -136,12 +136,14 @@ def test_the_verdict_allows_one_question() -> None:
     # off is one question better on beta (0.01 of 100): within the tolerance
     assert not folds_of(report, "time_decay")["beta en"]["default_loses"]
     assert decay["verdict"] == "keep: loses on no left-out set"
+    assert decay["wins_on"] == "none"
     worse = {system: dict(columns) for system, columns in SCORES.items()}
     worse["time_decay=1"][("beta", "en")] = (0.73, 0.73)  # three questions better
     decay = lodo.analyse(results(worse))["families"]["time_decay"]
     assert decay["verdict"] == "loses on beta en"
     centering = report["families"]["centering"]
     assert centering["verdict"] == "loses on beta en, gamma en"
+    assert centering["wins_on"] == "alpha en, alpha zh"
     assert "the other sets choose off for alpha en, alpha zh" in centering["out_of_sample"]
 
 
