@@ -171,6 +171,7 @@ bench: install-test
 	$(BIN)/python bench/update_pairs.py
 	$(BIN)/python bench/update_ordinary.py
 	$(BIN)/python bench/devsets.py
+	$(BIN)/python bench/lodo.py --from bench/results/devsets.json
 	$(BIN)/python bench/negatives.py
 	$(BIN)/python bench/key_expansion.py
 	nice -n 5 $(BIN)/python bench/reflect_speed.py

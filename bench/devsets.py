@@ -21,8 +21,8 @@ read with other ``Policy`` fields (``harness.with_policy``) or another ``time_de
 The variants (``VARIANTS``, each named by what it changes): the lexical evidence strength
 (``core/fusion.py``), query centering (``core/centering.py``), the dense share, session
 pooling, the turn weight, the turn-before context (stored without it), the speaker boost,
-the assistant weight, time decay and earlier sessions' defaults (``BEFORE``,
-``BEFORE_CENTERING``).
+the assistant weight, time decay, two pairs of rules off at once. ``bench/lodo.py`` fits
+each setting on all dev sets but one and measures it on the one left out.
 
     .venv/bin/python bench/devsets.py            # everything: 23 min on 2 cores, caches warm
     .venv/bin/python bench/devsets.py --quick    # 2 LoCoMo conversations, 1 user a language
@@ -96,15 +96,15 @@ class Variant:
     stored: tuple[tuple[str, Any], ...] = ()
 
 
-# the defaults before lexical evidence strength (session 9), before centering (session 12)
-BEFORE = {"lexical_strength": 0, "vector_weight": 0.6, "centering": 0.0}
-BEFORE_CENTERING = {"centering": 0.0, "vector_weight": 0.5}
+# two rules off at once; no centering with the dense share that suits it best alone
+NO_LEXICAL_NO_CENTERING = {"lexical_strength": 0, "vector_weight": 0.6, "centering": 0.0}
+NO_CENTERING_DENSE_HALF = {"centering": 0.0, "vector_weight": 0.5}
 VARIANTS = (
     Variant(DEFAULT),
-    Variant("before session 9: lexical_strength=0, vector_weight=0.6, no centering", BEFORE),
+    Variant("lexical_strength=0 + vector_weight=0.6 + centering=0", NO_LEXICAL_NO_CENTERING),
     Variant("lexical_strength=0", {"lexical_strength": 0}),
     Variant("lexical_strength=1", {"lexical_strength": 1}),
-    Variant("before session 12: centering=0, vector_weight=0.5", BEFORE_CENTERING),
+    Variant("centering=0 + vector_weight=0.5", NO_CENTERING_DENSE_HALF),
     Variant("centering=0", {"centering": 0.0}),
     Variant("centering=0.25", {"centering": 0.25}),
     Variant("centering=1", {"centering": 1.0}),
@@ -114,17 +114,17 @@ VARIANTS = (
     Variant("session_pooling=0", {"session_pooling": 0.0}),
     Variant("session_pooling=0.25", {"session_pooling": 0.25}),
     Variant("vector_weight=0.7 + pooling=0.25", {"vector_weight": 0.7, "session_pooling": 0.25}),
-    Variant("turn_weight=0 (before session 11)", stored=(("turn_weight", 0.0),)),
-    Variant("turn_weight=0.2 (session 11)", stored=(("turn_weight", 0.2),)),
+    Variant("turn_weight=0", stored=(("turn_weight", 0.0),)),
+    Variant("turn_weight=0.2", stored=(("turn_weight", 0.2),)),
     Variant("turn_weight=0.5", stored=(("turn_weight", 0.5),)),
-    Variant("session_context=all (before session 15)", stored=(("session_context", "all"),)),
-    Variant("context_tokens=0 (any length; before session 19)", stored=(("context_tokens", 0),)),
+    Variant("session_context=all", stored=(("session_context", "all"),)),
+    Variant("context_tokens=0 (any length)", stored=(("context_tokens", 0),)),
     Variant("no turn-before context", stored=(("session_context", "off"),)),
     Variant(
         "no context, no pooling", {"session_pooling": 0.0}, stored=(("session_context", "off"),)
     ),
     Variant("speaker_boost=1", {"speaker_boost": 1.0}),
-    Variant("assistant_weight=1 (before session 20)", {"assistant_weight": 1.0}),
+    Variant("assistant_weight=1", {"assistant_weight": 1.0}),
     Variant("time_decay=1 (no decay)", time_decay=1.0),
 )
 # --quick: LoCoMo conversations, long-memory and events users a language, MSC users
@@ -151,6 +151,21 @@ def hindsight_store(
             yield service
         finally:
             close_service(service)
+
+
+def setting_defaults(embedder: Embedder, variants: Sequence[Variant]) -> dict[str, Any]:
+    """Each setting a variant changes at its default (``bench/lodo.py``'s families): read
+    off a fresh service's policy and store use case, and the retrieve request."""
+    with hindsight_store(embedder) as service:
+        store, policy = service.use_cases.store, service.policy
+        values = {n: getattr(policy, n) for v in variants for n in v.overrides}
+        for name, _ in (s for v in variants for s in v.stored):
+            values[name] = (
+                store.chunk_sizes.turn_weight if name == "turn_weight" else getattr(store, name)
+            )
+    if any(v.time_decay is not None for v in variants):
+        values["time_decay"] = RetrieveCommand.model_fields["time_decay"].default
+    return values
 
 
 StoreFn = Callable[[MemoryService], Any]
@@ -515,13 +530,10 @@ def main(argv: list[str] | None = None) -> int:
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": machine_info(),
         "variants": {
-            v.name: {
-                "policy": v.overrides,
-                "time_decay": v.time_decay,
-                "stored": dict(v.stored),
-            }
+            v.name: {"policy": v.overrides, "time_decay": v.time_decay, "stored": dict(v.stored)}
             for v in variants
         },
+        "defaults": setting_defaults(inner, variants),
         "sets": {},
     }
     for name in sets:
@@ -549,6 +561,7 @@ def merge(paths: Sequence[Path]) -> dict[str, Any]:
     for run in runs:
         for name, variant in run["variants"].items():
             merged["variants"].setdefault(name, variant)
+    merged["defaults"] = {k: v for run in runs for k, v in run.get("defaults", {}).items()}
     for run in runs:
         for name, data in run["sets"].items():
             _merge_set(merged["sets"], name, data)

@@ -143,7 +143,7 @@ def test_a_session_turn_is_embedded_as_a_mix_of_itself_and_itself_in_context() -
     expected += 0.7 * EMBEDDER.embed_documents([f"{before}\n{chunk}"])[0]
     assert np.allclose(chunked.values[0], expected, atol=1e-6)
     assert np.allclose(np.linalg.norm(chunked.values[1:], axis=1), 1.0, atol=1e-5)
-    # weight 0: the turn with the turn before, unmixed (the behaviour before session 11)
+    # weight 0: the turn with the turn before, unmixed
     plain = embed_memories(EMBEDDER, [reply], ChunkSizes(tokens=64, overlap=8))[0]
     assert np.allclose(plain.values, in_context, atol=1e-6)
 

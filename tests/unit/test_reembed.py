@@ -208,7 +208,7 @@ QUESTION = "Where did you park the van?"
 
 
 def chat_world(context_tokens: int) -> tuple[MemoryService, FakeGenerations, InMemoryRecordStore]:
-    """A conversation stored when a turn before of any length was context (before session 19)."""
+    """A conversation stored when a turn before of any length was context (context_tokens 0)."""
     records = InMemoryRecordStore()
     generations = FakeGenerations(InMemorySearchIndex(), OLD.model_name)
     ports = local_ports(records, ServedIndex(generations), OLD, ScriptedReflector())  # type: ignore[arg-type]

@@ -367,7 +367,7 @@ def test_a_memory_dated_in_a_named_month_and_year() -> None:
     ("text", "expected"),
     [
         # a month or day of a relatively named year is that year's, not the union of "last
-        # year" and the nearest such month (before session 15: 2025-01-01 to 2026-06-01)
+        # year" and the nearest such month (the union would be 2025-01-01 to 2026-06-01)
         ("去年五月", ("2025-05-01", "2025-06-01")),
         ("去年七月带孩子去医院查了什么", ("2025-07-01", "2025-08-01")),
         ("前年的12月", ("2024-12-01", "2025-01-01")),
