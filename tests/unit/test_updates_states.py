@@ -179,6 +179,8 @@ def test_a_new_value_of_the_same_attribute_is_an_update(older: str, newer: str) 
         ("我住在青岛。", "我把书桌搬到了窗户旁边，光线好多了。"),
         ("我每天坐班车上班。", "周末坐火车去看了爷爷奶奶。"),
         ("我主要的运动是瑜伽，一周三次。", "今天早上瑜伽状态特别好。"),
+        ("我住在深圳，离公司不远。", "我老家在湖南衡阳，父母开了一家小饭馆。"),
+        ("I live in Leeds.", "My hometown is York, I grew up there."),
     ],
 )
 def test_a_newer_memory_without_a_new_value_of_the_same_attribute_is_no_update(
@@ -359,3 +361,37 @@ def test_the_llm_reflectors_are_asked_for_state_topics_and_additive_updates():
 
     assert "state:residence" in prompt and "superseded" in prompt
     assert "换成了" in prompt and "不再" in prompt and "second cat" in prompt
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        (
+            "今天正式入职新公司了，做游戏服务端，用Go写。",
+            "新公司在南山后海，从龙华过去要一个半小时。",
+        ),
+        (
+            "I started at Initech today, writing Go.",
+            "Initech's office is in Soho, an hour from Camden.",
+        ),
+    ],
+)
+def test_statements_of_one_session_or_one_hour_elaborate_a_state(older: str, newer: str) -> None:
+    same_session = [
+        episode("a", older, 0).model_copy(update={"session_id": "s1"}),
+        episode("b", newer, 3).model_copy(update={"session_id": "s1"}),
+    ]
+    minutes_apart = [episode("a", older, 0), episode("b", newer, 0.01)]
+    for first, second in (same_session, minutes_apart):
+        assert not same_attribute(Statement.of(first), Statement.of(second), 0.85)
+
+
+def test_a_change_said_within_one_session_waits_for_a_later_one() -> None:
+    older, newer = "I live in Austin.", "I moved, I live in Denver now."
+    apart = Statement.of(episode("a", older, 0)), Statement.of(episode("b", newer, 30))
+    assert same_attribute(*apart, 0.85)
+    in_session = [
+        Statement.of(episode(i, text, day).model_copy(update={"session_id": "s1"}))
+        for i, text, day in (("a", older, 0), ("b", newer, 0.5))
+    ]
+    assert not same_attribute(*in_session, 0.85)

@@ -7,6 +7,9 @@ state of an older one only when
 
 * neither is a question, and the newer does not add to the older ("a second cat", "also
   speak French", "又养了一只猫": additive updates keep both states current);
+* they were said apart: not in one session, not within the hour (a conversation
+  elaborates a state more often than it changes it: "今天正式入职新公司了" and, minutes
+  later, "新公司在南山后海");
 * they are not the same statement said twice (near-identical vectors or text);
 * both name the same kind of attribute (``ATTRIBUTES``: word patterns of both languages
   for where they live, work, their partner, car, manager, diet, phone, sport and exercise
@@ -37,7 +40,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 
@@ -55,6 +58,8 @@ STATE_WINDOW = 10
 RELATED = 0.75
 DUPLICATE = 0.985  # the same statement said again: not an update
 MAX_STATEMENT_CHARS = 400  # longer memories (documents, pasted text) are not statements
+# statements this close in time tell one state, not a change of it
+SAME_MOMENT = timedelta(hours=1)
 
 _EN = {
     "residence": r"\b(?:liv(?:e|es|ed|ing) (?:in|at|near|above|by|with|next to)|"
@@ -106,7 +111,8 @@ _EN = {
     "sleep": r"\b(?:wake up|woke up|bedtime|go to bed|sleep\w*)\b",
 }
 _ZH = {
-    "residence": r"住在|住到|住着|家在|搬家|搬到|搬去|定居|安家|房子|租了|小区",
+    "residence": r"住在|住到|住着|(?:我|我们|现在|一直|目前)住(?![了院过宿])|(?<!老)家在"
+    r"|搬家|搬到|搬去|定居|安家|房子|租了|小区",
     "work": r"上班|入职|跳槽|辞职|离职|职位|单位|在.{1,10}工作|工作是|公司是|新公司|同事",
     "partner": r"女朋友|男朋友|老婆|老公|妻子|丈夫|对象|伴侣|结婚|分手|约会|离婚|在一起",
     "vehicle": r"汽车|车子|新车|我的车|一辆|开的是|开着|提的|提了|驾驶|把车"
@@ -214,6 +220,7 @@ class Statement:
 
     memory_id: str
     occurred_at: datetime
+    session: str | None
     speaker: str
     attributes: frozenset[str]
     change: bool
@@ -233,6 +240,7 @@ class Statement:
         return cls(
             memory_id=memory.memory_id,
             occurred_at=memory.occurred_at,
+            session=getattr(memory, "session_id", None),
             speaker=(speaker or "").strip().casefold(),
             attributes=attributes,
             change=bool(CHANGE_CUES[zh].search(text)),
@@ -306,6 +314,10 @@ def same_attribute(older: Statement, newer: Statement, cosine: float) -> bool:
     """Whether ``newer`` states a new value of an attribute ``older`` stated, of the same
     person: the evidence the module's docstring lists, all of it, or no update."""
     if older.speaker != newer.speaker or older.question or newer.question or newer.additive:
+        return False
+    if older.session is not None and older.session == newer.session:
+        return False  # one conversation elaborates a state more often than it changes it
+    if newer.occurred_at - older.occurred_at < SAME_MOMENT:
         return False
     if older.digest == newer.digest or cosine >= DUPLICATE or cosine < RELATED:
         return False
