@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -309,7 +310,8 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         machine_header(report["machine"]),
         "",
-        f"Results read: `{report['source']}` (devsets run: `{report['devsets_command']}`).",
+        f"Results read: `{report['source']}` (devsets run: "
+        f"`{_without_history(report['devsets_command'])}`).",
         "",
         "Per family (the variants that change one setting, with the default's value) and "
         "left-out column (dev set, language): the value with the best mean of (R@10 + H@5) / 2 "
@@ -353,10 +355,18 @@ def markdown(report: dict[str, Any]) -> str:
     if report["not_in_a_family"]:
         lines += [
             "Variants in no family (several settings at once, or a setting without a "
-            "default in this checkout): " + "; ".join(report["not_in_a_family"]) + ".",
+            "default in this checkout): "
+            + "; ".join(_without_history(v) for v in report["not_in_a_family"])
+            + ".",
             "",
         ]
     return "\n".join(lines)
+
+
+def _without_history(text: str) -> str:
+    """Labels and notes of older results name the work session they came from ("before
+    session 9: ..."); the report says what they are, not when."""
+    return re.sub(r"\s*\(?(?:before )?session \d+\)?:?", "", text).strip()
 
 
 # --- main ----------------------------------------------------------------------------------
