@@ -58,7 +58,7 @@ from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand  # noqa:
 from hindsight.core.hit_log import HitLog  # noqa: E402
 from hindsight.core.models import Principal  # noqa: E402
 from hindsight.core.policy import Policy  # noqa: E402
-from hindsight.core.rerank import page_rows, reranked_page, rows_read  # noqa: E402
+from hindsight.core.retrieval.rerank import page_rows, reranked_page, rows_read  # noqa: E402
 from hindsight.core.service import MemoryService  # noqa: E402
 from tests.fakes import HashingEmbedder, ScriptedReflector  # noqa: E402
 from tests.tiny_models import minilm_shaped_cross_encoder, tiny_cross_encoder  # noqa: E402

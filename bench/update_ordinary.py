@@ -34,7 +34,7 @@ from harness import RESULTS_DIR, machine_info, write_json
 
 from hindsight.bootstrap import build_embedder
 from hindsight.core.models import EpisodicMemory
-from hindsight.core.states import MAX_STATEMENT_CHARS, Statement, same_attribute
+from hindsight.core.retrieval.states import MAX_STATEMENT_CHARS, Statement, same_attribute
 from hindsight.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]

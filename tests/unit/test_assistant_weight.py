@@ -10,7 +10,7 @@ import pytest
 from hindsight.bootstrap import rewire
 from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
 from hindsight.core.errors import ConfigurationError
-from hindsight.core.speakers import asks_assistant_words, is_assistant
+from hindsight.core.retrieval.speakers import asks_assistant_words, is_assistant
 from hindsight.settings import Settings
 
 # the assistant's answer echoes the user's words and matches the query a little better

@@ -21,7 +21,7 @@ from hindsight.bootstrap import assemble, local_ports
 from hindsight.core.commands import ContextCommand, RetrieveCommand, StoreMemoryCommand
 from hindsight.core.models import Principal
 from hindsight.core.policy import CALIBRATION, FEATURES, Calibration, Policy
-from hindsight.core.ranking import Parts, coverage
+from hindsight.core.retrieval.ranking import Parts, coverage
 from hindsight.core.service import MemoryService
 from hindsight.core.text import tokenize
 from tests.fakes import FixedClock, HashingEmbedder, ScriptedReflector, SequentialIds

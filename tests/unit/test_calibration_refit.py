@@ -22,8 +22,8 @@ from hindsight.core.models import (
     StoredVector,
 )
 from hindsight.core.policy import CALIBRATION, MONOTONE, QUERY_LEVEL, Calibration
-from hindsight.core.ranking import Parts, mostly_chinese
-from hindsight.core.score_cut import with_state_groups
+from hindsight.core.retrieval.ranking import Parts, mostly_chinese
+from hindsight.core.retrieval.score_cut import with_state_groups
 from hindsight.core.service import MemoryService
 from tests.unit.test_calibrated_score import calibration
 

@@ -12,8 +12,8 @@ import pytest
 from hindsight.core import chunking
 from hindsight.core.commands import ContextCommand
 from hindsight.core.embedding import ChunkSizes, embed_memories
-from hindsight.core.highlight import Match, cut_around, highlight, query_words
 from hindsight.core.models import EpisodicMemory, Principal, StoredVector
+from hindsight.core.retrieval.highlight import Match, cut_around, highlight, query_words
 from hindsight.core.text import content_hash
 from hindsight.core.usecases.context import BuildContext, estimate_tokens
 from hindsight.core.usecases.reflect import in_pieces

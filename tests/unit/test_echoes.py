@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from hindsight.core.echoes import with_echo_factors
 from hindsight.core.models import EpisodicMemory
-from hindsight.core.ranking import Row
-from hindsight.core.score_parts import Parts
+from hindsight.core.retrieval.echoes import with_echo_factors
+from hindsight.core.retrieval.ranking import Row
+from hindsight.core.retrieval.score_parts import Parts
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=UTC)
 

@@ -20,8 +20,8 @@ from hindsight.bootstrap import assemble, local_ports, rewire
 from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
 from hindsight.core.errors import UnavailableError
 from hindsight.core.models import Principal
-from hindsight.core.parallel import started
 from hindsight.core.policy import Policy
+from hindsight.core.retrieval.parallel import started
 from hindsight.core.service import MemoryService
 from tests.fakes import FixedClock, HashingEmbedder, ScriptedReflector, SequentialIds
 

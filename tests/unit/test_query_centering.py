@@ -11,10 +11,10 @@ import pytest
 
 from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
 from hindsight.bootstrap import assemble, local_ports, rewire
-from hindsight.core.centering import UserMeans, centred, mean_of
 from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
 from hindsight.core.models import Principal, StoredVector
 from hindsight.core.policy import Policy
+from hindsight.core.retrieval.centering import UserMeans, centred, mean_of
 from hindsight.core.service import MemoryService
 from tests.fakes import FixedClock, HashingEmbedder, ScriptedReflector
 

@@ -8,7 +8,7 @@ import pytest
 
 from hindsight.bootstrap import rewire
 from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
-from hindsight.core.fusion import lexical_weight, plan_fusion
+from hindsight.core.retrieval.fusion import lexical_weight, plan_fusion
 
 TEXTS = [
     "The user is allergic to peanuts and carries an epipen",

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from hindsight.bootstrap import rewire
 from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
 from hindsight.core.errors import ConfigurationError
-from hindsight.core.fusion import lexical_weight, plan_fusion
 from hindsight.core.indexing import searched_text
-from hindsight.core.ranking import coverage
+from hindsight.core.retrieval.fusion import lexical_weight, plan_fusion
+from hindsight.core.retrieval.ranking import coverage
 from hindsight.core.text import tokenize
 from hindsight.settings import Settings
 from tests.fakes import numbered_episode

@@ -20,7 +20,7 @@ from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
 from hindsight.core.models import Principal
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Reranker
-from hindsight.core.rerank import Reranking
+from hindsight.core.retrieval.rerank import Reranking
 from hindsight.core.service import MemoryService
 
 TOPICS = [
@@ -202,7 +202,7 @@ def test_a_slow_reranker_leaves_the_first_stage_order_within_the_budget(
     first = retrieve(service, principal, "tennis", min_score=0)
     slow = ScriptedReranker(_mentions("tyres"), delay=15.0)
     started = time.monotonic()
-    with caplog.at_level(logging.WARNING, logger="hindsight.core.rerank"):
+    with caplog.at_level(logging.WARNING, logger="hindsight.core.retrieval.rerank"):
         result = retrieve(
             with_reranker(service, slow, budget=0.2), principal, "tennis", min_score=0
         )
@@ -241,7 +241,7 @@ def test_a_failing_or_nonsensical_reranker_never_fails_the_retrieve(
 ) -> None:
     fill(service, principal)
     first = retrieve(service, principal, "Berlin", min_score=0)
-    with caplog.at_level(logging.WARNING, logger="hindsight.core.rerank"):
+    with caplog.at_level(logging.WARNING, logger="hindsight.core.retrieval.rerank"):
         result = retrieve(with_reranker(service, reranker), principal, "Berlin", min_score=0)
     assert [(r.memory_id, r.score) for r in result.results] == [
         (r.memory_id, r.score) for r in first.results

@@ -8,10 +8,10 @@ from datetime import timedelta
 
 import pytest
 
-from hindsight.core.ranking import Row
-from hindsight.core.score_parts import Parts
-from hindsight.core.state_factor import NEWEST, UPDATED, with_state_factors
-from hindsight.core.states import order_states
+from hindsight.core.retrieval.ranking import Row
+from hindsight.core.retrieval.score_parts import Parts
+from hindsight.core.retrieval.state_factor import NEWEST, UPDATED, with_state_factors
+from hindsight.core.retrieval.states import order_states
 from tests.unit.test_updates_states import T0, episode, vector
 
 NOW = T0 + timedelta(days=160)

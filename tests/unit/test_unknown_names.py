@@ -12,7 +12,13 @@ from hindsight.bootstrap import rewire
 from hindsight.core.commands import RetrieveCommand, StoreMemoryCommand
 from hindsight.core.errors import ConfigurationError
 from hindsight.core.policy import Policy
-from hindsight.core.subjects import check_mode, mentions, people, unknown_names, written_in
+from hindsight.core.retrieval.subjects import (
+    check_mode,
+    mentions,
+    people,
+    unknown_names,
+    written_in,
+)
 from hindsight.settings import Settings
 from tests.fakes import numbered_episode
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hindsight.core.models import EpisodicMemory
-from hindsight.core.states import Statement, same_attribute
+from hindsight.core.retrieval.states import Statement, same_attribute
 
 PAIRS = Path(__file__).resolve().parents[2] / "bench" / "data" / "updates" / "pairs.json"
 T0 = datetime(2026, 1, 10, 9, 0, tzinfo=UTC)

@@ -19,7 +19,7 @@ from hindsight.core.models import (
     FactStatus,
     StoredVector,
 )
-from hindsight.core.states import (
+from hindsight.core.retrieval.states import (
     Statement,
     asks_about_past,
     order_states,

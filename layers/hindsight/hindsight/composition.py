@@ -13,7 +13,7 @@ from hindsight.core.embedding import ChunkSizes
 from hindsight.core.hit_log import HitLog
 from hindsight.core.policy import Policy
 from hindsight.core.ports import DocumentConverter, Ports
-from hindsight.core.rerank import Reranking
+from hindsight.core.retrieval.rerank import Reranking
 from hindsight.core.secrets import SecretScreen, secrets_mode
 from hindsight.core.service import MemoryService, UseCases
 from hindsight.core.usecases.archive import ArchiveMemories

@@ -24,7 +24,7 @@ from hindsight.core.models import (
     SemanticMemory,
     StoredVector,
 )
-from hindsight.core.states import is_state_topic, same_state
+from hindsight.core.retrieval.states import is_state_topic, same_state
 from hindsight.core.text import content_hash
 
 REPEAT_SIMILARITY = 0.93  # cosine above which two facts say the same thing

@@ -1,9 +1,9 @@
-"""Retrieve: hybrid (vector + keyword) search, ranked by ``hindsight.core.ranking``.
+"""Retrieve: hybrid (vector + keyword) search, ranked by ``hindsight.core.retrieval.ranking``.
 
 The use case runs the two searches within the time budget, reads the records that can
 still reach the requested page (re-checking on the source of truth what the index
 filtered), and pages the ranked results with an opaque cursor
-(``hindsight.core.retrieve_cursor``). Results are computed up to ``policy.max_results``.
+(``hindsight.core.retrieval.cursor``). Results are computed up to ``policy.max_results``.
 """
 
 from __future__ import annotations
@@ -13,11 +13,8 @@ from datetime import datetime
 
 import numpy as np
 
-from hindsight.core.centering import UserMeans, centred
 from hindsight.core.commands import RetrieveCommand, RetrieveResult
-from hindsight.core.echoes import with_echo_factors
 from hindsight.core.embedding import embed_query, neutral_vector
-from hindsight.core.highlight import Match, query_words
 from hindsight.core.hit_log import HitLog
 from hindsight.core.lifecycle import archived_hits
 from hindsight.core.models import (
@@ -32,10 +29,14 @@ from hindsight.core.models import (
     StoredVector,
     TimeRange,
 )
-from hindsight.core.parallel import started
 from hindsight.core.policy import CALIBRATION, Policy
 from hindsight.core.ports import Clock, Embedder, RecordStore, SearchIndex
-from hindsight.core.ranking import (
+from hindsight.core.retrieval.centering import UserMeans, centred
+from hindsight.core.retrieval.cursor import decode_cursor, encode_cursor, fingerprint
+from hindsight.core.retrieval.echoes import with_echo_factors
+from hindsight.core.retrieval.highlight import Match, query_words
+from hindsight.core.retrieval.parallel import started
+from hindsight.core.retrieval.ranking import (
     Candidate,
     Centred,
     Row,
@@ -43,21 +44,25 @@ from hindsight.core.ranking import (
     calibrate,
     rank,
 )
-from hindsight.core.rerank import Reranking, page_rows, reranked_page, rows_read
-from hindsight.core.retrieve_cursor import decode_cursor, encode_cursor, fingerprint
-from hindsight.core.retrieve_filter import checks_validity, query_reference, search_filter
-from hindsight.core.score_cut import with_state_groups
-from hindsight.core.shaping import Shaping
-from hindsight.core.state_factor import with_state_factors
-from hindsight.core.states import (
+from hindsight.core.retrieval.rerank import Reranking, page_rows, reranked_page, rows_read
+from hindsight.core.retrieval.score_cut import with_state_groups
+from hindsight.core.retrieval.search_filter import checks_validity, query_reference, search_filter
+from hindsight.core.retrieval.shaping import Shaping
+from hindsight.core.retrieval.state_factor import with_state_factors
+from hindsight.core.retrieval.states import (
     MAX_STATEMENT_CHARS,
     STATE_WINDOW,
     marked_updated,
     order_states,
     reference_time,
 )
-from hindsight.core.subjects import SPEAKERS_LISTED, SPEAKERS_READ, unknown_names, written_in
-from hindsight.core.subjects import check_mode as check_subjects_mode
+from hindsight.core.retrieval.subjects import (
+    SPEAKERS_LISTED,
+    SPEAKERS_READ,
+    unknown_names,
+    written_in,
+)
+from hindsight.core.retrieval.subjects import check_mode as check_subjects_mode
 from hindsight.core.temporal import parse_query_time
 from hindsight.core.text import tokenize
 

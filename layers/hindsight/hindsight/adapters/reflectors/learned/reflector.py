@@ -72,7 +72,7 @@ from hindsight.core.models import (
     StoredVector,
 )
 from hindsight.core.ports import Embedder
-from hindsight.core.speakers import is_assistant
+from hindsight.core.retrieval.speakers import is_assistant
 from hindsight.core.text import tokenize
 
 logger = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from hindsight.adapters.reflectors.rule_based.candidates import Candidate
 from hindsight.core.models import Confidence, ExtractedFact
-from hindsight.core.states import is_state_topic
+from hindsight.core.retrieval.states import is_state_topic
 
 _RANK = {Confidence.LOW: 0, Confidence.MEDIUM: 1, Confidence.HIGH: 2}
 

@@ -17,7 +17,7 @@ from hindsight.adapters.reflectors.rule_based.summary import (
     session_mood,
 )
 from hindsight.core.models import EpisodicMemory, ReflectionOutput, SemanticMemory, SessionSummary
-from hindsight.core.speakers import is_assistant
+from hindsight.core.retrieval.speakers import is_assistant
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from hindsight.adapters.reflectors.rule_based.clauses import is_zh
 from hindsight.adapters.reflectors.rule_based.lexicon import words
 from hindsight.adapters.reflectors.rule_based.topics import slug_words
 from hindsight.core.models import EpisodicMemory
-from hindsight.core.speakers import is_assistant
+from hindsight.core.retrieval.speakers import is_assistant
 
 _SPEAKER_PREFIX = re.compile(r"^\s*(?P<name>[^:：\n]{1,40}?)\s*[:：]\s*(?P<text>\S.*)$")
 

@@ -4,7 +4,7 @@
 of one attribute (``residence``): both become facts with the topic ``state:residence``,
 so the newer supersedes the older (``core/fact_merge.py``: one topic, different content),
 with both sources linked. An update needs no cue word ("My flat in Shanghai gets great
-light" still names where the user lives); the cue words of ``hindsight.core.states``
+light" still names where the user lives); the cue words of ``hindsight.core.retrieval.states``
 only tell an additive update apart ("we adopted a second cat", "我又学会了日语"): its fact
 gets a topic naming the value (``state:pets:milo``), so the earlier state stays current.
 
@@ -23,7 +23,7 @@ from hindsight.adapters.reflectors.rule_based.clauses import expand, hedged, que
 from hindsight.adapters.reflectors.rule_based.grammar import conjugate, singular, third_person_en
 from hindsight.adapters.reflectors.rule_based.topics import topic_key
 from hindsight.core.models import Confidence, FactCategory
-from hindsight.core.states import ADDITIVE_CUES, attribute_values
+from hindsight.core.retrieval.states import ADDITIVE_CUES, attribute_values
 
 # attribute: (English pattern, Chinese pattern); the statement must name the attribute
 # with the user as its holder (a chat line may drop the "I": "Finally moved to Lisbon").

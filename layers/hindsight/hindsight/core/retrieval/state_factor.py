@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from hindsight.core.models import Memory
-from hindsight.core.ranking import Row, order_key
+from hindsight.core.retrieval.ranking import Row, order_key
 
 NEWEST = "the state of its attribute at the time asked: it takes the best score its group holds"
 UPDATED = (

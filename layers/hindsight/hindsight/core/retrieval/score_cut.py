@@ -25,8 +25,8 @@ from collections.abc import Callable
 from datetime import datetime
 
 from hindsight.core.models import SemanticMemory, StoredVector
-from hindsight.core.ranking import Row, order_key
-from hindsight.core.states import MAX_STATEMENT_CHARS, STATE_WINDOW, order_states
+from hindsight.core.retrieval.ranking import Row, order_key
+from hindsight.core.retrieval.states import MAX_STATEMENT_CHARS, STATE_WINDOW, order_states
 
 
 def with_state_groups(

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from hindsight.core.state_lexicon import LEXICON_EN, LEXICON_ZH, NAMED, PATTERNED_ZH
+from hindsight.core.retrieval.state_lexicon import LEXICON_EN, LEXICON_ZH, NAMED, PATTERNED_ZH
 from hindsight.core.text import ENGLISH_STOPWORDS, jieba_module
 
 SELF = "self"

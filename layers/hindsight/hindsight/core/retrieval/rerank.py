@@ -34,8 +34,8 @@ from typing import Any, TypeVar
 from hindsight.core.models import Memory
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Clock, Reranker
-from hindsight.core.ranking import SCORE_DIGITS
 from hindsight.core.results import ScoredMemory
+from hindsight.core.retrieval.ranking import SCORE_DIGITS
 
 logger = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from hindsight.core.access import readable_scopes
 from hindsight.core.commands import RetrieveCommand
 from hindsight.core.models import FactStatus, Principal, SearchFilter, TimeRange
-from hindsight.core.states import reference_time
+from hindsight.core.retrieval.states import reference_time
 
 
 def query_reference(

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from hindsight.core.highlight import Match, cut_around, highlight
 from hindsight.core.models import FactStatus, Memory, SemanticMemory
-from hindsight.core.ranking import SCORE_DIGITS
 from hindsight.core.results import Highlight, ScoredMemory
+from hindsight.core.retrieval.highlight import Match, cut_around, highlight
+from hindsight.core.retrieval.ranking import SCORE_DIGITS
 
 
 class Shaping:

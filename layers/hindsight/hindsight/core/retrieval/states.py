@@ -46,7 +46,7 @@ import numpy as np
 
 from hindsight.core.commands import ScoredMemory
 from hindsight.core.models import EpisodicMemory, Memory, StoredVector
-from hindsight.core.state_values import names_value, subject, values
+from hindsight.core.retrieval.state_values import names_value, subject, values
 from hindsight.core.text import content_hash, tokenize
 
 # results whose order may change: the first page of the usual size

@@ -56,9 +56,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from hindsight.core.commands import RetrieveCommand
-from hindsight.core.fusion import plan_fusion
 from hindsight.core.indexing import searched_text
-from hindsight.core.lexical import coverage
 from hindsight.core.lifecycle import use_weight
 from hindsight.core.models import (
     EpisodicMemory,
@@ -74,8 +72,10 @@ from hindsight.core.policy import (
     Policy,
     sigmoid,
 )
-from hindsight.core.score_parts import Parts
-from hindsight.core.speakers import assistant_weight, names_speaker
+from hindsight.core.retrieval.fusion import plan_fusion
+from hindsight.core.retrieval.lexical import coverage
+from hindsight.core.retrieval.score_parts import Parts
+from hindsight.core.retrieval.speakers import assistant_weight, names_speaker
 
 SECONDS_PER_DAY = 86_400.0
 SCORE_DIGITS = 6  # scores are shown rounded to this; min_score compares the shown score

@@ -28,10 +28,10 @@ from __future__ import annotations
 from typing import Any
 
 from hindsight.core.models import EpisodicMemory, Memory
-from hindsight.core.ranking import Row, order_key
-from hindsight.core.speakers import asks_assistant_words, is_assistant
-from hindsight.core.state_values import named_values
-from hindsight.core.states import MAX_STATEMENT_CHARS
+from hindsight.core.retrieval.ranking import Row, order_key
+from hindsight.core.retrieval.speakers import asks_assistant_words, is_assistant
+from hindsight.core.retrieval.state_values import named_values
+from hindsight.core.retrieval.states import MAX_STATEMENT_CHARS
 
 ECHO_SECONDS = 3_600.0  # turns without a session: an answer within the hour
 ECHO = "an assistant's echo of a statement of the user's: it takes the statement's score"
