@@ -19,10 +19,11 @@ Hindsight runs through the public store and retrieve use cases (``MemoryService`
 fresh embedded store per dev set and store variant; a policy variant is the same store
 read with other ``Policy`` fields (``harness.with_policy``) or another ``time_decay``.
 The variants (``VARIANTS``, each named by what it changes): the lexical evidence strength
-(``core/fusion.py``), query centering (``core/centering.py``), the dense share, session
-pooling, the turn weight, the turn-before context (stored without it), the speaker boost,
-the assistant weight, time decay, two pairs of rules off at once. ``bench/lodo.py`` fits
-each setting on all dev sets but one and measures it on the one left out.
+(``core/retrieval/fusion.py``), query centering (``core/retrieval/centering.py``), the dense
+share, session pooling, the turn weight, the turn-before context (stored without it), the
+speaker boost, the assistant weight, time decay, two pairs of rules off at once.
+``bench/lodo.py`` fits each setting on all dev sets but one and measures it on the one left
+out.
 
     .venv/bin/python bench/devsets.py            # everything: 23 min on 2 cores, caches warm
     .venv/bin/python bench/devsets.py --quick    # 2 LoCoMo conversations, 1 user a language

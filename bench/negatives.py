@@ -9,7 +9,7 @@ default settings (top 10):
 - of another user (the next conversation or user of the same language, whose history is
   about other people and other things): how often nothing comes back ("rightly empty").
 
-Both with the unknown-names gate (``Policy.unknown_names``, ``core/subjects.py``) on, the
+Both with the unknown-names gate (``Policy.unknown_names``, ``core/retrieval/subjects.py``) on, the
 default, and off (the ranking alone, min_score off: nothing is ever empty). LoCoMo and MSC
 questions name the people they ask about and their turns have named speakers (MSC reuses
 ten names for every user, so its next user has people of the same names); the

@@ -1,6 +1,6 @@
 """Retrieve latency with a retrieve's index searches one by one and side by side.
 
-``Policy.parallel_searches`` (core/parallel.py) runs the keyword search while the query is
+``Policy.parallel_searches`` (core/retrieval/parallel.py) runs the keyword search while the query is
 embedded and the two vector searches at once. This times the same retrieves both ways on
 the same store, interleaved query by query (on, off, off, on, ...) so drift in the
 machine's load falls on both alike, the query embedding included, and checks that both

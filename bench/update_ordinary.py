@@ -3,9 +3,9 @@
 The update-precision pairs (``bench/update_pairs.py``) hold one attribute each; real
 memories are mostly events, small talk and remarks. This takes every pair of one
 speaker's memories (older before newer, at most ``--window`` memories apart, shorter than
-``core/states.MAX_STATEMENT_CHARS``) from LoCoMo (English) and the remarks dev set
+``core/retrieval/states.MAX_STATEMENT_CHARS``) from LoCoMo (English) and the remarks dev set
 (English and Chinese), with the real embedder's cosines, and counts the pairs
-``core/states.same_attribute`` takes for an update. There are no labels: the rate is an
+``core/retrieval/states.same_attribute`` takes for an update. There are no labels: the rate is an
 upper bound on false updates there, and ``--samples`` prints pairs to read (most
 genuine updates among them are moves, new jobs and partners).
 

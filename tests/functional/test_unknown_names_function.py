@@ -1,5 +1,5 @@
 """The unknown-names answer through the functions: the HTTP retrieve route and the MCP
-tool say who nobody in the user's memories is (core/subjects.py)."""
+tool say who nobody in the user's memories is (core/retrieval/subjects.py)."""
 
 from __future__ import annotations
 

@@ -108,7 +108,7 @@ def test_retrieval_cases_give_the_embedded_backends_top_results(
 def test_a_question_about_someone_unknown_is_empty_on_both_backends(
     aws_table: tuple[Settings, object], embedder: object, tmp_path: Path
 ) -> None:
-    """core/subjects.py on DynamoDB + OpenSearch: a name is looked up in the keyword index
+    """core/retrieval/subjects.py on DynamoDB + OpenSearch: a name is looked up in the keyword index
     and among the best hits' speakers, as on the embedded backend."""
     settings, client = aws_table
     opensearch = fresh_index(dimension=embedder.dimension)  # type: ignore[attr-defined]

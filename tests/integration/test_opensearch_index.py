@@ -82,7 +82,7 @@ def test_an_index_made_with_cosine_still_reads_cosines() -> None:
         assert [h.memory_id for h in hits] == sorted(exact, key=lambda m: -exact[m])
         for hit in hits:
             assert hit.score == pytest.approx(exact[hit.memory_id], abs=1e-4)
-        # a centred query (core/centering.py) is not of unit length: cosinesimil divides
+        # a centred query (core/retrieval/centering.py) is not of unit length: cosinesimil divides
         # by its length, which the adapter scales back, so scores stay inner products
         mean = np.mean([v.values for v in vectors], axis=0)
         centred = StoredVector(query.model, (query.values - 0.5 * mean).astype(np.float32))

@@ -1,5 +1,5 @@
 """An assistant's turns weigh less unless the query addresses the assistant
-(Policy.assistant_weight, core/speakers.py ``assistant_weight``)."""
+(Policy.assistant_weight, core/retrieval/speakers.py ``assistant_weight``)."""
 
 from __future__ import annotations
 

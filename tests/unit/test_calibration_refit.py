@@ -1,5 +1,5 @@
 """The refitted calibration: monotone in the evidence, computed only where it is needed,
-and a ``min_score`` that keeps states of one thing together (``core/score_cut.py``)."""
+and a ``min_score`` that keeps states of one thing together (``core/retrieval/score_cut.py``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A user's own statement outranks an assistant's echo of it (``core/echoes.py``): where
+"""A user's own statement outranks an assistant's echo of it (``core/retrieval/echoes.py``): where
 the rule must fire and where it must not, as rates, in English and Chinese."""
 
 from __future__ import annotations

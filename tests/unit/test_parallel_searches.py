@@ -1,4 +1,5 @@
-"""A retrieve's index searches side by side (``Policy.parallel_searches``, core/parallel.py).
+"""A retrieve's index searches side by side (``Policy.parallel_searches``,
+core/retrieval/parallel.py).
 
 Side by side, the keyword search runs while the query is embedded and the two vector
 searches (centred and plain) are in flight at once; the results are exactly those of the

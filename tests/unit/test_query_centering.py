@@ -1,4 +1,4 @@
-"""Query centering (core/centering.py): the query less a share of the user's mean memory
+"""Query centering (core/retrieval/centering.py): the query less a share of the user's mean memory
 vector ranks the dense evidence; the cosines the calibration and ``why`` read stay the
 query's own."""
 

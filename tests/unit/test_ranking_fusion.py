@@ -1,4 +1,5 @@
-"""Fusion of dense and keyword evidence (core/fusion.py): the weighted sum of the scaled scores."""
+"""Fusion of dense and keyword evidence (core/retrieval/fusion.py): the weighted sum of the
+scaled scores."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lexical evidence strength (Policy.lexical_strength, core/fusion.py ``lexical_weight``):
+"""Lexical evidence strength (Policy.lexical_strength, core/retrieval/fusion.py ``lexical_weight``):
 the share of the query's terms its best keyword hits hold scales the keyword share."""
 
 from __future__ import annotations

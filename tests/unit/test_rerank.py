@@ -1,4 +1,4 @@
-"""The rerank stage (core/rerank.py) through the real retrieve use case, with scripted
+"""The rerank stage (core/retrieval/rerank.py) through the real retrieve use case, with scripted
 rerankers: its order is its score, ``why`` names it, a slow, failing or nonsensical
 reranker leaves the first-stage order standing, and without one nothing changes."""
 

@@ -1,4 +1,4 @@
-"""States of one attribute as a score factor (``core/state_factor.py``): the newest state
+"""States of one attribute as a score factor (``core/retrieval/state_factor.py``): the newest state
 takes its group's best score, an older one a lower one, nothing else moves; in English
 and Chinese, and where it must not fire (no update, a question about the past)."""
 

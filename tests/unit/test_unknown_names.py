@@ -1,5 +1,5 @@
 """A query about someone the user's memories never mention gets no result
-(Policy.unknown_names, core/subjects.py): the names it finds, when they count as known,
+(Policy.unknown_names, core/retrieval/subjects.py): the names it finds, when they count as known,
 and the gate through the retrieve use case."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Knowledge updates, the parts without a backend: which memories state one attribute
-(``core/states.py``), the offline extractor's state facts, and how facts merge."""
+(``core/retrieval/states.py``), the offline extractor's state facts, and how facts merge."""
 
 from __future__ import annotations
 

@@ -80,7 +80,7 @@ class Settings(BaseSettings):
     # system role, e.g. Gemma's, whose servers may drop a system message silently)
     openai_system_role: bool = True
     bedrock_region: str = ""
-    # the rerank stage of retrieve (core/rerank.py, docs/reranking.md): "none", or a model
+    # the rerank stage of retrieve (core/retrieval/rerank.py, docs/reranking.md): "none", or a model
     # reading the query with each of the first stage's top N: "cross-encoder:<path or name>"
     # (sentence-transformers), "bedrock:<model id or ARN>" (Bedrock's Rerank API),
     # "openai:<model>" (an LLM at HINDSIGHT_OPENAI_BASE_URL); how many results it reads, and
@@ -170,7 +170,8 @@ class Settings(BaseSettings):
     time_cue_boost: float = Field(default=_POLICY.time_cue_boost, ge=0)
     # vector share; the rest keyword
     vector_weight: float = Field(default=_POLICY.vector_weight, ge=0, le=1)
-    # the query less this share of the user's mean memory vector (core/centering.py; 0: off)
+    # the query less this share of the user's mean memory vector
+    # (core/retrieval/centering.py; 0: off)
     centering: float = Field(default=_POLICY.centering, ge=0, le=2)
     # best keyword hits whose share of the query's terms scales the keyword share (0: off)
     lexical_strength: int = Field(default=_POLICY.lexical_strength, ge=0)
@@ -180,10 +181,10 @@ class Settings(BaseSettings):
     session_pooling: float = Field(default=_POLICY.session_pooling, ge=0, le=1)
     # episodes whose speaker the query names
     speaker_boost: float = Field(default=_POLICY.speaker_boost, ge=0)
-    # an assistant's turn when the query does not ask for its words (core/speakers.py)
+    # an assistant's turn when the query does not ask for its words (core/retrieval/speakers.py)
     assistant_weight: float = Field(default=_POLICY.assistant_weight, gt=0, le=1)
     # a query about a person no memory mentions: no result ("empty") or ranked ("off")
-    unknown_names: Literal["empty", "off"] = "empty"  # Policy's (core/subjects.py)
+    unknown_names: Literal["empty", "off"] = "empty"  # Policy's (core/retrieval/subjects.py)
     # forgetting by use: days without a hit before an episode weighs unused_weight in
     # ranking, and before the maintenance run archives it
     unused_after_days: float = Field(default=_POLICY.unused_after_days, gt=0)

@@ -30,7 +30,7 @@ from hindsight.core.models import (
     utc,
 )
 
-# imported from here by core/states.py and core/usecases/retrieve.py
+# imported from here by core/retrieval/states.py and core/usecases/retrieve.py
 from hindsight.core.results import RetrieveResult as RetrieveResult
 from hindsight.core.results import ScoredMemory as ScoredMemory
 

@@ -361,7 +361,7 @@ class HitFacts:
     """What an index holds of a hit besides its score: enough to bound the hit's final rank.
 
     With these for every candidate, retrieve reads from the record store only the
-    candidates that can still reach the requested page (see ``core/ranking.py``).
+    candidates that can still reach the requested page (see ``core/retrieval/ranking.py``).
     """
 
     kind: MemoryKind

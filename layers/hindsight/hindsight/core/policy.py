@@ -17,7 +17,7 @@ class Calibration:
     """A logistic (Platt) calibration: the probability that a memory answers the query.
 
     probability = 1 / (1 + exp(-(intercept + sum of weight * feature))), one weight per
-    feature of ``core/ranking.py`` (``Parts.features``) of the same name. The fitted
+    feature of ``core/retrieval/ranking.py`` (``Parts.features``) of the same name. The fitted
     coefficients are ``CALIBRATION`` below; ``bench/calibrate.py`` refits them.
     """
 
@@ -138,13 +138,13 @@ class Policy:
     # and pull its vector to another subject
     context_tokens: int = 128
     retrieve_budget_seconds: float = 5.0
-    # the rerank stage, when a reranker is configured (core/rerank.py): how many of the
+    # the rerank stage, when a reranker is configured (core/retrieval/rerank.py): how many of the
     # first stage's best results it reads, and how long it may take before the first-stage
     # order stands (on top of the retrieve's own budget)
     rerank_top_n: int = 20
     rerank_budget_seconds: float = 2.0
     # a retrieve's keyword search runs while the query is embedded, and its two vector
-    # searches at once (core/parallel.py): on AWS two OpenSearch round trips instead of
+    # searches at once (core/retrieval/parallel.py): on AWS two OpenSearch round trips instead of
     # three; in one process it gains nothing (bench/parallel_searches.py), so it is off
     # here, and on where the settings name the AWS backend (composition.policy_from)
     parallel_searches: bool = False
@@ -159,15 +159,15 @@ class Policy:
         default_factory=lambda: {"high": 1.0, "medium": 0.85, "low": 0.6}
     )
     time_cue_boost: float = 1.5
-    # share of vector similarity in relevance, the rest keyword (core/fusion.py); with the
+    # share of vector similarity in relevance, the rest keyword (core/retrieval/fusion.py); with the
     # lexical evidence strength below it is the share for a query whose best keyword hits
     # hold every query term, and grows as they hold fewer
     vector_weight: float = 0.6
     # the query vector searched is q - centering x the user's mean memory vector
-    # (core/centering.py): a memory that looks like everything the user says scores less.
+    # (core/retrieval/centering.py): a memory that looks like everything the user says scores less.
     # 0: off
     centering: float = 0.5
-    # lexical evidence strength (core/fusion.py, ``lexical_weight``): with n > 0, the
+    # lexical evidence strength (core/retrieval/fusion.py, ``lexical_weight``): with n > 0, the
     # largest share of the query's terms held by one of its n best keyword hits (read for
     # it; its text as searched, with the turn-before context) scales the keyword share of
     # the fusion: a query whose best lexical matches hold only a name or one common
@@ -184,12 +184,12 @@ class Policy:
     speaker_boost: float = 1.15
     # an assistant's turn in a session (speaker "assistant", "AI", "HelperBot", "助手")
     # weighs this much unless the query asks for its words ("did you say"): its answers
-    # repeat the user's words and outrank the user's own short statement (core/speakers.py).
-    # 1: off
+    # repeat the user's words and outrank the user's own short statement
+    # (core/retrieval/speakers.py). 1: off
     assistant_weight: float = 0.8
     # a query that asks about a person the user's memories never mention, in a store whose
     # memories have named speakers, gets no result ("empty"; "off": ranked as any other).
-    # core/subjects.py; its negative rates per dev set: bench/negatives.py
+    # core/retrieval/subjects.py; its negative rates per dev set: bench/negatives.py
     unknown_names: str = "empty"
     # forgetting by use (core/lifecycle.py): an episode neither hit nor stored for
     # unused_after_days weighs unused_weight in ranking; one never hit and stored more than

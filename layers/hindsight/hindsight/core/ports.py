@@ -253,7 +253,7 @@ class VectorReusingReflector(Protocol):
 class Reranker(Protocol):
     """A model that reads the query and a memory together and says how well the memory
     answers it (a cross-encoder, a rerank API, an LLM): the optional second stage of
-    retrieve (``core/rerank.py``)."""
+    retrieve (``core/retrieval/rerank.py``)."""
 
     @property
     def label(self) -> str:

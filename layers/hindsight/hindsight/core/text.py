@@ -59,7 +59,7 @@ def _jieba() -> object:
 
 @lru_cache(maxsize=8_192)
 def jieba_module() -> object:
-    """jieba, initialised once (``core/subjects.py`` reads its dictionary and tagger)."""
+    """jieba, initialised once (``core/retrieval/subjects.py`` reads its dictionary and tagger)."""
     return _jieba()
 
 

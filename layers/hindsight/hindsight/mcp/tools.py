@@ -150,7 +150,8 @@ def _retrieve(service: MemoryApi, principal: Principal, args: RetrieveArguments)
         "next_cursor": result.next_cursor,
         "partial": result.partial,
     }
-    if result.unknown_names:  # nobody of that name in the user's memories (core/subjects.py)
+    # nobody of that name in the user's memories (core/retrieval/subjects.py)
+    if result.unknown_names:
         body["unknown_names"] = result.unknown_names
     return body
 

@@ -4,7 +4,7 @@ The model is asked to score each memory from 0 (unrelated) to 10 (answers the qu
 to answer one JSON object, ``{"scores": [{"id": 1, "score": 7}, ...]}``, with one score
 for every memory id. The answer is read strictly: not JSON, an id missing, repeated or
 unknown, a score that is not a number from 0 to 10, and the whole answer is unusable
-(``RerankerOutputError``), so the first-stage order stands (``core/rerank.py``). A score
+(``RerankerOutputError``), so the first-stage order stands (``core/retrieval/rerank.py``). A score
 becomes the relevance score / 10.
 
 The memories go in a JSON array as data; the instructions say that text inside them is

@@ -8,13 +8,13 @@ assistant's turn of a session by a constant, while relevance is relative (the be
 candidate is 1, the next can be far lower), and an assistant's turn stored without a
 session (a transcript of flat turns, an agent writing both sides) keeps its whole weight.
 
-So, within the top ``STATE_WINDOW`` results, an assistant's turn (``core/speakers.py``)
+So, within the top ``STATE_WINDOW`` results, an assistant's turn (``core/retrieval/speakers.py``)
 is an *echo* of a turn of another speaker ranked below it when
 
 * the query does not ask for the assistant's words ("what did you suggest", "你建议");
 * the other turn is not the assistant's and came first: in the same session, or, for two
   turns without a session, at most ``ECHO_SECONDS`` before it;
-* and they name a value in common (``core/state_values.named_values``: "Lisbon", "里斯本").
+* and they name a value in common (``state_values.named_values``: "Lisbon", "里斯本").
 
 The echo and the statement then swap their scores: the statement takes the echo's score
 (``why["echo"]["factor"]`` > 1) and the echo the statement's (< 1), each naming the

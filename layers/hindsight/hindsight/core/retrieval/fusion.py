@@ -1,6 +1,6 @@
 """Fusion of the dense and keyword evidence of the candidates into one relevance (``own``).
 
-``w * similarity' + (1 - w) * keyword'`` on the scaled scores (``core/ranking.py``), ``w =
+``w * similarity' + (1 - w) * keyword'`` on the scaled scores (``core/retrieval/ranking.py``), ``w =
 Policy.vector_weight``: 1 for a candidate that is best by both signals, 0 for one that
 neither found, the scale pooling, the factors and the calibration read.
 

@@ -1,7 +1,7 @@
 """How much of a query a memory holds (``coverage``): the share of its terms the memory holds.
 
 ``Policy.lexical_strength`` scales the keyword share of the fused relevance by the share
-of the query's terms that one of its best keyword hits holds (``core/fusion.py``); the
+of the query's terms that one of its best keyword hits holds (``core/retrieval/fusion.py``); the
 calibration reads the share each result holds (``keyword_coverage``).
 """
 

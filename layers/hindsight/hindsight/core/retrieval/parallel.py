@@ -1,7 +1,7 @@
 """A retrieve's index searches side by side (``Policy.parallel_searches``).
 
 On AWS each search is a round trip to OpenSearch. A retrieve makes three: the keyword
-search, the centred vector search and the plain one (core/centering.py). In parallel, the
+search, the centred vector search and the plain one (core/retrieval/centering.py). In parallel, the
 keyword search runs while the query is embedded, and the two vector searches run at once,
 so a retrieve waits for two round trips instead of three, plus the embedding. The results
 are the same searches' results. In one process with the embedded index a search holds

@@ -3,7 +3,7 @@
 Score of a candidate =
     relevance          (1 - session_pooling) * own + session_pooling * session_best
                        own = vector_weight * similarity' + (1 - vector_weight) * keyword'
-                       (core/fusion.py)
+                       (core/retrieval/fusion.py)
   x recency            decay_floor + (1 - decay_floor) * decay   (episodic only)
                        decay = time_decay ** age_days, age relative to as_of
   x use_weight         policy.unused_weight for an episode unused (not hit, not stored)
@@ -12,7 +12,7 @@ Score of a candidate =
   x confidence_weight  by the fact's confidence (high 1.0, medium 0.85, low 0.6)
   x speaker_boost      policy.speaker_boost when the query names the episode's speaker
   x assistant_weight   policy.assistant_weight for an assistant's turn in a session when
-                       the query does not ask for the assistant's words (core/speakers.py)
+                       the query does not ask for the assistant's words (core/retrieval/speakers.py)
   x time_boost         policy.time_cue_boost when the query names a time the memory matches
 
 A fact outranks an episode by its kind's boost alone: it comes first when it is about as
@@ -31,14 +31,14 @@ Both defaults (``Policy.decay_floor`` 0.9, ``Policy.session_pooling`` 0.5) were 
 the LoCoMo benchmark (bench/locomo.py). Each result's ``why`` holds every part.
 
 Each result's ``score`` is that fused score, times the state factor retrieve gives the
-members of a group of states (``core/state_factor.py``): the order is the score
-(``core/score_parts.py``). The calibrated probability that the memory answers the query
+members of a group of states (``core/retrieval/state_factor.py``): the order is the score
+(``core/retrieval/score_parts.py``). The calibrated probability that the memory answers the query
 (``policy.Calibration``, a logistic over query-comparable evidence: the query's
 empty-text floor and the cosine's margin over it, the share of the query's terms the
 memory holds, the relative parts above, the factors, the fused score, and how few the
 candidates are), fitted by bench/calibrate.py with every weight of more evidence at 0 or
 above, is ``why["probability"]``; results less probable than ``min_score`` are left out
-(a state of the same attribute as a result stays with it: ``core/score_cut.py``).
+(a state of the same attribute as a result stays with it: ``core/retrieval/score_cut.py``).
 Without a ``min_score``, only the results shown are calibrated (``calibrate``).
 
 Records are read lazily: relevance needs only the index's hits (score, kind, session);
@@ -82,7 +82,7 @@ SCORE_DIGITS = 6  # scores are shown rounded to this; min_score compares the sho
 Row = tuple[float, Memory, Parts]  # (score, memory, its parts), best first
 # with a min_score, this many of the candidates it never reads (their most favourable
 # probability is under it) are read and held all the same, best fused bound first: a state
-# of the same attribute as a result may come back with it (core/score_cut.py)
+# of the same attribute as a result may come back with it (core/retrieval/score_cut.py)
 HELD = 10
 
 
@@ -117,7 +117,7 @@ class Scoring:
     query_terms: frozenset[str]
     calibration: Calibration = CALIBRATION
     min_score: float = 0.0  # results less probable than this are not returned
-    centred: Centred | None = None  # what the dense part is scaled from (core/centering.py)
+    centred: Centred | None = None  # what the dense part is scaled from (``centering.py``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +150,7 @@ def rank(
     read are counted as ranking (the index already filtered them), unless fewer than
     ``wanted + 1`` reached it, when the count is exact. Rows read but less probable, and
     the ``HELD`` best of those never read, are added to ``held`` (if given): a state of
-    the same attribute as a result may follow it (``core/score_cut.py``).
+    the same attribute as a result may follow it (``core/retrieval/score_cut.py``).
 
     The probability is computed here only for what needs it (a ``min_score``); otherwise
     ``calibrate`` computes it for the results shown.

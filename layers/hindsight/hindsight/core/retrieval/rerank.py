@@ -1,6 +1,6 @@
 """Rerank: the optional second stage of retrieve, a model reading the query with each memory.
 
-The first stage (``core/ranking.py``) scores every candidate from its similarity, keyword
+The first stage (``core/retrieval/ranking.py``) scores every candidate from its similarity, keyword
 evidence and the factors of ``why``. When a reranker is configured (``HINDSIGHT_RERANKER``,
 the ``Reranker`` port), its top N results are given to the reranker with the query; each
 gets a relevance in [0, 1], and its score becomes

@@ -1,13 +1,13 @@
 """``min_score`` keeps states of one thing together.
 
-Results less probable than ``min_score`` are left out (``core/ranking.py``), but a cut
+Results less probable than ``min_score`` are left out (``core/retrieval/ranking.py``), but a cut
 must not split a group of states: "I moved last month, I live in Shanghai now" may score
 under the cut while "I live in Beijing" passes it, and the older state alone would then
 read as the current one. So a row left out by the cut comes back when it is one of a
 group with a result near the top (the top ``STATE_WINDOW``, the rows whose order the
 states decide):
 
-* a state of the same attribute of the user (``core/states.py``: an earlier or a later
+* a state of the same attribute of the user (``core/retrieval/states.py``: an earlier or a later
   statement of it), or
 * a reflected fact that supersedes the result or that the result supersedes (issue #20's
   groups: the superseded fact and its current replacement).

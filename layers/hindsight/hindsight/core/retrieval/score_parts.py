@@ -3,12 +3,12 @@
 A result's ``score`` is the value the results are ordered by:
 
     score = fused x state x echo
-    fused = relevance x every factor of ``core/ranking.py`` (recency, use, the kind's
+    fused = relevance x every factor of ``core/retrieval/ranking.py`` (recency, use, the kind's
             boost and the fact's confidence, the speaker, the assistant's weight, time)
     state = the factor a group of states of one attribute gives its members
-            (``core/state_factor.py``): 1 for every other memory
+            (``core/retrieval/state_factor.py``): 1 for every other memory
     echo  = the factor that puts a user's own statement above an assistant's echo of it
-            (``core/echoes.py``): 1 for every other memory
+            (``core/retrieval/echoes.py``): 1 for every other memory
 
 so a memory is placed by its score and by nothing else, across pages too. The calibrated
 probability that the memory answers the query (``policy.Calibration``) is kept apart in
@@ -59,9 +59,9 @@ class Parts:
     logit: float = 0.0
     probability: float = 0.0
     calibrated: bool = False  # logit and probability are set (``calibrate``)
-    fusion: dict[str, Any] | None = None  # the dense share lexical strength set (core/fusion.py)
-    state: dict[str, Any] | None = None  # the state factor and why (core/state_factor.py)
-    echo: dict[str, Any] | None = None  # the echo factor and why (core/echoes.py)
+    fusion: dict[str, Any] | None = None  # the dense share lexical strength set (``fusion.py``)
+    state: dict[str, Any] | None = None  # the state factor and why (``state_factor.py``)
+    echo: dict[str, Any] | None = None  # the echo factor and why (``echoes.py``)
 
     def features(self) -> dict[str, float]:
         """The calibration's inputs (``policy.Calibration``), by name."""

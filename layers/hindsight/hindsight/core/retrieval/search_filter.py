@@ -13,7 +13,7 @@ from hindsight.core.retrieval.states import reference_time
 def query_reference(
     command: RetrieveCommand, as_of: datetime, query_time: TimeRange | None
 ) -> datetime:
-    """The moment the query asks about (``core/states.reference_time``)."""
+    """The moment the query asks about (``core/retrieval/states.reference_time``)."""
     start, end = (query_time.start, query_time.end) if query_time else (None, None)
     return reference_time(command.query, as_of, start, end)[0]
 

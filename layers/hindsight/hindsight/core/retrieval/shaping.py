@@ -1,6 +1,6 @@
 """How retrieve presents a result: its highlights, its content cut if asked, its fields.
 
-The ranking (``core/ranking.py``) decides the order and the score; this shapes each
+The ranking (``core/retrieval/ranking.py``) decides the order and the score; this shapes each
 result of the page: the chunks of a long memory it was found by (``highlights``), the
 content cut around the best one when the request sets ``max_content_chars``, and the
 fields of an episode or of a fact.

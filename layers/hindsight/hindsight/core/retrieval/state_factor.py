@@ -1,6 +1,6 @@
 """States of one attribute as a score factor: the newest state takes its group's best score.
 
-``core/states.py`` finds, among the top ``STATE_WINDOW`` results, the groups of memories
+``core/retrieval/states.py`` finds, among the top ``STATE_WINDOW`` results, the groups of memories
 stating one attribute of the user (where they live, their car, ...) and the order the
 query wants them in: the newest state (at the time the query asks about) first, older
 ones after it. The group keeps the scores it holds, and its members take them in that

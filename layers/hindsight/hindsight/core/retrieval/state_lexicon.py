@@ -3,7 +3,7 @@
 An attribute's value is either a name (where one lives or works, a partner, a manager, a
 car or phone, a school, a bank, a doctor, a team: ``NAMED``) or a word of a closed class:
 a diet, a sport, a language, a pet, a way to commute, a drink, a dish, a hobby, a hair
-colour, an instrument, a time of day. ``core/state_values.py`` reads a statement's value
+colour, an instrument, a time of day. ``core/retrieval/state_values.py`` reads a statement's value
 of such an attribute from these lists only, so that a word of another kind ("piano"
 beside where one lives, "Friday" beside a partner) is never taken for a new value. The
 lists are general vocabulary of each kind, not the words of any dev set.

@@ -1,6 +1,6 @@
 """The evidence an update needs: whose state a statement gives, and which value it names.
 
-``core/states.py`` takes a newer statement for a new state of an older one only when both
+``core/retrieval/states.py`` takes a newer statement for a new state of an older one only when both
 give the same attribute of the same person and the newer names a value the older does not
 ("I live in Austin" / "I live in Denver now"). This module reads those two things off a
 statement, for one attribute, in English and Chinese, and says nothing when it cannot tell:

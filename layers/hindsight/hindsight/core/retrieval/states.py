@@ -17,7 +17,7 @@ state of an older one only when
   bank, doctor, team, instrument) and their vectors are not unrelated (``RELATED``); of
   an attribute one has several of (``MULTI_VALUED``) only when one value ended or a
   statement says it is the only one ("my only pet");
-* both give the state of the same person (``core/state_values.subject``: "my sister lives
+* both give the state of the same person (``state_values.subject``: "my sister lives
   in Rome" is no update of "I live in Berlin", "my wife's manager" none of "my manager";
   "The car park was full" gives nobody's);
 * and the newer names a value of that attribute the older does not ("Denver" after
@@ -340,7 +340,7 @@ _OWNED = re.compile(r"\s+(?:i|i've|i'm|we|we've|my|our)\b", re.IGNORECASE)
 
 
 def _subject(text: str, attribute: str) -> str:
-    """Whose state of ``attribute`` ``text`` gives (``core/state_values.subject``); "thing"
+    """Whose state of ``attribute`` ``text`` gives (``state_values.subject``); "thing"
     when an English sentence opens with the attribute's word after an article."""
     if not _CJK.search(text):
         found = ATTRIBUTES[attribute][0].search(text)
@@ -366,7 +366,7 @@ def _favourite_kind(text: str) -> str | None:
 
 
 def attribute_values(text: str, attribute: str) -> frozenset[str]:
-    """``core/state_values.values`` of ``text``, names near where it names ``attribute``."""
+    """``state_values.values`` of ``text``, names near where it names ``attribute``."""
     pattern = ATTRIBUTES[attribute][1 if _CJK.search(text) else 0]
     return values(text, attribute, tuple(m.span() for m in pattern.finditer(text)))
 

@@ -30,7 +30,8 @@ class ForgetMemories:
         self.writer = writer
         self.clock = clock
         self.answers = answers
-        # the retrieve use case's kept means (core/centering.py): an erased user's goes too
+        # the retrieve use case's kept means (core/retrieval/centering.py): an erased
+        # user's goes too
         self.means = means
 
     def forget_memory(self, principal: Principal, memory_id: str) -> dict[str, Any]:

@@ -88,9 +88,10 @@ class RetrieveMemories:
         self.clock = clock
         self.policy = policy
         self.hits = hits  # access tracking: counted here, written behind (core/hit_log.py)
-        self.rerank = rerank  # the second stage, if a reranker is configured (core/rerank.py)
+        # the second stage, if a reranker is configured (core/retrieval/rerank.py)
+        self.rerank = rerank
         self.unknown_names = check_subjects_mode(policy.unknown_names)
-        # each user's mean memory vector, for query centering (core/centering.py)
+        # each user's mean memory vector, for query centering (core/retrieval/centering.py)
         self.means = UserMeans(records, clock.monotonic)
 
     def __call__(self, principal: Principal, command: RetrieveCommand) -> RetrieveResult:
@@ -106,7 +107,7 @@ class RetrieveMemories:
         search = _Search(self, principal, command, search_filter(principal, command, as_of))
         search.validity = checks_validity(command)
         search.run(deadline)
-        if unknown := self._unknown_names(search, command):  # core/subjects.py
+        if unknown := self._unknown_names(search, command):  # core/retrieval/subjects.py
             return RetrieveResult(
                 results=[],
                 has_more=False,
@@ -193,7 +194,7 @@ class RetrieveMemories:
         )
 
     def _unknown_names(self, search: _Search, command: RetrieveCommand) -> list[str]:
-        """The names that leave the query unanswerable here (``core/subjects.py``); none
+        """The names that leave the query unanswerable here (``core/retrieval/subjects.py``); none
         when the gate is off or the request's min_score is 0 (rank whatever there is)."""
         if self.unknown_names == "off" or command.min_score == 0.0:
             return []
@@ -216,8 +217,8 @@ class RetrieveMemories:
         query_time: TimeRange | None,
     ) -> tuple[list[Row], dict[str, Memory]]:
         """The top ``STATE_WINDOW`` with the members of each group of memories stating one
-        attribute of the user taking the group's scores newest first (``core/states.py``,
-        ``core/state_factor.py``), and each updated memory's newest state."""
+        attribute of the user taking the group's scores newest first (``core/retrieval/states.py``,
+        ``core/retrieval/state_factor.py``), and each updated memory's newest state."""
         window = ranked[:STATE_WINDOW]
         short = [row[1].memory_id for row in window if len(row[1].content) <= MAX_STATEMENT_CHARS]
         if len(short) < 2:
@@ -257,7 +258,7 @@ class _Search:
         self.facts: dict[str, HitFacts | None] = {}
         self.similarities: dict[str, float] = {}
         self.query_vector: StoredVector | None = None
-        self.centred_vector: StoredVector | None = None  # core/centering.py
+        self.centred_vector: StoredVector | None = None  # core/retrieval/centering.py
         # the candidates' similarities to the centred vector, when there is one
         self.centred_similarities: dict[str, float] | None = None
         self.plain_hits: dict[str, float] = {}  # the plain query's vector hits, if centred
@@ -339,7 +340,7 @@ class _Search:
         return any(written_in(name, memory) for memory in self._read(alone))
 
     def speakers(self) -> list[str | None]:
-        """The speakers of the best keyword and vector hits (``core/subjects.py``)."""
+        """The speakers of the best keyword and vector hits (``core/retrieval/subjects.py``)."""
         best = _best(self.keyword_hits, SPEAKERS_READ) + _best(self.vector_hits, SPEAKERS_READ)
         return [getattr(memory, "speaker", None) for memory in self._read(best)]
 

@@ -25,7 +25,7 @@ def similarity_of(space: str, query_norm: float = 1.0) -> Callable[[Any], float]
     mixed vector) from the score OpenSearch gives a k-NN hit in that space.
 
     ``cosinesimil`` divides by the query's length, which is not 1 for a centred query
-    (``core/centering.py``): its cosine is scaled back by ``query_norm``."""
+    (``core/retrieval/centering.py``): its cosine is scaled back by ``query_norm``."""
     if space == "innerproduct":
         # score = 1 + ip for ip >= 0, 1 / (1 - ip) below
         return lambda score: float(score) - 1.0 if float(score) >= 1.0 else 1.0 - 1.0 / float(score)

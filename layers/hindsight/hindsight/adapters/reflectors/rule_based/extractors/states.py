@@ -98,7 +98,7 @@ _PATTERNS = {
     for name, (en, zh) in _STATE_PATTERNS.items()
 }
 MULTI_VALUED = frozenset({"languages", "pets"})
-# the attributes as core/states.py names them, whose values a state statement must name
+# the attributes as core/retrieval/states.py names them, whose values a state statement must name
 _CORE_ATTRIBUTE = {"employer": "work", "languages": "language"}
 
 _OTHERS_EN = re.compile(
