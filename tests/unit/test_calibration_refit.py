@@ -22,7 +22,7 @@ from hindsight.core.models import (
     StoredVector,
 )
 from hindsight.core.policy import CALIBRATION, MONOTONE, QUERY_LEVEL, Calibration
-from hindsight.core.retrieval.ranking import Parts, mostly_chinese
+from hindsight.core.retrieval.ranking import Parts, Row, mostly_chinese
 from hindsight.core.retrieval.score_cut import with_state_groups
 from hindsight.core.service import MemoryService
 from tests.unit.test_calibrated_score import calibration
@@ -163,8 +163,8 @@ def fact(
     )
 
 
-def row(memory: EpisodicMemory | SemanticMemory, score: float):  # type: ignore[no-untyped-def]
-    return (score, memory, Parts(0.8, 0.5, 0.0, 0.0, 0.5, None, 0.5))
+def row(memory: EpisodicMemory | SemanticMemory, score: float) -> Row:
+    return Row(score, memory, Parts(0.8, 0.5, 0.0, 0.0, 0.5, None, 0.5))
 
 
 def vectors(table: dict[str, tuple[float, ...]]):  # type: ignore[no-untyped-def]
@@ -187,11 +187,11 @@ def test_a_newer_state_left_out_by_the_cut_comes_back_with_the_older_one() -> No
     noise = row(episode("noise", "We had ramen downtown, the broth was great.", 30), 0.5)
     table = {"old": (1, 0.5, 0), "new": (1, 0, 0.3), "noise": (0, 1, 1)}
     kept = with_state_groups([old], [new, noise], vectors(table), AS_OF, "where do I live")
-    assert [r[1].memory_id for r in kept] == ["old", "new"]  # ranking order; states reorder
+    assert [r.memory.memory_id for r in kept] == ["old", "new"]  # ranking order; states reorder
     # and the other way round: the current one passed, its older state follows it
-    old, new = row(old[1], 0.4), row(new[1], 0.9)
+    old, new = row(old.memory, 0.4), row(new.memory, 0.9)
     kept = with_state_groups([new], [old, noise], vectors(table), AS_OF, "where do I live")
-    assert [r[1].memory_id for r in kept] == ["new", "old"]
+    assert [r.memory.memory_id for r in kept] == ["new", "old"]
 
 
 def test_nothing_comes_back_that_is_not_a_state_of_a_result() -> None:
@@ -222,4 +222,4 @@ def test_a_superseded_fact_and_its_replacement_stay_together() -> None:
             AS_OF,
             "cello or city",
         )
-        assert {r[1].memory_id for r in kept} == {"f-new", "f-old"}
+        assert {r.memory.memory_id for r in kept} == {"f-new", "f-old"}

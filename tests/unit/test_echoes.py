@@ -35,7 +35,7 @@ def turn(
 def row(memory: EpisodicMemory, score: float) -> Row:
     parts = Parts(0.8, score, 0.0, 0.0, score, None, score)
     parts.score = score
-    return (score, memory, parts)
+    return Row(score, memory, parts)
 
 
 # (statement, echo, query): the echo names what the user said, in the same conversation
@@ -72,10 +72,10 @@ def _fires(statement: str, echo: str, query: str, **change: object) -> bool:
     noise = turn("noise", "the printer is broken again", "user", 5, session)  # type: ignore[arg-type]
     window = [row(echoed, 0.9), row(noise, 0.6), row(said, 0.5)]
     out = with_echo_factors(window, query)
-    scores = [r[0] for r in out]
+    scores = [r.score for r in out]
     assert scores == sorted(scores, reverse=True)  # the order is the score
-    assert next(r for r in out if r[1].memory_id == "noise")[0] == 0.6  # never moved
-    return out[0][1].memory_id == "said"
+    assert next(r for r in out if r.memory.memory_id == "noise").score == 0.6  # never moved
+    return out[0].memory.memory_id == "said"
 
 
 def rate(cases: list[tuple[str, str, str]], **change: object) -> float:

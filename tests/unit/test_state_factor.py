@@ -28,7 +28,7 @@ NOT_UPDATES = {
 def row(memory, score: float) -> Row:  # type: ignore[no-untyped-def]
     parts = Parts(0.8, score, 0.0, 0.0, score, None, score)
     parts.fused = parts.score = score
-    return (score, memory, parts)
+    return Row(score, memory, parts)
 
 
 def rescored(older: str, newer: str, reorder: bool = True) -> list[Row]:
@@ -37,8 +37,8 @@ def rescored(older: str, newer: str, reorder: bool = True) -> list[Row]:
     new = episode("new", newer, 150, speaker="user")
     vectors = {"old": vector(1, 0.5, 0), "new": vector(1, 0, 0.3), "noise": vector(0, 1, 1)}
     window = [row(old, 0.9), row(noise, 0.7), row(new, 0.4)]
-    states = order_states([r[1] for r in window], vectors, NOW, reorder)
-    memories = {r[1].memory_id: r[1] for r in window}
+    states = order_states([r.memory for r in window], vectors, NOW, reorder)
+    memories = {r.memory.memory_id: r.memory for r in window}
     updated_by = {o: memories[n] for o, n in states.updated_by.items()}
     return with_state_factors(window, states.order, updated_by)
 
@@ -46,8 +46,12 @@ def rescored(older: str, newer: str, reorder: bool = True) -> list[Row]:
 @pytest.mark.parametrize("language", ["en", "zh"])
 def test_the_newest_state_takes_the_groups_best_score(language: str) -> None:
     out = rescored(*CASES[language])
-    assert [(r[1].memory_id, r[0]) for r in out] == [("new", 0.9), ("noise", 0.7), ("old", 0.4)]
-    new, noise, old = (r[2].why() for r in out)
+    assert [(r.memory.memory_id, r.score) for r in out] == [
+        ("new", 0.9),
+        ("noise", 0.7),
+        ("old", 0.4),
+    ]
+    new, noise, old = (r.parts.why() for r in out)
     assert new["state"] == {"factor": 2.25, "reason": NEWEST}
     assert old["state"]["factor"] == pytest.approx(0.4 / 0.9, abs=1e-6)
     assert old["state"]["reason"] == UPDATED and old["state"]["updated_by"] == "new"
@@ -63,6 +67,6 @@ def test_where_the_state_factor_must_not_fire(language: str) -> None:
         (*CASES[language], False),  # a question about the past keeps relevance order
     ):
         out = rescored(older, newer, reorder)
-        untouched = [r[1].memory_id for r in out] == ["old", "noise", "new"]
-        rates.append(untouched and all(r[2].state is None for r in out))
+        untouched = [r.memory.memory_id for r in out] == ["old", "noise", "new"]
+        rates.append(untouched and all(r.parts.state is None for r in out))
     assert sum(rates) / len(rates) == 1.0

@@ -44,11 +44,12 @@ def with_echo_factors(window: list[Row], query: str) -> list[Row]:
         return window
     rows = list(window)
     swapped: set[str] = set()
-    for i, (_, echo, _) in enumerate(rows):
+    for i, row in enumerate(rows):
+        echo = row.memory
         if echo.memory_id in swapped or not _assistant_turn(echo):
             continue
         for j in range(i + 1, len(rows)):
-            statement = rows[j][1]
+            statement = rows[j].memory
             if statement.memory_id not in swapped and _echoes(echo, statement):
                 rows[i], rows[j] = _swapped(rows[i], rows[j])
                 swapped.update({echo.memory_id, statement.memory_id})
@@ -85,12 +86,12 @@ def _echoes(echo: Memory, statement: Memory) -> bool:
 
 def _swapped(echo_row: Row, statement_row: Row) -> tuple[Row, Row]:
     """The statement's row with the echo's score, and the echo's with the statement's."""
-    high, echo, echo_parts = echo_row
-    low, statement, statement_parts = statement_row
-    statement_parts.echo = _factor(low, high, ECHOED, echoed_by=echo.memory_id)
-    echo_parts.echo = _factor(high, low, ECHO, echoes=statement.memory_id)
-    statement_parts.score, echo_parts.score = high, low
-    return (high, statement, statement_parts), (low, echo, echo_parts)
+    high, low = echo_row.score, statement_row.score
+    echo, statement = echo_row.memory, statement_row.memory
+    statement_row.parts.echo = _factor(low, high, ECHOED, echoed_by=echo.memory_id)
+    echo_row.parts.echo = _factor(high, low, ECHO, echoes=statement.memory_id)
+    statement_row.parts.score, echo_row.parts.score = high, low
+    return Row(high, statement, statement_row.parts), Row(low, echo, echo_row.parts)
 
 
 def _factor(own: float, taken: float, reason: str, **link: str) -> dict[str, Any]:

@@ -54,6 +54,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import NamedTuple
 
 from hindsight.core.commands import RetrieveCommand
 from hindsight.core.indexing import searched_text
@@ -79,11 +80,22 @@ from hindsight.core.retrieval.speakers import assistant_weight, names_speaker
 
 SECONDS_PER_DAY = 86_400.0
 SCORE_DIGITS = 6  # scores are shown rounded to this; min_score compares the shown score
-Row = tuple[float, Memory, Parts]  # (score, memory, its parts), best first
 # with a min_score, this many of the candidates it never reads (their most favourable
 # probability is under it) are read and held all the same, best fused bound first: a state
 # of the same attribute as a result may come back with it (core/retrieval/score_cut.py)
 HELD = 10
+
+
+class Row(NamedTuple):
+    """One ranked candidate: its score, its memory and the parts of its score.
+
+    Lists of rows are kept best first (``order_key``). ``score`` is ``parts.score`` when
+    the row is made; a step that changes a score (states, echoes) makes a new row.
+    """
+
+    score: float
+    memory: Memory
+    parts: Parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +150,7 @@ def rank(
     wanted: int,
     held: list[Row] | None = None,
 ) -> tuple[list[Row], int]:
-    """The best ``wanted`` candidates as (score, memory, parts), and how many rank.
+    """The best ``wanted`` candidates as ``Row``s, best first, and how many rank.
 
     Relevance (similarity, keyword, session pooling) needs only what the index returned;
     the other factors (recency from event times, a fact's confidence, time cues matched
@@ -169,14 +181,14 @@ def rank(
     target = wanted + 1
     batch = ordered if everything_read else _next_batch(ordered, [], target)
     while batch:
-        unread = [o[1] for o in batch if o[1] not in fetched]
+        unread = [memory_id for _, memory_id in batch if memory_id not in fetched]
         if unread:
             fetch(unread)
         for _, memory_id in batch:
             memory = fetched.get(memory_id)
             if memory is not None:
                 row = _score(policy, memory, parts[memory_id], scoring)
-                if not cutting or round(row[2].probability, SCORE_DIGITS) >= scoring.min_score:
+                if not cutting or round(row.parts.probability, SCORE_DIGITS) >= scoring.min_score:
                     scored.append(row)
                 elif held is not None:
                     held.append(row)
@@ -355,7 +367,7 @@ def _next_batch(
     """The unread candidates that can still beat the ``wanted``-th exact score so far."""
     if len(scored) < wanted:
         return rest[: wanted - len(scored) + 10]
-    last_score = scored[wanted - 1][0]
+    last_score = scored[wanted - 1].score
     # rest is sorted by -bound: the candidates that can still beat the wanted-th come
     # first; the margin absorbs rounding of the bound
     count = 0
@@ -368,7 +380,7 @@ def _next_batch(
 
 def order_key(row: Row) -> tuple[float, float, str]:
     """Best score first; among equal scores the newer memory, then by id (stable paging)."""
-    return (-row[0], -row[1].occurred_at.timestamp(), row[1].memory_id)
+    return (-row.score, -row.memory.occurred_at.timestamp(), row.memory.memory_id)
 
 
 def _score(policy: Policy, memory: Memory, parts: Parts, scoring: Scoring) -> Row:
@@ -402,7 +414,7 @@ def _score(policy: Policy, memory: Memory, parts: Parts, scoring: Scoring) -> Ro
     if scoring.min_score > 0.0:
         calibrate(memory, parts, scoring)
     parts.score = parts.fused
-    return (parts.score, memory, parts)
+    return Row(parts.score, memory, parts)
 
 
 def calibrate(memory: Memory, parts: Parts, scoring: Scoring) -> Parts:

@@ -185,7 +185,7 @@ def _folded(
     scores = [result.score for result in block]
     ceiling = max(scores)
     floor = min(max((result.score for result in rest), default=min(scores)), ceiling)
-    rows = []
+    folded = []
     for position, (result, relevance) in enumerate(zip(block, relevances, strict=True)):
         score = round(floor + (ceiling - floor) * relevance, SCORE_DIGITS)
         part = {
@@ -198,8 +198,7 @@ def _folded(
             "seconds": round(seconds, 3),
         }
         why = {**result.why, "rerank": part, "score": score}
-        rows.append(
-            (score, relevance, position, result.model_copy(update={"score": score, "why": why}))
-        )
-    rows.sort(key=lambda row: (-row[0], -row[1], row[2]))
-    return [row[3] for row in rows]
+        folded.append(result.model_copy(update={"score": score, "why": why}))
+    # best score first; among equal scores the more relevant, then the first stage's order
+    order = sorted(range(len(folded)), key=lambda i: (-folded[i].score, -relevances[i], i))
+    return [folded[i] for i in order]

@@ -42,11 +42,11 @@ def with_state_groups(
     if not held or not window:
         return ranked
     near = sorted(held, key=order_key)[:STATE_WINDOW]
-    shown = {row[1].memory_id for row in window}
+    shown = {row.memory.memory_id for row in window}
     back = _fact_links(window, near) | _state_links(window, near, vectors_of, reference, query)
     if not back:
         return ranked
-    returned = [row for row in near if row[1].memory_id in back and row[1].memory_id not in shown]
+    returned = [row for row in near if row.memory.memory_id in back - shown]
     return sorted([*ranked, *returned], key=order_key)
 
 
@@ -54,18 +54,18 @@ def _fact_links(window: list[Row], near: list[Row]) -> set[str]:
     """The held facts that supersede a fact of the window or that one supersedes."""
     linked: set[str] = set()
     for row in window:
-        memory = row[1]
+        memory = row.memory
         if isinstance(memory, SemanticMemory):
             linked.update(memory.supersedes)
             if memory.superseded_by:
                 linked.add(memory.superseded_by)
     for row in near:
-        memory = row[1]
+        memory = row.memory
         if isinstance(memory, SemanticMemory):
-            shown = {r[1].memory_id for r in window}
+            shown = {r.memory.memory_id for r in window}
             if memory.superseded_by in shown or shown.intersection(memory.supersedes):
                 linked.add(memory.memory_id)
-    return {row[1].memory_id for row in near} & linked
+    return {row.memory.memory_id for row in near} & linked
 
 
 def _state_links(
@@ -76,9 +76,9 @@ def _state_links(
     query: str,
 ) -> set[str]:
     """The held statements that are an earlier or a later state of one in the window."""
-    memories = [row[1] for row in [*window, *near]]
+    memories = [row.memory for row in [*window, *near]]
     short = [m.memory_id for m in memories if len(m.content) <= MAX_STATEMENT_CHARS]
-    held = {row[1].memory_id for row in near}
+    held = {row.memory.memory_id for row in near}
     if len(short) < 2 or not held.intersection(short):
         return set()
     states = order_states(memories, vectors_of(short), reference, False, query)

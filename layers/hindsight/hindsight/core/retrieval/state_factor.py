@@ -35,15 +35,15 @@ def with_state_factors(
     """``window`` (best first) rescored so that ``order`` (a reordering of its memories
     within their groups) is the order of the scores, best first; each member that takes
     another member's score says so in ``why["state"]``."""
-    rows = {row[1].memory_id: row for row in window}
+    rows = {row.memory.memory_id: row for row in window}
     rescored: list[Row] = []
     for position, memory_id in enumerate(order):
-        score, memory, parts = rows[memory_id]
-        taken = window[position][0]
-        if taken != score:
-            parts.state = _state(score, taken, updated_by.get(memory_id))
-            parts.score = taken
-        rescored.append((parts.score, memory, parts))
+        row = rows[memory_id]
+        taken = window[position].score
+        if taken != row.score:
+            row.parts.state = _state(row.score, taken, updated_by.get(memory_id))
+            row.parts.score = taken
+        rescored.append(Row(row.parts.score, row.memory, row.parts))
     return sorted(rescored, key=order_key)
 
 

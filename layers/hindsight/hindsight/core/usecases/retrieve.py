@@ -155,21 +155,21 @@ class RetrieveMemories:
             query_words(command.query), command.max_content_chars, policy.vector_weight
         )
         rows = page_rows(self.rerank, ranked, offset, wanted)  # reranked: from the first
-        for _, memory, parts in rows:
-            calibrate(memory, parts, scoring)  # why["probability"], for the rows shown
+        for row in rows:
+            calibrate(row.memory, row.parts, scoring)  # why["probability"], for the rows shown
         page = [
             marked_updated(
                 shaping.result(
-                    memory,
-                    parts.score,
-                    parts.why(),
-                    search.matches.get(memory.memory_id, []),
+                    row.memory,
+                    row.parts.score,
+                    row.parts.why(),
+                    search.matches.get(row.memory.memory_id, []),
                 ),
-                updated_by.get(memory.memory_id),
+                updated_by.get(row.memory.memory_id),
             )
-            for _, memory, parts in rows
+            for row in rows
         ]
-        memories = [row[1] for row in rows]
+        memories = [row.memory for row in rows]
         page = reranked_page(self.rerank, command.query, page, memories, offset, wanted)
         if self.hits is not None:
             self.hits.note(principal.tenant_id, [result.memory_id for result in page])
@@ -220,20 +220,21 @@ class RetrieveMemories:
         attribute of the user taking the group's scores newest first (``core/retrieval/states.py``,
         ``core/retrieval/state_factor.py``), and each updated memory's newest state."""
         window = ranked[:STATE_WINDOW]
-        short = [row[1].memory_id for row in window if len(row[1].content) <= MAX_STATEMENT_CHARS]
+        shown = [row.memory for row in window]
+        short = [m.memory_id for m in shown if len(m.content) <= MAX_STATEMENT_CHARS]
         if len(short) < 2:
             return ranked, {}
         vectors = self.records.get_vectors(principal.tenant_id, short)
         start, end = (query_time.start, query_time.end) if query_time else (None, None)
         reference, reorder = reference_time(command.query, as_of, start, end)
         states = order_states(
-            [row[1] for row in window],
+            shown,
             vectors,
             reference,
             reorder and command.current_only,
             command.query,
         )
-        memories = {row[1].memory_id: row[1] for row in window}
+        memories = {m.memory_id: m for m in shown}
         updated_by = {old: memories[new] for old, new in states.updated_by.items()}
         rescored = with_state_factors(window, states.order, updated_by)
         return rescored + ranked[STATE_WINDOW:], updated_by
