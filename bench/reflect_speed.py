@@ -54,6 +54,7 @@ from hindsight.adapters.reflectors.learned import LearnedReflector
 from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
 from hindsight.bootstrap import assemble, local_ports
 from hindsight.core.commands import ReflectCommand, StoreMemoryCommand
+from hindsight.core.list_all import list_all
 from hindsight.core.models import (
     EpisodicMemory,
     ListQuery,
@@ -63,7 +64,6 @@ from hindsight.core.models import (
     StoredVector,
 )
 from hindsight.core.policy import Policy
-from hindsight.core.reading import list_all
 from hindsight.core.service import MemoryService
 
 OUT = REPO / "bench" / "results" / "reflect_speed.json"

@@ -254,7 +254,7 @@ def test_serverless_bodies_leave_shards_and_replicas_to_the_service() -> None:
 
 
 def test_keyword_scores_ignore_length_and_an_older_index_drops_its_norms(tmp_path: Path) -> None:
-    """BM25 without length normalisation (index_rules.BM25_B = 0): a word every turn of a
+    """BM25 without length normalisation (backend_rules.BM25_B = 0): a word every turn of a
     speaker holds scores a short turn and a long one alike. An index made while the field
     kept norms has them turned off on first use."""
     client = local_client()

@@ -82,7 +82,7 @@ def local_extras(settings: Settings, jobs: str) -> dict[str, Any]:
 
 def kept_answers(settings: Settings) -> KeptAnswers:
     """The idempotency records of ``settings``' store, which an erasure also forgets."""
-    from hindsight.api.kept_answers import IdempotencyAnswers
+    from hindsight.api.idempotency_answers import IdempotencyAnswers
 
     return IdempotencyAnswers(settings)
 

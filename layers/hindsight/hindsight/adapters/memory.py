@@ -3,7 +3,7 @@
 Nothing survives the process. Semantics follow ``hindsight.core.ports`` exactly and are
 pinned by ``tests/contract``; filters are the core's own (``ListQuery.admits``,
 ``SearchFilter.admits``), paging and index rules those every adapter shares
-(``hindsight.adapters.paging``, ``hindsight.adapters.index_rules``).
+(``hindsight.adapters.paging``, ``hindsight.adapters.backend_rules``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from datetime import datetime
 
 import numpy as np
 
-from hindsight.adapters.index_rules import (
+from hindsight.adapters.backend_rules import (
     BM25_B,
     BM25_K1,
     already_exists,

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from hindsight.core.list_all import list_all
 from hindsight.core.models import EpisodicMemory, FactStatus, ListQuery, Memory, SemanticMemory
 from hindsight.core.policy import Policy
-from hindsight.core.reading import list_all
 
 DAY_SECONDS = 86_400.0
 

@@ -13,7 +13,7 @@ behind; they are skipped while scoring (document frequency counts live documents
 and dropped by ``compact`` once they outnumber the live ones.
 
 Scoring is Okapi BM25 with Lucene's non-negative idf, ``log(1 + (N - n + 0.5) / (n + 0.5))``,
-k1 = 1.2 and b = 0 (no length normalisation: ``index_rules.BM25_B``), over the partition's
+k1 = 1.2 and b = 0 (no length normalisation: ``backend_rules.BM25_B``), over the partition's
 live documents.
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hindsight.adapters.index_rules import BM25_B, BM25_K1
+from hindsight.adapters.backend_rules import BM25_B, BM25_K1
 
 __all__ = ["BM25_B", "BM25_K1", "Postings"]
 _TF_BITS = 16

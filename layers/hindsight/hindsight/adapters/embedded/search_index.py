@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from hindsight.adapters.backend_rules import model_mismatch
 from hindsight.adapters.embedded import compaction
 from hindsight.adapters.embedded.search_index_schema import COLUMNS, INSERT_DOC, create_or_migrate
 from hindsight.adapters.embedded.sqlite_files import (
@@ -47,7 +48,6 @@ from hindsight.adapters.embedded.sqlite_files import (
 )
 from hindsight.adapters.embedded.vector_index import ANN_THRESHOLD, VectorIndex
 from hindsight.adapters.embedded.writer_lock import WriterLock
-from hindsight.adapters.index_rules import model_mismatch
 from hindsight.adapters.paging import EPOCH, epoch_us, from_epoch_us
 from hindsight.core.errors import (
     EmbeddingModelMismatchError,

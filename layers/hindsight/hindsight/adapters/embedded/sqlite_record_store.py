@@ -35,6 +35,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hindsight.adapters.backend_rules import already_exists
 from hindsight.adapters.embedded import compaction
 from hindsight.adapters.embedded.sqlite_files import (
     open_connection,
@@ -51,7 +52,6 @@ from hindsight.adapters.embedded.sqlite_record_rows import (
 )
 from hindsight.adapters.embedded.sqlite_record_rows import write_vector as _write_vector
 from hindsight.adapters.embedded.sqlite_record_schema import create_or_migrate
-from hindsight.adapters.index_rules import already_exists
 from hindsight.adapters.paging import (
     encode_page_cursor,
     epoch_us,

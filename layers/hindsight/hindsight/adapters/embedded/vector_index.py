@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hindsight.adapters.backend_rules import model_mismatch
 from hindsight.adapters.embedded.vector_graph_files import (
     attach_saved_graph,
     read_meta,
@@ -40,7 +41,6 @@ from hindsight.adapters.embedded.vector_partition import (
     best_row_per_memory,
     memory_of,
 )
-from hindsight.adapters.index_rules import model_mismatch
 from hindsight.adapters.paging import epoch_us
 from hindsight.core.errors import EmbeddingModelMismatchError
 from hindsight.core.indexing import piece_terms as terms_of_pieces

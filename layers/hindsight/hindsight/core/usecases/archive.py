@@ -20,10 +20,10 @@ from typing import Any, Protocol, runtime_checkable
 from hindsight.core.access import load_readable, require_write
 from hindsight.core.indexing import index_document
 from hindsight.core.lifecycle import archivable, protected_sources
+from hindsight.core.list_all import list_all
 from hindsight.core.models import EpisodicMemory, ListQuery, Principal
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Clock, RecordStore, SearchIndex
-from hindsight.core.reading import list_all
 from hindsight.core.usecases.fan_out import CURSOR_TENANT, FIRST_RUN_SINCE
 from hindsight.core.views import memory_view
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from hindsight.core.access import load_readable, require_write
 from hindsight.core.errors import ForbiddenError
+from hindsight.core.list_all import list_all
 from hindsight.core.models import EpisodicMemory, ListQuery, MemoryKind, Principal, SemanticMemory
 from hindsight.core.ports import Clock, KeptAnswers, MemoryWriter, RecordStore
-from hindsight.core.reading import list_all
 from hindsight.core.retrieval.centering import UserMeans
 
 logger = logging.getLogger(__name__)

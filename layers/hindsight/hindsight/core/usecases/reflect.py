@@ -33,6 +33,7 @@ from hindsight.core.commands import ReflectCommand
 from hindsight.core.embedding import embed_documents
 from hindsight.core.errors import ConflictError, ForbiddenError, HindsightError
 from hindsight.core.fact_merge import FactMerger
+from hindsight.core.list_all import list_all
 from hindsight.core.models import (
     EpisodicMemory,
     FactStatus,
@@ -54,7 +55,6 @@ from hindsight.core.ports import (
     RunScopedReflector,
     VectorReusingReflector,
 )
-from hindsight.core.reading import list_all
 from hindsight.core.results import LlmUsage, ReflectResult
 from hindsight.core.usecases.reflect_cursors import (
     REFLECTION_CURSOR,

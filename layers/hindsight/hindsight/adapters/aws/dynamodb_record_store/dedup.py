@@ -29,7 +29,7 @@ from hindsight.adapters.aws.dynamodb_record_store.items import (
     user_pk,
 )
 from hindsight.adapters.aws.dynamodb_record_store.requests import TableRequests
-from hindsight.adapters.index_rules import already_exists
+from hindsight.adapters.backend_rules import already_exists
 from hindsight.core.errors import DuplicateMemoryError, UnavailableError
 from hindsight.core.models import Memory
 

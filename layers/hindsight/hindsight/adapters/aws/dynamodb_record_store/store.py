@@ -72,7 +72,7 @@ from hindsight.adapters.aws.dynamodb_record_store.table import (
     facts_indexed,
     index_status,
 )
-from hindsight.adapters.index_rules import already_exists
+from hindsight.adapters.backend_rules import already_exists
 from hindsight.adapters.paging import epoch_us
 from hindsight.core.errors import HindsightError, NotFoundError
 from hindsight.core.models import EpisodicMemory, ListQuery, Memory, Page, StoredVector

@@ -31,7 +31,7 @@ from hindsight.adapters.aws.opensearch_index.queries import (
     term,
     to_sources,
 )
-from hindsight.adapters.index_rules import model_mismatch
+from hindsight.adapters.backend_rules import model_mismatch
 from hindsight.core.errors import (
     EmbeddingModelMismatchError,
     InvalidRequestError,
@@ -137,7 +137,7 @@ class OpenSearchSearchIndex:
             )
             logger.info("opensearch index mapping extended index=%s", self.index_name)
         if mappings["properties"].get("text_tokens", {}).get("norms", True):
-            # made before BM25 dropped length normalisation (index_rules.BM25_B)
+            # made before BM25 dropped length normalisation (backend_rules.BM25_B)
             self.client.indices.put_mapping(
                 index=self.index_name, body={"properties": {"text_tokens": dict(TEXT_TOKENS)}}
             )

@@ -54,7 +54,7 @@ CHUNK_FIELDS: dict[str, Any] = {
 
 
 # BM25 without norms scores every document as of one length: no length normalisation, as
-# index_rules.BM25_B (0) for the embedded index. Norms can be turned off on an existing
+# backend_rules.BM25_B (0) for the embedded index. Norms can be turned off on an existing
 # field, so an index made before takes it on first use (documents already written keep
 # theirs until their segments merge)
 TEXT_TOKENS: dict[str, Any] = {"type": "text", "analyzer": "whitespace", "norms": False}

@@ -1,5 +1,6 @@
-"""Rules every adapter shares: the dedup window, BM25's constants, what a hit carries, and
-the messages for a memory id stored twice and for vectors of another embedding model."""
+"""Rules every backend's record store and search index share: the dedup window, BM25's
+constants, what a hit carries, and the messages for a memory id stored twice and for vectors
+of another embedding model."""
 
 from __future__ import annotations
 
