@@ -173,7 +173,6 @@ bench: install-test
 	$(BIN)/python bench/devsets.py
 	$(BIN)/python bench/lodo.py --from bench/results/devsets.json
 	$(BIN)/python bench/negatives.py
-	$(BIN)/python bench/key_expansion.py
 	nice -n 5 $(BIN)/python bench/reflect_speed.py
 	nice -n 5 $(BIN)/python bench/extraction.py
 	nice -n 5 $(BIN)/python bench/extraction_rules.py
@@ -187,14 +186,11 @@ bench: install-test
 	$(BIN)/python bench/crash.py --iterations 30
 	$(BIN)/python bench/fuzz_api.py --examples 100
 	$(BIN)/python bench/soak.py
-	nice -n 5 $(BIN)/python bench/async_store.py --rounds 3 --burst 4
 	$(BIN)/python bench/cold_start.py --repeats 3
 	$(BIN)/python bench/embed_throughput.py
 	$(BIN)/python bench/embed_kernels.py
-	nice -n 5 $(BIN)/python bench/rerank_overhead.py --memories 2000 --queries 30 --repeats 2
 	$(call with_services,$(BIN)/python bench/soak.py --backend aws)
 	$(call with_services,$(BIN)/python bench/aws_latency.py --size 10000)
-	$(call with_services,$(BIN)/python bench/parallel_searches.py --aws)
 
 # The LLM reflector against a real local model (bench/llm_reflect.py; not part of `make bench`
 # or `make test`): llama-cpp-python's OpenAI-compatible server (built from source with cmake,

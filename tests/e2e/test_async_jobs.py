@@ -99,7 +99,7 @@ def test_a_long_store_is_accepted_at_once_reports_progress_and_is_then_found(
     )
     seconds = time.perf_counter() - started
     assert reply.status_code == 202, reply.text
-    # the bound is loose on purpose (a shared machine); bench/async_store.py measures it
+    # the bound is loose on purpose (a shared machine); docs/async-jobs.md has the figures
     assert seconds < 2.0, seconds
     body = reply.json()
     assert body["status"] == "accepted" and body["state"] == "pending"

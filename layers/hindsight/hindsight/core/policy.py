@@ -144,8 +144,8 @@ class Policy:
     rerank_top_n: int = 20
     rerank_budget_seconds: float = 2.0
     # a retrieve's keyword search runs while the query is embedded, and its two vector
-    # searches at once (core/retrieval/parallel.py): on AWS two OpenSearch round trips instead of
-    # three; in one process it gains nothing (bench/parallel_searches.py), so it is off
+    # searches at once (core/retrieval/parallel.py): on AWS two OpenSearch round trips
+    # instead of three; in one process it gains nothing (docs/benchmarks.md), so it is off
     # here, and on where the settings name the AWS backend (composition.policy_from)
     parallel_searches: bool = False
     auto_approve_high_confidence: bool = False

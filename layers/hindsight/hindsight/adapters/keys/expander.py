@@ -14,7 +14,8 @@ home. A memory is about a category when
 
 Only the first ``EXTRACT_CHARS`` characters go to the extractors (they read sentence by
 sentence; a long pasted text is mostly not about the user) and the first ``CUE_CHARS`` to
-the cue scan, so a long memory costs about what a short one does (bench/key_expansion.py).
+the cue scan, so a long memory costs about what a short one does (docs/decisions.md,
+"Store-time key expansion").
 """
 
 from __future__ import annotations

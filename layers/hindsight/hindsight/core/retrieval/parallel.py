@@ -6,7 +6,7 @@ keyword search runs while the query is embedded, and the two vector searches run
 so a retrieve waits for two round trips instead of three, plus the embedding. The results
 are the same searches' results. In one process with the embedded index a search holds
 the interpreter: there it gains nothing and costs 0.2-0.3 ms, so it is on by default only
-with the AWS backend (``composition.policy_from``; bench/parallel_searches.py).
+with the AWS backend (``composition.policy_from``; the figures: docs/benchmarks.md).
 
 The searches run on a small shared thread pool, each in a copy of the caller's context,
 so what the caller's context variables hold (a request's log keys) holds there too.
