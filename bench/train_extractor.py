@@ -31,6 +31,7 @@ import random
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +46,7 @@ from extraction_data import (
     CachedEmbedder,
     Dialogue,
     dev_split,
+    issue_matches,
     load_zh,
     matches,
     real_embedder,
@@ -57,7 +59,7 @@ from hindsight.adapters.reflectors.learned.model import (
     WEIGHTS_FILE,
     StatementModel,
 )
-from hindsight.adapters.reflectors.learned.segments import FEATURE_NAMES, statements
+from hindsight.adapters.reflectors.learned.segments import FEATURE_NAMES, clauses, statements
 from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
 
 WEIGHTS_DIR = (
@@ -83,6 +85,10 @@ class StaticEmbedder:
 
 
 L2 = 0.3
+# what a training row is and when it is positive: set by ``main`` (``--static`` trains on
+# clauses, the segments the static reflector scores; ``--label``)
+SEGMENT: list[Callable[[str], list[str]]] = [statements]
+LABEL: list[Callable[[str, str], bool]] = [matches]
 
 _CATEGORY_WORDS = [
     ("constraint", r"\b(?:allerg\w*|can ?not|can't|unable|vegan|vegetarian|diabet\w*|disab\w*)"),
@@ -113,8 +119,8 @@ def labelled(dialogues: list[Dialogue], limit: int | None) -> list[tuple[str, in
         random.Random(SEED).shuffle(utterances)
     rows: list[tuple[str, int, str]] = []
     for dialogue, utterance in utterances:
-        for statement in statements(utterance.text):
-            facts = [f for f in dialogue.gold[utterance.speaker] if matches(statement, f)]
+        for statement in SEGMENT[0](utterance.text):
+            facts = [f for f in dialogue.gold[utterance.speaker] if LABEL[0](statement, f)]
             category = category_of(facts[0]) if facts else "biography"
             rows.append((statement, int(bool(facts)), category))
         if limit is not None and len(rows) >= limit:
@@ -296,7 +302,17 @@ def main() -> None:
     )
     parser.add_argument("--embed-only", action="store_true", help="fill the cache, train nothing")
     parser.add_argument("--static", action="store_true", help="over mean word embeddings")
+    parser.add_argument(
+        "--label",
+        choices=["content", "issue"],
+        default="content",
+        help="a row is positive when it matches an annotated fact by this matching",
+    )
     args = parser.parse_args()
+    if args.static:
+        SEGMENT[0] = clauses
+    if args.label == "issue":
+        LABEL[0] = issue_matches
     started = time.perf_counter()
     embedder: CachedEmbedder = StaticEmbedder() if args.static else real_embedder()  # type: ignore[assignment]
     if args.statements is None:
@@ -313,7 +329,7 @@ def main() -> None:
         from extraction_data import load_zh, test_split
 
         for dialogue in test_split() + (load_zh() if ZH_FILE.exists() else []):
-            embedder.embed_documents([s for u in dialogue.utterances for s in statements(u.text)])
+            embedder.embed_documents([s for u in dialogue.utterances for s in SEGMENT[0](u.text)])
         embedder.save()
         return
     out = WEIGHTS_DIR / (STATIC_WEIGHTS_FILE if args.static else WEIGHTS_FILE)

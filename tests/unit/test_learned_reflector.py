@@ -18,7 +18,12 @@ from hindsight.adapters.reflectors.learned.model import (
     shipped_model,
 )
 from hindsight.adapters.reflectors.learned.normalise import to_fact
-from hindsight.adapters.reflectors.learned.segments import FEATURE_NAMES, signals, statements
+from hindsight.adapters.reflectors.learned.segments import (
+    FEATURE_NAMES,
+    clauses,
+    signals,
+    statements,
+)
 from hindsight.adapters.reflectors.rule_based.speakers import Subject
 from hindsight.bootstrap import build_reflector
 from hindsight.core.errors import ConfigurationError
@@ -115,6 +120,24 @@ def test_statements_split_sentences_and_first_person_clauses() -> None:
     assert statements("ok") == []
     # a hypothetical sentence stays whole: no part of it is the speaker's fact
     assert statements("如果我有钱，我就去环游世界。") == ["如果我有钱，我就去环游世界。"]
+
+
+def test_clauses_cut_statements_at_joining_words_and_drop_filler() -> None:
+    assert clauses("Yeah, I love hiking and my dog is named Max. lol") == [
+        "I love hiking",
+        "my dog is named Max",
+    ]
+    assert clauses("Oh wow! I work as a nurse because I like helping people; haha") == [
+        "I work as a nurse",
+        "I like helping people",
+    ]
+    assert clauses("哈哈，我喜欢爬山，而且我养了一只猫。嗯") == ["我喜欢爬山", "我养了一只猫"]
+    assert clauses("我是老师，但是我不喜欢改作业") == ["我是老师", "我不喜欢改作业"]
+    # a hypothetical statement stays whole, in either language
+    assert clauses("If I had a dog, I would walk it and feed it.") == [
+        "If I had a dog, I would walk it and feed it."
+    ]
+    assert clauses("如果我有钱，我就去环游世界。") == ["如果我有钱，我就去环游世界。"]
 
 
 def test_signals_are_the_same_in_both_languages() -> None:

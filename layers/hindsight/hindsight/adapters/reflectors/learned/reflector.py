@@ -50,7 +50,12 @@ from hindsight.adapters.reflectors.learned.precision import (
     fold_near_duplicates,
     not_about_the_speaker,
 )
-from hindsight.adapters.reflectors.learned.segments import conditional, momentary, statements
+from hindsight.adapters.reflectors.learned.segments import (
+    clauses,
+    conditional,
+    momentary,
+    statements,
+)
 from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.adapters.reflectors.rule_based.candidates import Candidate, Context
@@ -183,9 +188,11 @@ class LearnedReflector:
             summarizer=self.label,
         )
 
-    @staticmethod
-    def statements_of(episodes: Sequence[EpisodicMemory], user_id: str) -> list[_Statement]:
-        """The statements of every turn not said by the agent, in order."""
+    def statements_of(self, episodes: Sequence[EpisodicMemory], user_id: str) -> list[_Statement]:
+        """The statements of every turn not said by the agent, in order: its clauses
+        (``segments.clauses``) for the static classifier, which is trained on them; whole
+        statements for the one over e5 vectors."""
+        cut = clauses if self._static else statements
         found: list[_Statement] = []
         for episode in episodes:
             for turn in turns(episode):
@@ -195,7 +202,7 @@ class LearnedReflector:
                 searched = index_text(episode)
                 found.extend(
                     _Statement(text, turn, subject, whole=text == searched)
-                    for text in statements(turn.text)
+                    for text in cut(turn.text)
                 )
         return found
 
