@@ -61,6 +61,7 @@ from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.adapters.reflectors.rule_based.candidates import Candidate, Context
 from hindsight.adapters.reflectors.rule_based.clauses import hedged, is_zh, question, temporary
 from hindsight.adapters.reflectors.rule_based.extractors import extract
+from hindsight.adapters.reflectors.rule_based.extractors.states import find_state, sentences
 from hindsight.adapters.reflectors.rule_based.merge import merge
 from hindsight.adapters.reflectors.rule_based.moods import mood_patterns
 from hindsight.adapters.reflectors.rule_based.speakers import Subject, Turn, turns
@@ -99,6 +100,7 @@ class _Statement:
     turn: Turn
     subject: Subject
     whole: bool = False  # the statement is its episode's whole search text
+    state: bool = False  # a sentence stating a state of the speaker (``_states_of``)
 
 
 class LearnedReflector:
@@ -159,10 +161,14 @@ class LearnedReflector:
         """``reflect``, reusing the stored vectors (by memory id) that are the embedding of
         a statement: only the other statements are embedded."""
         ordered = sorted(episodes, key=lambda e: (e.occurred_at, e.memory_id))
+        every = self.statements_of(ordered, user_id)
+        # a state sentence is the state extractor's, whatever the classifier says
+        candidates: list[Candidate] = [
+            c for s in every if s.state for c in extract(_turn_of(s), user_id)
+        ]
         # what a veto rules out is never embedded (a question costs nothing)
-        found = [s for s in self.statements_of(ordered, user_id) if not _vetoed(s.text)]
+        found = [s for s in every if not s.state and not _vetoed(s.text)]
         known = self._reusable(found, vectors)
-        candidates: list[Candidate] = []
         scored = self.score(found, known)
         for statement, probability, category in zip(found, *scored, strict=True):
             candidates.extend(self._candidates(statement, probability, category, user_id))
@@ -191,19 +197,29 @@ class LearnedReflector:
     def statements_of(self, episodes: Sequence[EpisodicMemory], user_id: str) -> list[_Statement]:
         """The statements of every turn not said by the agent, in order: its clauses
         (``segments.clauses``) for the static classifier, which is trained on them; whole
-        statements for the one over e5 vectors."""
+        statements for the one over e5 vectors. A sentence that states a state of the
+        speaker with its value ("I quit Northwind and joined Contoso", "我的经理是王强",
+        "我跳槽了，现在在阿里巴巴工作": ``extractors/states.py``) stays one statement,
+        marked ``state``: cut into clauses, the value would part from what it is the value
+        of, and the old value's clause ("I quit Northwind") would read as current."""
         cut = clauses if self._static else statements
         found: list[_Statement] = []
         for episode in episodes:
+            searched = index_text(episode)
             for turn in turns(episode):
                 if is_assistant(turn.speaker):
                     continue
                 subject = Subject.of(turn.speaker, user_id)
-                searched = index_text(episode)
-                found.extend(
-                    _Statement(text, turn, subject, whole=text == searched)
-                    for text in cut(turn.text)
-                )
+                for sentence in sentences(turn.text):
+                    if _states(sentence, turn, subject):
+                        found.append(
+                            _Statement(sentence, turn, subject, sentence == searched, True)
+                        )
+                        continue
+                    found.extend(
+                        _Statement(text, turn, subject, whole=text == searched)
+                        for text in cut(sentence)
+                    )
         return found
 
     def _reusable(
@@ -247,7 +263,7 @@ class LearnedReflector:
         text, turn = statement.text, statement.turn
         if probability < self._threshold or _vetoed(text):
             return []
-        ruled = extract(Turn(turn.memory_id, turn.occurred_at, turn.speaker, text, None), user_id)
+        ruled = extract(_turn_of(statement), user_id)
         if ruled:
             return ruled
         if not_about_the_speaker(text):
@@ -299,6 +315,18 @@ class _StatementVectors:
             while len(self._known) > self._size:
                 self._known.popitem(last=False)
         return np.stack(rows)
+
+
+def _turn_of(statement: _Statement) -> Turn:
+    """The statement as a turn of its own (what the rule-based extractors read)."""
+    turn = statement.turn
+    return Turn(turn.memory_id, turn.occurred_at, turn.speaker, statement.text, None)
+
+
+def _states(sentence: str, turn: Turn, subject: Subject) -> bool:
+    """Whether the sentence states a state of the speaker, value included."""
+    ctx = Context(sentence, subject, turn.memory_id, turn.occurred_at, zh=is_zh(sentence))
+    return find_state(sentence, ctx) is not None
 
 
 def _vetoed(text: str) -> bool:
