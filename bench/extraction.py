@@ -323,7 +323,7 @@ def main() -> None:
         "statement_oracle_recall": {"en": oracle_recall(english), "zh": oracle_recall(chinese)},
         "calibration": {"en": calibration(learned, english), "zh": calibration(learned, chinese)},
         "language_shift_logit": language_shift(embedder),
-        "threshold": learned._threshold,
+        "threshold": {"en": learned._model.threshold, "zh": learned._model.threshold_zh},
         "timing_100_episodes": time_reflection(embedder, english),
         "command": "nice -n 5 .venv/bin/python bench/extraction.py",
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),

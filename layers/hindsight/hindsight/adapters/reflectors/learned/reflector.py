@@ -133,7 +133,7 @@ class LearnedReflector:
                 "HINDSIGHT_EMBEDDER=e5 (the default) with HINDSIGHT_REFLECTOR=learned-e5, "
                 "or HINDSIGHT_REFLECTOR=learned (any embedder)"
             )
-        self._threshold = self._model.threshold if threshold is None else threshold
+        self._threshold = threshold  # one for both languages; None: the model's own
         self._min_mood_episodes = min_mood_episodes
         self._rules = RuleBasedReflector(min_mood_episodes)
 
@@ -261,9 +261,14 @@ class LearnedReflector:
         self, statement: _Statement, probability: float, category: str, user_id: str
     ) -> list[Candidate]:
         text, turn = statement.text, statement.turn
-        if probability < self._threshold or _vetoed(text):
+        bar = self._model.threshold_of(text) if self._threshold is None else self._threshold
+        if probability < bar or _vetoed(text):
             return []
-        ruled = extract(_turn_of(statement), user_id)
+        # a part of a sentence that states no state is no state either ("吃了一个月地中海饮食"
+        # of "我室友为了挑战自己，吃了一个月地中海饮食" is the roommate's diet)
+        ruled = [
+            c for c in extract(_turn_of(statement), user_id) if not c.topic.startswith("state:")
+        ]
         if ruled:
             return ruled
         if not_about_the_speaker(text):
