@@ -14,13 +14,14 @@ nothing to embed).
    only embeds what is new), add the cheap signals, fit an L2 logistic regression
    (Newton's method) and one logistic head per category, numpy only.
 3. On the 60 dev dialogues (session 3): fit Platt scaling (calibrated probabilities) on
-   their statements, then choose the threshold that gives the best content-word F1 of
-   the whole reflector on them. Session 4 (the test split) is never read here.
+   their statements, then choose the threshold that gives the whole reflector the best F1
+   on them by issue 41's matching (the one its targets are in). Session 4 (the test
+   split) is never read here.
 4. Chinese calibration: on our 24 Chinese dev dialogues (``bench/data/extraction_zh/
    dev_dialogues.txt``; the Chinese test set is never read here), fit the offset of a
    Chinese Platt scaling (same slope as the English one, its own intercept): trained on
    English only, the classifier is less sure of Chinese statements than they deserve.
-   Then the Chinese threshold, the best content-word F1 of the whole reflector on them.
+   Then the Chinese threshold: the whole reflector's best F1 on them (issue 41's matching).
 
 ``--static`` trains on clauses (``segments.clauses``), what the static reflector scores;
 ``--label issue`` takes issue 41's matching for a positive instead of the content-word one
@@ -214,7 +215,7 @@ def chinese_platt(embedder: CachedEmbedder, model: StatementModel) -> tuple[floa
 def choose_threshold(
     model: StatementModel, embedder: CachedEmbedder, static: bool = False
 ) -> tuple[float, dict]:
-    """The threshold with the best content-word F1 of the whole reflector on dev."""
+    """The threshold with the whole reflector's best F1 on dev (issue 41's matching)."""
     from extraction import run_system
 
     from hindsight.adapters.reflectors.learned import LearnedReflector
@@ -227,7 +228,7 @@ def choose_threshold(
             threshold=float(threshold),
             static=static,
         )
-        score = run_system(reflector, dev_split())["content"]
+        score = run_system(reflector, dev_split())["issue"]
         results[round(float(threshold), 2)] = score
         print(f"  dev threshold {threshold:.2f}: {score}")
     best = max(results, key=lambda t: results[t]["f1"])
@@ -237,7 +238,7 @@ def choose_threshold(
 def choose_threshold_zh(
     model: StatementModel, embedder: CachedEmbedder, static: bool = False
 ) -> tuple[float, dict]:
-    """The threshold of Chinese statements: the best content-word F1 of the whole
+    """The threshold of Chinese statements: the best F1 (issue 41's matching) of the whole
     reflector on the Chinese dev dialogues (the Chinese test set is never read here)."""
     from extraction import run_system
 
@@ -251,7 +252,7 @@ def choose_threshold_zh(
             threshold=float(threshold),
             static=static,
         )
-        score = run_system(reflector, load_zh(ZH_DEV_FILE))["content"]
+        score = run_system(reflector, load_zh(ZH_DEV_FILE))["issue"]
         results[round(float(threshold), 2)] = score
         print(f"  chinese dev threshold {threshold:.2f}: {score}")
     best = max(results, key=lambda t: results[t]["f1"])
