@@ -350,3 +350,50 @@ def test_agent_turns_are_skipped_and_named_speakers_keep_their_name(
 def test_nothing_to_reflect_on(reflector: LearnedReflector) -> None:
     assert reflector.reflect("u1", [], []).facts == []
     assert reflector.summarize([]).summarizer == E5_LABEL
+
+
+# --- states: a sentence stating one is the state extractor's ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "topic", "value"),
+    [
+        ("我的经理是王强，人很好。", "state:manager", "王强"),
+        ("我女朋友叫佳怡。", "state:partner", "佳怡"),
+        ("嗯，我跳槽了，现在在阿里巴巴工作。", "state:employer", "阿里巴巴"),
+        ("I quit Northwind and joined Contoso last week.", "state:employer", "Contoso"),
+        ("Yeah, I live in Berlin, in a small flat near the river.", "state:residence", "Berlin"),
+    ],
+)
+def test_a_sentence_stating_a_state_is_one_state_fact_whatever_the_classifier(
+    text: str, topic: str, value: str
+) -> None:
+    never = LearnedReflector(ZeroEmbedder(), model=scripted_model(), threshold=0.99)
+    (fact,) = never.reflect("u1", [episode(1, text)], []).facts
+    assert fact.topic == topic and value in fact.content
+    assert not fact.content.startswith(("用户说：嗯", "The user said: Yeah"))  # opener dropped
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我室友为了挑战自己，吃了一个月地中海饮食。",  # a clause of someone else's sentence
+        "My sister lives in Paris, and she loves it.",
+        "I was thinking of moving to Lisbon.",  # a plan, not a state
+        "我打算搬到上海。",
+    ],
+)
+def test_no_state_fact_from_a_sentence_that_states_none(
+    reflector: LearnedReflector, text: str
+) -> None:
+    found = reflector.reflect("u1", [episode(1, text)], []).facts
+    assert not any(f.topic.startswith("state:") for f in found)
+
+
+def test_an_earlier_and_a_later_state_share_the_topic_that_supersedes() -> None:
+    never = LearnedReflector(ZeroEmbedder(), model=scripted_model(), threshold=0.99)
+    older, newer = episode(1, "我的经理是王强。"), episode(2, "现在我直接向陈静汇报工作。")
+    found = never.reflect("u1", [older, newer], []).facts
+    # one topic, different content: the newer supersedes the older (core/fact_merge.py)
+    assert [f.topic for f in found] == ["state:manager", "state:manager"]
+    assert "王强" in found[0].content and "陈静" in found[1].content
