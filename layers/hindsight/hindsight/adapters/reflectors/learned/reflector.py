@@ -218,12 +218,10 @@ class LearnedReflector:
                     continue
                 subject = Subject.of(turn.speaker, user_id)
                 for sentence in sentences(turn.text):
-                    sentence = without_opener(sentence)
-                    attribute = _state_attribute(sentence, turn, subject)
+                    plain = without_opener(sentence)  # "Yeah, I live in Berlin"
+                    attribute = _state_attribute(plain, turn, subject)
                     if attribute is not None and attribute not in MULTI_VALUED:
-                        found.append(
-                            _Statement(sentence, turn, subject, sentence == searched, True)
-                        )
+                        found.append(_Statement(plain, turn, subject, plain == searched, True))
                         continue
                     found.extend(
                         _Statement(text, turn, subject, text == searched, several=attribute)
