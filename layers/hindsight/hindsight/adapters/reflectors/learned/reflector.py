@@ -61,11 +61,7 @@ from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.adapters.reflectors.rule_based.candidates import Candidate, Context
 from hindsight.adapters.reflectors.rule_based.clauses import hedged, is_zh, question, temporary
 from hindsight.adapters.reflectors.rule_based.extractors import extract
-from hindsight.adapters.reflectors.rule_based.extractors.states import (
-    MULTI_VALUED,
-    find_state,
-    sentences,
-)
+from hindsight.adapters.reflectors.rule_based.extractors.states import find_state, sentences
 from hindsight.adapters.reflectors.rule_based.merge import merge
 from hindsight.adapters.reflectors.rule_based.moods import mood_patterns
 from hindsight.adapters.reflectors.rule_based.speakers import Subject, Turn, turns
@@ -104,10 +100,7 @@ class _Statement:
     turn: Turn
     subject: Subject
     whole: bool = False  # the statement is its episode's whole search text
-    state: bool = False  # a sentence stating a state of one value at a time
-    # the attribute of several values (pets, languages) its sentence states, if any:
-    # the clause that names one keeps the state topic
-    several: str | None = None
+    state: bool = False  # a sentence stating a state of the speaker, value included
 
 
 class LearnedReflector:
@@ -219,12 +212,11 @@ class LearnedReflector:
                 subject = Subject.of(turn.speaker, user_id)
                 for sentence in sentences(turn.text):
                     plain = without_opener(sentence)  # "Yeah, I live in Berlin"
-                    attribute = _state_attribute(plain, turn, subject)
-                    if attribute is not None and attribute not in MULTI_VALUED:
+                    if _states(plain, turn, subject):
                         found.append(_Statement(plain, turn, subject, plain == searched, True))
                         continue
                     found.extend(
-                        _Statement(text, turn, subject, text == searched, several=attribute)
+                        _Statement(text, turn, subject, whole=text == searched)
                         for text in cut(sentence)
                     )
         return found
@@ -335,11 +327,10 @@ def _turn_of(statement: _Statement) -> Turn:
     return Turn(turn.memory_id, turn.occurred_at, turn.speaker, statement.text, None)
 
 
-def _state_attribute(sentence: str, turn: Turn, subject: Subject) -> str | None:
-    """The attribute the sentence states a state of, for the speaker, value included."""
+def _states(sentence: str, turn: Turn, subject: Subject) -> bool:
+    """Whether the sentence states a state of the speaker, value included."""
     ctx = Context(sentence, subject, turn.memory_id, turn.occurred_at, zh=is_zh(sentence))
-    state = find_state(sentence, ctx)
-    return state.topic.split(":")[1] if state is not None else None
+    return find_state(sentence, ctx) is not None
 
 
 def _vetoed(text: str) -> bool:
