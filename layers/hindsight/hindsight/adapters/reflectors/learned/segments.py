@@ -1,4 +1,5 @@
-"""A turn cut into statements, and the cheap signals of each one the classifier reads.
+"""A turn cut into statements (and clauses), and the cheap signals of each one the
+classifier reads.
 
 A statement is a sentence, or a part of one that starts a new first-person clause
 ("It was good, I love true crime books" gives two). The signals are the same in English
