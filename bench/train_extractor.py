@@ -14,12 +14,18 @@ nothing to embed).
    only embeds what is new), add the cheap signals, fit an L2 logistic regression
    (Newton's method) and one logistic head per category, numpy only.
 3. On the 60 dev dialogues (session 3): fit Platt scaling (calibrated probabilities) on
-   their statements, then choose the threshold that gives the best content-word F1 of
-   the whole reflector on them. Session 4 (the test split) is never read here.
+   their statements, then choose the threshold that gives the whole reflector the best F1
+   on them by issue 41's matching (the one its targets are in). Session 4 (the test
+   split) is never read here.
 4. Chinese calibration: on our 24 Chinese dev dialogues (``bench/data/extraction_zh/
    dev_dialogues.txt``; the Chinese test set is never read here), fit the offset of a
    Chinese Platt scaling (same slope as the English one, its own intercept): trained on
    English only, the classifier is less sure of Chinese statements than they deserve.
+   Then the Chinese threshold: the whole reflector's best F1 on them (issue 41's matching).
+
+``--static`` trains on clauses (``segments.clauses``), what the static reflector scores;
+``--label issue`` takes issue 41's matching for a positive instead of the content-word one
+(it lost on dev: ``docs/decisions.md``).
 
 Takes a few minutes, most of it embedding on a first run.
 """
@@ -31,6 +37,7 @@ import random
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +52,7 @@ from extraction_data import (
     CachedEmbedder,
     Dialogue,
     dev_split,
+    issue_matches,
     load_zh,
     matches,
     real_embedder,
@@ -57,7 +65,7 @@ from hindsight.adapters.reflectors.learned.model import (
     WEIGHTS_FILE,
     StatementModel,
 )
-from hindsight.adapters.reflectors.learned.segments import FEATURE_NAMES, statements
+from hindsight.adapters.reflectors.learned.segments import FEATURE_NAMES, clauses, statements
 from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
 
 WEIGHTS_DIR = (
@@ -83,6 +91,10 @@ class StaticEmbedder:
 
 
 L2 = 0.3
+# what a training row is and when it is positive: set by ``main`` (``--static`` trains on
+# clauses, the segments the static reflector scores; ``--label``)
+SEGMENT: list[Callable[[str], list[str]]] = [statements]
+LABEL: list[Callable[[str, str], bool]] = [matches]
 
 _CATEGORY_WORDS = [
     ("constraint", r"\b(?:allerg\w*|can ?not|can't|unable|vegan|vegetarian|diabet\w*|disab\w*)"),
@@ -113,8 +125,8 @@ def labelled(dialogues: list[Dialogue], limit: int | None) -> list[tuple[str, in
         random.Random(SEED).shuffle(utterances)
     rows: list[tuple[str, int, str]] = []
     for dialogue, utterance in utterances:
-        for statement in statements(utterance.text):
-            facts = [f for f in dialogue.gold[utterance.speaker] if matches(statement, f)]
+        for statement in SEGMENT[0](utterance.text):
+            facts = [f for f in dialogue.gold[utterance.speaker] if LABEL[0](statement, f)]
             category = category_of(facts[0]) if facts else "biography"
             rows.append((statement, int(bool(facts)), category))
         if limit is not None and len(rows) >= limit:
@@ -203,7 +215,7 @@ def chinese_platt(embedder: CachedEmbedder, model: StatementModel) -> tuple[floa
 def choose_threshold(
     model: StatementModel, embedder: CachedEmbedder, static: bool = False
 ) -> tuple[float, dict]:
-    """The threshold with the best content-word F1 of the whole reflector on dev."""
+    """The threshold with the whole reflector's best F1 on dev (issue 41's matching)."""
     from extraction import run_system
 
     from hindsight.adapters.reflectors.learned import LearnedReflector
@@ -216,9 +228,33 @@ def choose_threshold(
             threshold=float(threshold),
             static=static,
         )
-        score = run_system(reflector, dev_split())["content"]
+        score = run_system(reflector, dev_split())["issue"]
         results[round(float(threshold), 2)] = score
         print(f"  dev threshold {threshold:.2f}: {score}")
+    best = max(results, key=lambda t: results[t]["f1"])
+    return best, results[best]
+
+
+def choose_threshold_zh(
+    model: StatementModel, embedder: CachedEmbedder, static: bool = False
+) -> tuple[float, dict]:
+    """The threshold of Chinese statements: the best F1 (issue 41's matching) of the whole
+    reflector on the Chinese dev dialogues (the Chinese test set is never read here)."""
+    from extraction import run_system
+
+    from hindsight.adapters.reflectors.learned import LearnedReflector
+
+    results = {}
+    for threshold in np.arange(0.1, 0.75, 0.05):
+        reflector = LearnedReflector(
+            embedder,  # type: ignore[arg-type]
+            model=model,
+            threshold=float(threshold),
+            static=static,
+        )
+        score = run_system(reflector, load_zh(ZH_DEV_FILE))["issue"]
+        results[round(float(threshold), 2)] = score
+        print(f"  chinese dev threshold {threshold:.2f}: {score}")
     best = max(results, key=lambda t: results[t]["f1"])
     return best, results[best]
 
@@ -263,12 +299,15 @@ def finish(
     platt_zh = chinese_platt(embedder, model)
     model = StatementModel(**{**model.__dict__, "platt_zh": platt_zh})
     threshold, score = choose_threshold(model, embedder, static=out != OUT)
+    threshold_zh, score_zh = choose_threshold_zh(model, embedder, static=out != OUT)
+    print(f"chinese threshold {threshold_zh} dev {score_zh}")
     arrays = {
         "w": w,
         "b": np.float32(b),
         "platt": np.asarray(platt, dtype=np.float32),
         "platt_zh": np.asarray(platt_zh, dtype=np.float32),
         "threshold": np.float32(threshold),
+        "threshold_zh": np.float32(threshold_zh),
         "category_w": category_w,
         "category_b": category_b,
         "embedding_model": np.asarray(model.embedding_model),
@@ -296,7 +335,17 @@ def main() -> None:
     )
     parser.add_argument("--embed-only", action="store_true", help="fill the cache, train nothing")
     parser.add_argument("--static", action="store_true", help="over mean word embeddings")
+    parser.add_argument(
+        "--label",
+        choices=["content", "issue"],
+        default="content",
+        help="a row is positive when it matches an annotated fact by this matching",
+    )
     args = parser.parse_args()
+    if args.static:
+        SEGMENT[0] = clauses
+    if args.label == "issue":
+        LABEL[0] = issue_matches
     started = time.perf_counter()
     embedder: CachedEmbedder = StaticEmbedder() if args.static else real_embedder()  # type: ignore[assignment]
     if args.statements is None:
@@ -313,7 +362,7 @@ def main() -> None:
         from extraction_data import load_zh, test_split
 
         for dialogue in test_split() + (load_zh() if ZH_FILE.exists() else []):
-            embedder.embed_documents([s for u in dialogue.utterances for s in statements(u.text)])
+            embedder.embed_documents([s for u in dialogue.utterances for s in SEGMENT[0](u.text)])
         embedder.save()
         return
     out = WEIGHTS_DIR / (STATIC_WEIGHTS_FILE if args.static else WEIGHTS_FILE)

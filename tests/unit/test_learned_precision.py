@@ -27,6 +27,9 @@ from hindsight.core.models import Confidence, ExtractedFact, FactCategory
         "I love both",
         "我也是",
         "我觉得这个不错",
+        "Sky diving",  # an English clause without its speaker
+        "The corndogs are great",
+        "South Carolina's definitely got a great food scene",
     ],
 )
 def test_statements_that_are_not_the_speakers_facts(statement: str) -> None:
@@ -48,6 +51,11 @@ def test_statements_that_are_not_the_speakers_facts(statement: str) -> None:
         "我和妹妹开了一家面包店",
         "我喜欢和他一起爬山",
         "我对花粉过敏",
+        "Im a vegan",  # the speaker, however spelled
+        "Our house is by the lake",
+        "It keeps me busy",
+        "喜欢爬山",  # Chinese drops its subject: no speaker needed
+        "每周都去游泳",
     ],
 )
 def test_the_speakers_own_facts_are_left_alone(statement: str) -> None:

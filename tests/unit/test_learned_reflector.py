@@ -18,7 +18,12 @@ from hindsight.adapters.reflectors.learned.model import (
     shipped_model,
 )
 from hindsight.adapters.reflectors.learned.normalise import to_fact
-from hindsight.adapters.reflectors.learned.segments import FEATURE_NAMES, signals, statements
+from hindsight.adapters.reflectors.learned.segments import (
+    FEATURE_NAMES,
+    clauses,
+    signals,
+    statements,
+)
 from hindsight.adapters.reflectors.rule_based.speakers import Subject
 from hindsight.bootstrap import build_reflector
 from hindsight.core.errors import ConfigurationError
@@ -115,6 +120,24 @@ def test_statements_split_sentences_and_first_person_clauses() -> None:
     assert statements("ok") == []
     # a hypothetical sentence stays whole: no part of it is the speaker's fact
     assert statements("如果我有钱，我就去环游世界。") == ["如果我有钱，我就去环游世界。"]
+
+
+def test_clauses_cut_statements_at_joining_words_and_drop_filler() -> None:
+    assert clauses("Yeah, I love hiking and my dog is named Max. lol") == [
+        "I love hiking",
+        "my dog is named Max",
+    ]
+    assert clauses("Oh wow! I work as a nurse because I like helping people; haha") == [
+        "I work as a nurse",
+        "I like helping people",
+    ]
+    assert clauses("哈哈，我喜欢爬山，而且我养了一只猫。嗯") == ["我喜欢爬山", "我养了一只猫"]
+    assert clauses("我是老师，但是我不喜欢改作业") == ["我是老师", "我不喜欢改作业"]
+    # a hypothetical statement stays whole, in either language
+    assert clauses("If I had a dog, I would walk it and feed it.") == [
+        "If I had a dog, I would walk it and feed it."
+    ]
+    assert clauses("如果我有钱，我就去环游世界。") == ["如果我有钱，我就去环游世界。"]
 
 
 def test_signals_are_the_same_in_both_languages() -> None:
@@ -327,3 +350,50 @@ def test_agent_turns_are_skipped_and_named_speakers_keep_their_name(
 def test_nothing_to_reflect_on(reflector: LearnedReflector) -> None:
     assert reflector.reflect("u1", [], []).facts == []
     assert reflector.summarize([]).summarizer == E5_LABEL
+
+
+# --- states: a sentence stating one is the state extractor's ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "topic", "value"),
+    [
+        ("我的经理是王强，人很好。", "state:manager", "王强"),
+        ("我女朋友叫佳怡。", "state:partner", "佳怡"),
+        ("嗯，我跳槽了，现在在阿里巴巴工作。", "state:employer", "阿里巴巴"),
+        ("I quit Northwind and joined Contoso last week.", "state:employer", "Contoso"),
+        ("Yeah, I live in Berlin, in a small flat near the river.", "state:residence", "Berlin"),
+    ],
+)
+def test_a_sentence_stating_a_state_is_one_state_fact_whatever_the_classifier(
+    text: str, topic: str, value: str
+) -> None:
+    never = LearnedReflector(ZeroEmbedder(), model=scripted_model(), threshold=0.99)
+    (fact,) = never.reflect("u1", [episode(1, text)], []).facts
+    assert fact.topic == topic and value in fact.content
+    assert not fact.content.startswith(("用户说：嗯", "The user said: Yeah"))  # opener dropped
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我室友为了挑战自己，吃了一个月地中海饮食。",  # a clause of someone else's sentence
+        "My sister lives in Paris, and she loves it.",
+        "I was thinking of moving to Lisbon.",  # a plan, not a state
+        "我打算搬到上海。",
+    ],
+)
+def test_no_state_fact_from_a_sentence_that_states_none(
+    reflector: LearnedReflector, text: str
+) -> None:
+    found = reflector.reflect("u1", [episode(1, text)], []).facts
+    assert not any(f.topic.startswith("state:") for f in found)
+
+
+def test_an_earlier_and_a_later_state_share_the_topic_that_supersedes() -> None:
+    never = LearnedReflector(ZeroEmbedder(), model=scripted_model(), threshold=0.99)
+    older, newer = episode(1, "我的经理是王强。"), episode(2, "现在我直接向陈静汇报工作。")
+    found = never.reflect("u1", [older, newer], []).facts
+    # one topic, different content: the newer supersedes the older (core/fact_merge.py)
+    assert [f.topic for f in found] == ["state:manager", "state:manager"]
+    assert "王强" in found[0].content and "陈静" in found[1].content

@@ -323,3 +323,23 @@ def test_the_next_run_calls_the_model_again() -> None:
         first.reflect("u1", [e], [])
     output = reflector.for_run().reflect("u1", EPISODES, [])
     assert len(model.prompts) == 3 and output.reflector == "fake:llm"
+
+
+def test_a_timed_out_call_is_charged_its_prompt_and_the_longest_answer() -> None:
+    def run(budget: int | None) -> tuple[FakeModel, RunScopedReflector]:
+        model = FakeModel(timed_out(), answer())
+        llm = LlmReflector(model, "fake:llm", max_output_tokens=700)
+        return model, OfflineFirstReflector(RuleBasedReflector(), llm, budget).for_run()
+
+    _, unlimited = run(None)
+    output = unlimited.reflect("u1", EPISODES, [])
+    assert output.usage is not None and output.usage.calls == 1
+    prompt = output.usage.input_tokens
+    assert prompt > 0 and output.usage.output_tokens == 700
+    assert output.facts  # the offline facts kept
+    # a budget the prompt and a short answer fit in: the timed-out call spent it
+    model, limited = run(prompt + 300)
+    limited.reflect("u1", EPISODES, [])
+    again = limited.reflect("u1", EPISODES, [])
+    assert again.usage is not None and again.usage.calls == 0 and again.usage.budget_exhausted
+    assert len(model.prompts) == 1

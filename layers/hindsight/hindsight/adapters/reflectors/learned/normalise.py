@@ -52,6 +52,12 @@ def _verb_phrase(rest: str) -> str:
     return conjugate(rest)
 
 
+def without_opener(sentence: str) -> str:
+    """The sentence less the openers that carry nothing ("Yeah, ", "Oh wow ", "哈哈，")."""
+    opener = _OPENER_ZH if is_zh(sentence) else _OPENER_EN
+    return opener.sub("", sentence.strip()).strip() or sentence.strip()
+
+
 def to_fact(statement: str, subject: Subject | None = None) -> str:
     """The statement as a fact about ``subject`` (the user by default), one sentence."""
     subject = subject or Subject()

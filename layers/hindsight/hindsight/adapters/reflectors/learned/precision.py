@@ -9,7 +9,11 @@ drops a right fact: ``bench/extraction_rules.py``, ``docs/reflection.md``):
   big", "他是老师"); "we" is kept ("We have two kids" is the speaker's family);
 - about the listener: it speaks to them ("I found songs for your wedding", "你呢");
 - pointing at something only named elsewhere ("I love it", "I would love to", "我也是",
-  "我觉得这个不错").
+  "我觉得这个不错");
+- in English, without the speaker: no "I", "my", "we", ... anywhere in it ("Sky diving",
+  "The corndogs are great", "South Carolina's got a great food scene"), what a clause cut
+  from a longer statement often is. Chinese drops its subject freely ("喜欢爬山"), so a
+  Chinese clause without 我 stays.
 
 Near-duplicates: two facts of the classifier (not the rules', whose topics carry
 supersession) whose content words are mostly the same (Dice >= ``NEAR``) are one fact:
@@ -22,6 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from hindsight.adapters.reflectors.rule_based.clauses import is_zh
 from hindsight.core.models import Confidence, ExtractedFact
 from hindsight.core.text import tokenize
 
@@ -40,6 +45,11 @@ _ZH_DEMONSTRATIVE = re.compile(
 )
 _VAGUE_END = (" it", " that", " this", " them", " too", " to", " yet", " those", " these")
 _VAGUE_END_ZH = ("也是", "这个", "那个")
+# a word by which the speaker is in an English clause at all
+_SPEAKER_EN = re.compile(
+    r"\b(?:I|I'm|I've|I'd|I'll|Im|Ive|me|my|mine|myself|we|we're|we've|our|ours|us)\b",
+    re.IGNORECASE,
+)
 _RANK = {Confidence.LOW: 0, Confidence.MEDIUM: 1, Confidence.HIGH: 2}
 
 
@@ -52,11 +62,19 @@ def points_elsewhere(text: str) -> bool:
     )
 
 
+def speakerless(text: str) -> bool:
+    """Whether an English statement does not name its speaker at all (module docstring)."""
+    return not is_zh(text) and not _SPEAKER_EN.search(text)
+
+
 def not_about_the_speaker(text: str) -> bool:
     """Whether a statement the classifier accepted is still no lasting fact of its speaker
     (module docstring)."""
     return (
-        bool(_OTHERS.match(text.strip())) or bool(_LISTENER.search(text)) or points_elsewhere(text)
+        bool(_OTHERS.match(text.strip()))
+        or bool(_LISTENER.search(text))
+        or points_elsewhere(text)
+        or speakerless(text)
     )
 
 

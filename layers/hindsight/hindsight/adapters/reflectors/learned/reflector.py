@@ -1,6 +1,9 @@
 """The learned reflector: statements scored by the trained classifier, merged like the rules'.
 
-Each user turn is cut into statements (agent turns are skipped); the statements no veto
+Each user turn is cut into statements (agent turns are skipped): clauses for the static
+classifier (``segments.clauses``), whole statements for the one over e5; a sentence that
+states a state of the speaker (``extractors/states.py``) stays whole and is the state
+extractor's, whatever the classifier says. The statements no veto
 rules out are embedded in one call (the last 4,096 statements' vectors are kept) and
 scored. A statement becomes a candidate fact when its calibrated probability reaches the
 model's threshold. The vetoes: a question, a hypothetical ("if I had a dog ..."), a
@@ -21,12 +24,12 @@ an outcome), the statement is not embedded again: the stored vector is the very 
 the classifier reads. Embedding is nearly all of the learned reflector's time (~40 short
 statements a second on two cores).
 
-``static=True`` (``HINDSIGHT_REFLECTOR=learned``, the default) scores statements over the
+``static=True`` (``HINDSIGHT_REFLECTOR=learned``, the default) scores clauses over the
 mean of e5's word embeddings instead (``static.py``, its own weights
-``weights_static.npz``): nothing goes through the transformer and no embedder is needed,
-so 100 episodes take a tenth of a second, for the same recall and precision
-(``bench/extraction.py``). ``static=False`` (``learned-e5``) embeds the statements with the
-service's e5 embedder.
+``weights_static.npz``, trained on clauses): nothing goes through the transformer and no
+embedder is needed, so 100 episodes take a tenth of a second; it finds more than the
+classifier of whole statements over e5 at about its precision (``bench/extraction.py``).
+``static=False`` (``learned-e5``) embeds the statements with the service's e5 embedder.
 """
 
 from __future__ import annotations
@@ -45,17 +48,23 @@ from hindsight.adapters.reflectors.learned.model import (
     StatementModel,
     shipped_model,
 )
-from hindsight.adapters.reflectors.learned.normalise import to_fact
+from hindsight.adapters.reflectors.learned.normalise import to_fact, without_opener
 from hindsight.adapters.reflectors.learned.precision import (
     fold_near_duplicates,
     not_about_the_speaker,
 )
-from hindsight.adapters.reflectors.learned.segments import conditional, momentary, statements
+from hindsight.adapters.reflectors.learned.segments import (
+    clauses,
+    conditional,
+    momentary,
+    statements,
+)
 from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
 from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.adapters.reflectors.rule_based.candidates import Candidate, Context
 from hindsight.adapters.reflectors.rule_based.clauses import hedged, is_zh, question, temporary
 from hindsight.adapters.reflectors.rule_based.extractors import extract
+from hindsight.adapters.reflectors.rule_based.extractors.states import find_state, sentences
 from hindsight.adapters.reflectors.rule_based.merge import merge
 from hindsight.adapters.reflectors.rule_based.moods import mood_patterns
 from hindsight.adapters.reflectors.rule_based.speakers import Subject, Turn, turns
@@ -94,6 +103,7 @@ class _Statement:
     turn: Turn
     subject: Subject
     whole: bool = False  # the statement is its episode's whole search text
+    state: bool = False  # a sentence stating a state of the speaker, value included
 
 
 class LearnedReflector:
@@ -126,7 +136,7 @@ class LearnedReflector:
                 "HINDSIGHT_EMBEDDER=e5 (the default) with HINDSIGHT_REFLECTOR=learned-e5, "
                 "or HINDSIGHT_REFLECTOR=learned (any embedder)"
             )
-        self._threshold = self._model.threshold if threshold is None else threshold
+        self._threshold = threshold  # one for both languages; None: the model's own
         self._min_mood_episodes = min_mood_episodes
         self._rules = RuleBasedReflector(min_mood_episodes)
 
@@ -154,10 +164,14 @@ class LearnedReflector:
         """``reflect``, reusing the stored vectors (by memory id) that are the embedding of
         a statement: only the other statements are embedded."""
         ordered = sorted(episodes, key=lambda e: (e.occurred_at, e.memory_id))
+        every = self.statements_of(ordered, user_id)
+        # a state sentence is the state extractor's, whatever the classifier says
+        candidates: list[Candidate] = [
+            c for s in every if s.state for c in extract(_turn_of(s), user_id)
+        ]
         # what a veto rules out is never embedded (a question costs nothing)
-        found = [s for s in self.statements_of(ordered, user_id) if not _vetoed(s.text)]
+        found = [s for s in every if not s.state and not _vetoed(s.text)]
         known = self._reusable(found, vectors)
-        candidates: list[Candidate] = []
         scored = self.score(found, known)
         for statement, probability, category in zip(found, *scored, strict=True):
             candidates.extend(self._candidates(statement, probability, category, user_id))
@@ -183,20 +197,31 @@ class LearnedReflector:
             summarizer=self.label,
         )
 
-    @staticmethod
-    def statements_of(episodes: Sequence[EpisodicMemory], user_id: str) -> list[_Statement]:
-        """The statements of every turn not said by the agent, in order."""
+    def statements_of(self, episodes: Sequence[EpisodicMemory], user_id: str) -> list[_Statement]:
+        """The statements of every turn not said by the agent, in order: its clauses
+        (``segments.clauses``) for the static classifier, which is trained on them; whole
+        statements for the one over e5 vectors. A sentence that states a state of the
+        speaker with its value ("I quit Northwind and joined Contoso", "我的经理是王强",
+        "我跳槽了，现在在阿里巴巴工作": ``extractors/states.py``) stays one statement,
+        marked ``state``: cut into clauses, the value would part from what it is the value
+        of, and the old value's clause ("I quit Northwind") would read as current."""
+        cut = clauses if self._static else statements
         found: list[_Statement] = []
         for episode in episodes:
+            searched = index_text(episode)
             for turn in turns(episode):
                 if is_assistant(turn.speaker):
                     continue
                 subject = Subject.of(turn.speaker, user_id)
-                searched = index_text(episode)
-                found.extend(
-                    _Statement(text, turn, subject, whole=text == searched)
-                    for text in statements(turn.text)
-                )
+                for sentence in sentences(turn.text):
+                    plain = without_opener(sentence)  # "Yeah, I live in Berlin"
+                    if _states(plain, turn, subject):
+                        found.append(_Statement(plain, turn, subject, plain == searched, True))
+                        continue
+                    found.extend(
+                        _Statement(text, turn, subject, whole=text == searched)
+                        for text in cut(sentence)
+                    )
         return found
 
     def _reusable(
@@ -238,9 +263,14 @@ class LearnedReflector:
         self, statement: _Statement, probability: float, category: str, user_id: str
     ) -> list[Candidate]:
         text, turn = statement.text, statement.turn
-        if probability < self._threshold or _vetoed(text):
+        bar = self._model.threshold_of(text) if self._threshold is None else self._threshold
+        if probability < bar or _vetoed(text):
             return []
-        ruled = extract(Turn(turn.memory_id, turn.occurred_at, turn.speaker, text, None), user_id)
+        # a part of a sentence that states no state is no state either ("吃了一个月地中海饮食"
+        # of "我室友为了挑战自己，吃了一个月地中海饮食" is the roommate's diet)
+        ruled = [
+            c for c in extract(_turn_of(statement), user_id) if not c.topic.startswith("state:")
+        ]
         if ruled:
             return ruled
         if not_about_the_speaker(text):
@@ -292,6 +322,18 @@ class _StatementVectors:
             while len(self._known) > self._size:
                 self._known.popitem(last=False)
         return np.stack(rows)
+
+
+def _turn_of(statement: _Statement) -> Turn:
+    """The statement as a turn of its own (what the rule-based extractors read)."""
+    turn = statement.turn
+    return Turn(turn.memory_id, turn.occurred_at, turn.speaker, statement.text, None)
+
+
+def _states(sentence: str, turn: Turn, subject: Subject) -> bool:
+    """Whether the sentence states a state of the speaker, value included."""
+    ctx = Context(sentence, subject, turn.memory_id, turn.occurred_at, zh=is_zh(sentence))
+    return find_state(sentence, ctx) is not None
 
 
 def _vetoed(text: str) -> bool:

@@ -1,4 +1,5 @@
-"""A turn cut into statements, and the cheap signals of each one the classifier reads.
+"""A turn cut into statements (and clauses), and the cheap signals of each one the
+classifier reads.
 
 A statement is a sentence, or a part of one that starts a new first-person clause
 ("It was good, I love true crime books" gives two). The signals are the same in English
@@ -23,6 +24,20 @@ _EN_CLAUSE = re.compile(
 _ZH_CLAUSE = re.compile(r"[，,]\s*(?=我|但是|不过|可是|而且|所以|因为)")
 _MIN_CHARS = 3
 _MAX_CHARS = 300
+# a clause boundary inside a statement: ";", ",", ":", a dash, or a joining word
+_EN_CLAUSE_FINE = re.compile(
+    r"\s*[;,:]\s*|\s+(?:and|but|so|because|though|although|since|while)\s+|\s+-+\s+",
+    re.IGNORECASE,
+)
+_ZH_CLAUSE_FINE = re.compile(r"[，,；;、：:]\s*|而且|但是|所以|因为|不过|可是")
+# a clause that is nothing but discourse filler ("Yeah", "Oh wow", "lol", "哈哈", "嗯")
+_FILLER = re.compile(
+    r"^(?:(?:yes|yeah|yep|yup|no|nope|oh|ohh|wow|well|haha|hahaha|lol|ok|okay|sure|hmm|ah|"
+    r"aw|um|uh|right|true|cool|nice|great|awesome|thanks|thank you|indeed|absolutely|"
+    r"definitely|totally|exactly|me too|same here)\b[\s!.~]*)+$"
+    r"|^(?:[哈嗯哦啊呀哇唉对是好的嘛呢吧]|是的|对啊|好吧|没错|真的|确实)+[!！~～]*$",
+    re.IGNORECASE,
+)
 
 
 def statements(text: str) -> list[str]:
@@ -37,6 +52,25 @@ def statements(text: str) -> list[str]:
         for part in parts:
             part = part.strip(" ,，、")[:_MAX_CHARS]
             if len(part) >= _MIN_CHARS:
+                found.append(part)
+    return found
+
+
+def clauses(text: str) -> list[str]:
+    """The clauses of a turn, in order: each statement (``statements``) cut further at its
+    clause boundaries (",", ";", "and", "but", "so", "because"; "，", "而且", "但是", "所以",
+    "因为"), so that "I love hiking and my dog is named Max" gives two facts, each in the
+    speaker's own words. Clauses that are only discourse filler ("Yeah", "Oh wow", "lol",
+    "哈哈", "嗯") are dropped; a hypothetical statement stays whole."""
+    found: list[str] = []
+    for statement in statements(text):
+        if conditional(statement):
+            found.append(statement)
+            continue
+        splitter = _ZH_CLAUSE_FINE if is_zh(statement) else _EN_CLAUSE_FINE
+        for part in splitter.split(statement):
+            part = part.strip(" ,，、.。!！")
+            if len(part) >= _MIN_CHARS and not _FILLER.match(part):
                 found.append(part)
     return found
 
