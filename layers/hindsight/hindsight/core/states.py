@@ -193,6 +193,38 @@ ENDED_CUES = (
         r"送人|排第二|不.了|改到|换到|从.{1,8}(?:换|改|搬|转)"
     ),
 )
+# a newer statement that wishes, plans or supposes ("If I moved to Galway", "I'd love to
+# live in Denver", "我想搬到大理", "要是能去腾讯") or tells only of long ago ("I lived in
+# Edinburgh as a kid", "小时候我住在哈尔滨", "my first car was") states no present value
+MODAL_CUES = (
+    re.compile(
+        r"\b(?:if|unless|would|should|might|maybe|perhaps|wish|hope to|hoping to|"
+        r"(?:thinking|dreaming) (?:about|of)|consider(?:ing)?|plan(?:ning)? to|"
+        r"want(?:ing)? to|one day|someday|some day|(?:i|we)'d|(?:i|we)'ll|(?:i|we) will)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"如果|要是|假如|假设|万一|想要|我想|打算|计划|考虑|希望|但愿|要不要|也许|或许|说不定|将来|哪天"
+    ),
+)
+PAST_CUES = (
+    re.compile(
+        r"\b(?:as a (?:kid|child|teen(?:ager)?|student|boy|girl)|when (?:i|we) (?:was|were)|"
+        r"back (?:in|then|when)|years ago|(?<!getting )(?<!got )(?:i|we) used to|"
+        r"my first \w+ (?:was|were)|growing up|in my (?:teens|twenties|youth)|formerly|"
+        r"in (?:college|school|uni|university),)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"小时候|(?:大学|上学|读书|年轻|小的)(?:的)?时候|当年|那时候?|那会儿|曾经|以前|"
+        r"第一(?:辆|份|个|台|部)|[住干做待开打用学]过"
+    ),
+)
+# what says a statement of the past also tells the present ("以前住北京，现在住上海")
+NOW_CUES = (
+    re.compile(r"\b(?:now|nowadays|currently|these days|at present)\b", re.IGNORECASE),
+    re.compile(r"现在|目前|如今|眼下"),
+)
 _QUESTION = re.compile(
     r"[?？]\s*$|^\s*(?:do|does|did|can|could|would|is|are|what|how|why|when|where|who|which)\b"
     r"|[吗呢]\s*[?？]?\s*$",
@@ -230,6 +262,7 @@ class Statement:
     digest: str
     text: str
     ended: bool  # it says that an earlier state ended
+    unreal: bool  # a wish, plan or supposition, or a state of long ago only
 
     @classmethod
     def of(cls, memory: Memory) -> Statement:
@@ -244,13 +277,27 @@ class Statement:
             speaker=(speaker or "").strip().casefold(),
             attributes=attributes,
             change=bool(CHANGE_CUES[zh].search(text)),
-            additive=bool(ADDITIVE_CUES[zh].search(text)),
+            additive=_additive(text, zh),
             exclusive=bool(EXCLUSIVE_CUES[zh].search(text)),
             question=bool(_QUESTION.search(text)),
             digest=content_hash(text),
             text=text,
             ended=bool(ENDED_CUES[zh].search(text)),
+            unreal=bool(
+                MODAL_CUES[zh].search(text)
+                or (PAST_CUES[zh].search(text) and not NOW_CUES[zh].search(text))
+            ),
         )
+
+
+def _additive(text: str, zh: int) -> bool:
+    """Whether ``text`` adds a value ("a second cat", "又养了一只猫"), not inside a cue that
+    says one ended ("火锅排第二了")."""
+    ended = [m.span() for m in ENDED_CUES[zh].finditer(text)]
+    return any(
+        not any(start <= m.start() < end for start, end in ended)
+        for m in ADDITIVE_CUES[zh].finditer(text)
+    )
 
 
 def is_state_topic(topic: str) -> bool:
@@ -313,15 +360,9 @@ def reference_time(
 def same_attribute(older: Statement, newer: Statement, cosine: float) -> bool:
     """Whether ``newer`` states a new value of an attribute ``older`` stated, of the same
     person: the evidence the module's docstring lists, all of it, or no update."""
-    if older.speaker != newer.speaker or older.question or newer.question or newer.additive:
+    if not _comparable(older, newer, cosine):
         return False
-    if older.session is not None and older.session == newer.session:
-        return False  # one conversation elaborates a state more often than it changes it
-    if newer.occurred_at - older.occurred_at < SAME_MOMENT:
-        return False
-    if older.digest == newer.digest or cosine >= DUPLICATE or cosine < RELATED:
-        return False
-    for attribute in older.attributes & newer.attributes:
+    for attribute in older.attributes & newer.attributes | _ended_by(older, newer):
         if attribute in MULTI_VALUED and not (newer.ended or older.exclusive or newer.exclusive):
             continue  # a second pet, another language: an addition unless one ended
         if attribute == "favourite" and _favourite_kind(older.text) != _favourite_kind(newer.text):
@@ -331,6 +372,33 @@ def same_attribute(older: Statement, newer: Statement, cosine: float) -> bool:
         if new_value(older, newer, attribute):
             return True
     return False
+
+
+def _comparable(older: Statement, newer: Statement, cosine: float) -> bool:
+    """Whether two statements may tell two states at all: the same speaker, neither a
+    question, a wish or a state of long ago, the newer no addition, said apart, not the
+    same statement and not unrelated."""
+    if older.speaker != newer.speaker or older.question or newer.question or newer.additive:
+        return False
+    if older.unreal or newer.unreal:
+        return False  # "If I moved to Galway", "小时候我住在哈尔滨": no state of now
+    if older.session is not None and older.session == newer.session:
+        return False  # one conversation elaborates a state more often than it changes it
+    if newer.occurred_at - older.occurred_at < SAME_MOMENT:
+        return False
+    return not (older.digest == newer.digest or cosine >= DUPLICATE or cosine < RELATED)
+
+
+def _ended_by(older: Statement, newer: Statement) -> set[str]:
+    """The attributes of ``older`` whose value ``newer`` names as ended without naming the
+    attribute ("我把比亚迪秦卖了，现在开本田思域", "去年我从小提琴改成了古筝")."""
+    if not newer.ended:
+        return set()
+    return {
+        attribute
+        for attribute in older.attributes - newer.attributes
+        if any(names_value(v, newer.text) for v in attribute_values(older.text, attribute))
+    }
 
 
 # "The coffee table wobbles", "The food bank needs volunteers": the attribute's word names
