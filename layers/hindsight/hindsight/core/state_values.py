@@ -90,20 +90,21 @@ _SLOTS_ZH = re.compile(
     r"(?:住在|搬到了?|搬去了?|搬回了?|定居在?|安家在?|落户在?)(?P<a>[^\s，。,.！!？?、]{2,8}?)"
     rf"(?={_SLOT_END}|这边|那边|$)"
     r"|在(?P<b>[^\s，。,.！!？?、]{2,8}?)(?:正式)?(?:上班|工作|入职|实习|任职|读书|上学|读研|读博)"
+    r"|在(?P<e>[^\s，。,.！!？?、]{2,8}?)(?:做|当|租|买)"
     r"|(?:入职了?|加入了?|跳槽(?:到|去)了?|去了|进了)(?P<d>[^\s，。,.！!？?、]{2,8}?)"
     rf"(?={_SLOT_END}|$)"
     r"|叫(?P<n>[^\s，。,.！!？?、]{2,3}?)(?=[了，。,.！!？?、]|$)"
-    r"|(?:一辆|换成了?|换了|提了|改成了?|是|向)(?P<c>[^\s，。,.！!？?、]{2,8}?)"
+    r"|(?:一辆|换成了?|换了|提了|改成了?|是|向|开)(?P<c>[^\s，。,.！!？?、]{2,8}?)"
     rf"(?={_SLOT_END}|汇报|手机|$)"
 )
 _TITLED_ZH = re.compile(rf"(?:{_SURNAMES})(?:医生|大夫|老师|经理|总|律师)")
 # where a slot holds a name only when it holds a proper noun: "搬到了窗户旁边" names no place
-_PLACE_SLOTS = frozenset({"a", "c", "d"})
+_PLACE_SLOTS = frozenset({"a", "c", "d", "e"})
 # a slot's filler that ends in a word of place ("搬到了阳台边上", "搬到了公司附近") or begins
 # with a count or a pointer ("搬到了一个小区", "去了那家店") is no name
 _NOT_NAME_SLOT = re.compile(
     r"(?:旁边|边上|附近|对面|中间|角落|门口|外面|里面|楼上|楼下|隔壁|[边上里下前后内外])$"
-    r"|^(?:[一两几这那哪每某][个家所间套座只]?|新|老|别的|其他)"
+    r"|^(?:[一两几这那哪每某][个家所间套座只]?|新|老|别的|其他|了)"
 )
 # "把" puts the thing handled before its verb: "我把沙发搬到了阳台边上" moves a sofa, not the
 # user, and names no value ("我把家搬到了苏州" does move the user)
@@ -243,6 +244,10 @@ def named_values(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# a word of one character as the object of its verb, where jieba joins the two ("改喝茶了")
+_VERB_OBJECT = re.compile(r"[喝养弹吹]\w[了，。,.！!？?、]?$")
+
+
 def _listed(text: str, lexicon: re.Pattern[str], zh: bool) -> frozenset[str]:
     """The words of ``lexicon`` in ``text``, casefolded."""
     matches = lexicon.finditer(text)
@@ -255,6 +260,7 @@ def _listed(text: str, lexicon: re.Pattern[str], zh: bool) -> frozenset[str]:
             if len(m.group()) > 2
             or PATTERNED_ZH.match(m.group())
             or (m.start() in edges and m.end() in edges)
+            or _VERB_OBJECT.match(text, m.start() - 1, m.end() + 1)
             or (len(m.group()) == 2 and (m.start() in edges or m.end() in edges))
         )
     return frozenset(m.group().casefold() for m in matches)
@@ -338,7 +344,7 @@ def _names_zh(text: str) -> frozenset[tuple[str, int]]:
         if (
             kind not in _PLACE_SLOTS
             or any(p in slot.casefold() for p, _ in proper)
-            or not _NOT_NAME_SLOT.search(slot)
+            or (kind != "c" and not _NOT_NAME_SLOT.search(slot))
         ):
             found.add((slot.casefold(), start))
     found.update((m.group(), m.start()) for m in _TITLED_ZH.finditer(text))

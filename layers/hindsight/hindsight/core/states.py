@@ -66,14 +66,21 @@ _EN = {
     r"where (?:does|do|did) .{1,40} live|"
     r"(?:moved|moving) (?:to|into|back|house|out|in|across|"
     r"abroad|here|there|away|last|recently)|relocat\w*|settled|based in|"
-    r"(?:my|our) (?:new )?(?:home|flat|apartment|house|place)|neighbou?rhood)\b",
+    r"(?:my|our) (?:new )?(?:home|flat|apartment|house|place)|neighbou?rhood|home is|"
+    r"rent(?:s|ing|ed)? (?:a|an|my|our) (?:[\w-]+ ){0,2}"
+    r"(?:place|flat|apartment|house|room|studio))\b",
     "work": r"\b(?:work(?:s|ing|ed)? (?:at|for|as|in)|(?:new |first |a |my )?job (?:at|as|with)|"
     r"(?:new|switched|changed) jobs?|employer|joined|hired (?:by|at)|quit|started at|badge|"
-    r"where (?:does|do|did) .{1,40} work|first (?:day|week|month) at)\b",
+    r"where (?:does|do|did) .{1,40} work|first (?:day|week|month) at|(?:i'm|i am) now (?:at|with)|"
+    r"(?:accepted|took|got) (?:the|an|a|their) (?:job |position |role )?offer|"
+    r"handed in my (?:notice|badge|resignation)|"
+    r"(?:my|the) (?:new )?(?:role|position|company|office) (?:at|with)|"
+    r"(?:engineer|developer|designer|analyst|accountant|auditor|nurse|teacher|"
+    r"consultant|lawyer|intern|chef|barista|researcher) (?:at|for|with))\b",
     "partner": r"\b(?:girlfriend|boyfriend|wife|husband|partner|fianc[eé]e?|spouse|"
     r"in a relationship|(?:dating|seeing) (?-i:[A-Z])\w+|"
     r"(?:got|get|getting|am|'m|are|were|be|been) married|married (?:to|him|her)|broke up|"
-    r"split up|divorced)\b",
+    r"split up|divorced|engaged|anniversary|first date|(?-i:[A-Z])\w+ and I\b.{0,50}\btogether)\b",
     "vehicle": r"\b(?:(?:my|our|new|a) (?:new |old )?car\b"
     r"(?! (?:park|show|boot|wash|accident|trouble|seat|full))|drive[sn]? (?:a|an|my)|"
     r"driving (?:a|an|my)|vehicle|truck|suv|motorbike|motorcycle|dealer|traded in|"
@@ -112,10 +119,14 @@ _EN = {
 }
 _ZH = {
     "residence": r"住在|住到|住着|(?:我|我们|现在|一直|目前)住(?![了院过宿])|(?<!老)家在"
-    r"|搬家|搬到|搬去|定居|安家|房子|租了|小区",
-    "work": r"上班|入职|跳槽|辞职|离职|职位|单位|在.{1,10}工作|工作是|公司是|新公司|同事",
+    r"|搬家|搬到|搬去|定居|安家|房子|租了|小区|在.{1,8}(?:租|买)(?:的|了)",
+    "work": r"上班|入职|跳槽|辞职|离职|职位|单位|在.{1,10}工作|工作是|公司是|新公司|同事"
+    r"|换了?(?:一?份)?(?:新)?工作|新工作|在.{1,8}(?:做|当)[\u4e00-\u9fff]{0,4}"
+    r"(?:开发|工程师|程序员|经理|审计|会计|销售|产品|设计|运营|老师|医生|护士|律师|编辑|记者|客服|研究员"
+    r"|分析师|实习)",
     "partner": r"女朋友|男朋友|老婆|老公|妻子|丈夫|对象|伴侣|结婚|分手|约会|离婚|在一起",
     "vehicle": r"汽车|车子|新车|我的车|一辆|开的是|开着|提的|提了|驾驶|把车"
+    r"|(?:我|现在|一直|平时)开(?![会心始门窗灯])"
     r"|(?:买|卖|换)了?(?:一?辆|车)",
     "manager": r"(?:我的|我们)(?:老板|领导)|经理|上司|主管|汇报",
     "diet": r"饮食|吃素|素食|节食|生酮|减肥|吃肉|忌口|轻断食",
@@ -128,7 +139,7 @@ _ZH = {
     "studies": r"上学|读书|大学|专业|学校|课程|读研",
     "commute": r"通勤|上下班|上班|去公司|到公司",
     "favourite": r"最喜欢|更喜欢|偏爱|喜欢",
-    "drink": r"喝|来一杯|离不开|换成了?(?:咖啡|茶|豆浆|拿铁)",
+    "drink": r"喝|一杯|一壶|离不开|换成了?(?:咖啡|茶|豆浆|拿铁)",
     "food": r"最喜欢吃|最爱吃|最爱的是|菜|能天天吃|吃不腻",
     "hobby": r"爱好|业余|空闲时间|闲暇|有空就",
     "hair": r"头发|染发|发色",
@@ -190,7 +201,7 @@ ENDED_CUES = (
     ),
     re.compile(
         r"不再|已经不|分手|离婚|辞职|离职|辞掉|卖了|卖掉|换掉|换成|改成|改为|改学|转学|放弃|腻了|送给了|"
-        r"送人|排第二|不.了|改到|换到|从.{1,8}(?:换|改|搬|转)"
+        r"送人|排第二|不.了|改到|换到|从.{1,8}(?:换|改|搬|转)|改[喝吃用开坐骑学养练打玩听看住]"
     ),
 )
 # a newer statement that wishes, plans or supposes ("If I moved to Galway", "I'd love to
@@ -243,6 +254,17 @@ _PAST_QUESTION = (
         r"以前|之前|曾经|当时|那时|过去|原来|最初|起初|一开始|第一|打算|计划|将来|过哪些|过什么"
     ),
 )
+# a habit ("three sessions of rowing a week", "每天早上一杯燕麦奶") states the attribute its
+# value is a word of, whether or not it names the attribute (``HABITS``)
+HABIT_CUES = (
+    re.compile(
+        r"\b(?:every (?:day|morning|evening|night|week|weekend)|each (?:day|morning|week)|"
+        r"a (?:day|week|month)|daily|weekly|most (?:days|mornings|evenings|weekends))\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"每天|每周|每晚|每早|每个?(?:星期|礼拜|月)|天天|一周.{0,3}次|平时|一般"),
+)
+HABITS = ("drink", "exercise", "commute", "diet", "language", "instrument")
 _CJK = re.compile(r"[\u3400-\u9fff]")
 
 
@@ -270,6 +292,8 @@ class Statement:
         zh = 1 if _CJK.search(text) else 0
         speaker = memory.speaker if isinstance(memory, EpisodicMemory) else None
         attributes = frozenset(n for n, patterns in ATTRIBUTES.items() if patterns[zh].search(text))
+        if HABIT_CUES[zh].search(text):
+            attributes |= {a for a in HABITS if values(text, a)}
         return cls(
             memory_id=memory.memory_id,
             occurred_at=memory.occurred_at,
