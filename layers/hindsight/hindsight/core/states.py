@@ -194,7 +194,8 @@ ENDED_CUES = (
     re.compile(
         r"\b(?:quit|left|no longer|not \w+ any ?more|broke up|split up|divorced|sold|replaced|"
         r"instead of|gave up|given up|giving up|dropped|ditched|stopped|rehomed|gave away|"
-        r"traded in|closed|cancell?ed|moved out of|moved away from|transferred from|"
+        r"traded in|closed|cancell?ed|moved out of|moved away from|transferred from|resigned|"
+        r"handed in (?:my|the) (?:notice|badge|resignation|keys)|laid off|moved on from|"
         r"(?:switched|swapped|changed|moved)(?: \w+){0,3} (?:from|for)|bored of|tired of|"
         r"from \w+(?: \w+)? to)\b",
         re.IGNORECASE,
@@ -285,6 +286,7 @@ class Statement:
     text: str
     ended: bool  # it says that an earlier state ended
     unreal: bool  # a wish, plan or supposition, or a state of long ago only
+    habit: bool  # it tells what the person does every day or week
 
     @classmethod
     def of(cls, memory: Memory) -> Statement:
@@ -292,7 +294,8 @@ class Statement:
         zh = 1 if _CJK.search(text) else 0
         speaker = memory.speaker if isinstance(memory, EpisodicMemory) else None
         attributes = frozenset(n for n, patterns in ATTRIBUTES.items() if patterns[zh].search(text))
-        if HABIT_CUES[zh].search(text):
+        habit = bool(HABIT_CUES[zh].search(text))
+        if habit:
             attributes |= {a for a in HABITS if values(text, a)}
         return cls(
             memory_id=memory.memory_id,
@@ -311,6 +314,7 @@ class Statement:
                 MODAL_CUES[zh].search(text)
                 or (PAST_CUES[zh].search(text) and not NOW_CUES[zh].search(text))
             ),
+            habit=habit,
         )
 
 
@@ -387,7 +391,9 @@ def same_attribute(older: Statement, newer: Statement, cosine: float) -> bool:
     if not _comparable(older, newer, cosine):
         return False
     for attribute in older.attributes & newer.attributes | _ended_by(older, newer):
-        if attribute in MULTI_VALUED and not (newer.ended or older.exclusive or newer.exclusive):
+        if attribute in MULTI_VALUED and not (
+            newer.ended or older.exclusive or newer.exclusive or newer.habit
+        ):
             continue  # a second pet, another language: an addition unless one ended
         if attribute == "favourite" and _favourite_kind(older.text) != _favourite_kind(newer.text):
             continue  # a favourite book is no favourite film
