@@ -80,7 +80,7 @@ _EN = {
     "partner": r"\b(?:girlfriend|boyfriend|wife|husband|partner|fianc[eé]e?|spouse|"
     r"in a relationship|(?:dating|seeing) (?-i:[A-Z])\w+|"
     r"(?:got|get|getting|am|'m|are|were|be|been) married|married (?:to|him|her)|broke up|"
-    r"split up|divorced|engaged|anniversary|first date|(?-i:[A-Z])\w+ and I\b.{0,50}\btogether)\b",
+    r"split up|divorced|engaged|anniversary|first date)\b",
     "vehicle": r"\b(?:(?:my|our|new|a) (?:new |old )?car\b"
     r"(?! (?:park|show|boot|wash|accident|trouble|seat|full))|drive[sn]? (?:a|an|my)|"
     r"driving (?:a|an|my)|vehicle|truck|suv|motorbike|motorcycle|dealer|traded in|"
@@ -119,16 +119,17 @@ _EN = {
 }
 _ZH = {
     "residence": r"住在|住到|住着|(?:我|我们|现在|一直|目前)住(?![了院过宿])|(?<!老)家在"
-    r"|搬家|搬到|搬去|定居|安家|房子|租了|小区|在.{1,8}(?:租|买)(?:的|了)",
+    r"|搬家|搬到|搬去|定居|安家|房子|租了|小区|在.{1,8}(?:租|买)(?:的|了)|安顿|落户|新家",
     "work": r"上班|入职|跳槽|辞职|离职|职位|单位|在.{1,10}工作|工作是|公司是|新公司|同事"
-    r"|换了?(?:一?份)?(?:新)?工作|新工作|在.{1,8}(?:做|当)[\u4e00-\u9fff]{0,4}"
+    r"|换了?(?:一?份)?(?:新)?工作|新工作|东家|在.{1,8}(?:做|当)[\u4e00-\u9fff]{0,4}"
     r"(?:开发|工程师|程序员|经理|审计|会计|销售|产品|设计|运营|老师|医生|护士|律师|编辑|记者|客服|研究员"
     r"|分析师|实习)",
-    "partner": r"女朋友|男朋友|老婆|老公|妻子|丈夫|对象|伴侣|结婚|分手|约会|离婚|在一起",
-    "vehicle": r"汽车|车子|新车|我的车|一辆|开的是|开着|提的|提了|驾驶|把车"
+    "partner": r"女朋友|男朋友|女友|男友|老婆|老公|妻子|丈夫|对象|伴侣|结婚|分手|约会|离婚|在一起"
+    r"|交往|恋爱",
+    "vehicle": r"汽车|车子|新车|提车|我的车|一辆|开的是|开着|提的|提了|驾驶|把车"
     r"|(?:我|现在|一直|平时)开(?![会心始门窗灯])"
     r"|(?:买|卖|换)了?(?:一?辆|车)",
-    "manager": r"(?:我的|我们)(?:老板|领导)|经理|上司|主管|汇报",
+    "manager": r"(?:我的|我们)(?:老板|领导)|经理|上司|上级|主管|汇报",
     "diet": r"饮食|吃素|素食|节食|生酮|减肥|吃肉|忌口|轻断食",
     "phone": r"手机|(?:华为|小米|苹果|(?i:iphone|oppo|vivo|pixel|galaxy)|三星|荣耀|一加|红米)\s*"
     r"[A-Za-z]*\s*\d",
@@ -136,7 +137,7 @@ _ZH = {
     "exercise_days": r"健身|锻炼|跑步|瑜伽|游泳|运动",
     "language": r"语|外语|说.{0,2}话",
     "pets": r"猫|狗|宠物|领养|养了|养着|只养",
-    "studies": r"上学|读书|大学|专业|学校|课程|读研",
+    "studies": r"上学|读书|大学|专业|学校|课程|读研|读博|学院|研究生",
     "commute": r"通勤|上下班|上班|去公司|到公司",
     "favourite": r"最喜欢|更喜欢|偏爱|喜欢",
     "drink": r"喝|一杯|一壶|离不开|换成了?(?:咖啡|茶|豆浆|拿铁)",
@@ -145,7 +146,7 @@ _ZH = {
     "hair": r"头发|染发|发色",
     "bank": r"银行|工资卡|账户|储蓄卡|信用卡",
     "doctor": r"医生|大夫|看病|体检",
-    "team": r"球迷|支持|季票|球衣|主场|看球",
+    "team": r"球迷|支持|季票|球衣|主场|看球|主队",
     "instrument": r"乐器|乐团|弹|拉(?:小提琴|大提琴|二胡)|演奏|打鼓|考级|老师说我",
     "sleep": r"起床|睡觉|早睡|晚睡",
 }
@@ -296,7 +297,7 @@ class Statement:
         attributes = frozenset(n for n, patterns in ATTRIBUTES.items() if patterns[zh].search(text))
         habit = bool(HABIT_CUES[zh].search(text))
         if habit:
-            attributes |= {a for a in HABITS if values(text, a)}
+            attributes |= {a for a in HABITS if any(values(t, a) for t in _habit_spans(text, zh))}
         return cls(
             memory_id=memory.memory_id,
             occurred_at=memory.occurred_at,
@@ -316,6 +317,15 @@ class Statement:
             ),
             habit=habit,
         )
+
+
+def _habit_spans(text: str, zh: int) -> list[str]:
+    """The text around each habit cue: the words a habit is of stand near it ("rowing a
+    week"; not "the water butt ran dry ... every morning")."""
+    before, after = (10, 14) if zh else (30, 30)
+    return [
+        text[max(0, m.start() - before) : m.end() + after] for m in HABIT_CUES[zh].finditer(text)
+    ]
 
 
 def _additive(text: str, zh: int) -> bool:
