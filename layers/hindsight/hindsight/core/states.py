@@ -73,7 +73,7 @@ _EN = {
     r"(?:new|switched|changed) jobs?|employer|joined|hired (?:by|at)|quit|started at|badge|"
     r"where (?:does|do|did) .{1,40} work|first (?:day|week|month) at|(?:i'm|i am) now (?:at|with)|"
     r"(?:accepted|took|got) (?:the|an|a|their) (?:job |position |role )?offer|"
-    r"handed in my (?:notice|badge|resignation)|"
+    r"handed in my (?:notice|badge|resignation)|employed (?:by|at)|(?:new|first) role|"
     r"(?:my|the) (?:new )?(?:role|position|company|office) (?:at|with)|"
     r"(?:engineer|developer|designer|analyst|accountant|auditor|nurse|teacher|"
     r"consultant|lawyer|intern|chef|barista|researcher) (?:at|for|with))\b",
@@ -101,7 +101,7 @@ _EN = {
     r"beagle|labrador|corgi|poodle|terrier|spaniel|husky|dachshund|retriever|tortoise|"
     r"hamster|budgie|guinea pig)\b",
     "studies": r"\b(?:study\w*|school|university|college|major\w*|degree|student|"
-    r"lectures?|seminar|enrol\w*|transferred)\b",
+    r"lectures?|seminar|enrol\w*|transferred|campus|semester|phd|master'?s|undergrad\w*)\b",
     "commute": r"\b(?:commut\w*|to (?:work|the office)|get to work|ride to work)\b",
     "favourite": r"\b(?:favou?rite|prefer\w*|best of all|more than any|like \w+ best)\b",
     "drink": r"\b(?:coffee|tea|latte|espresso|chai|drink(?:ing)?|cup of|morning (?:drink|cup))\b",
@@ -119,7 +119,7 @@ _EN = {
 }
 _ZH = {
     "residence": r"住在|住到|住着|(?:我|我们|现在|一直|目前)住(?![了院过宿])|(?<!老)家在"
-    r"|搬家|搬到|搬去|定居|安家|房子|租了|小区|在.{1,8}(?:租|买)(?:的|了)|安顿|落户|新家",
+    r"|搬家|搬到|搬去|定居|安家|房子|租了|小区|在.{1,8}(?:租|买)(?:的|了)(?:一套|一间|个)?(?:房|屋|公寓|单间)|安顿|落户|新家",
     "work": r"上班|入职|跳槽|辞职|离职|职位|单位|在.{1,10}工作|工作是|公司是|新公司|同事"
     r"|换了?(?:一?份)?(?:新)?工作|新工作|东家|在.{1,8}(?:做|当)[\u4e00-\u9fff]{0,4}"
     r"(?:开发|工程师|程序员|经理|审计|会计|销售|产品|设计|运营|老师|医生|护士|律师|编辑|记者|客服|研究员"
@@ -127,7 +127,6 @@ _ZH = {
     "partner": r"女朋友|男朋友|女友|男友|老婆|老公|妻子|丈夫|对象|伴侣|结婚|分手|约会|离婚|在一起"
     r"|交往|恋爱",
     "vehicle": r"汽车|车子|新车|提车|我的车|一辆|开的是|开着|提的|提了|驾驶|把车"
-    r"|(?:我|现在|一直|平时)开(?![会心始门窗灯])"
     r"|(?:买|卖|换)了?(?:一?辆|车)",
     "manager": r"(?:我的|我们)(?:老板|领导)|经理|上司|上级|主管|汇报",
     "diet": r"饮食|吃素|素食|节食|生酮|减肥|吃肉|忌口|轻断食",
@@ -137,7 +136,7 @@ _ZH = {
     "exercise_days": r"健身|锻炼|跑步|瑜伽|游泳|运动",
     "language": r"语|外语|说.{0,2}话",
     "pets": r"猫|狗|宠物|领养|养了|养着|只养",
-    "studies": r"上学|读书|大学|专业|学校|课程|读研|读博|学院|研究生",
+    "studies": r"上学|读书|大学|专业|学校|课程|读研|读博|研究生",
     "commute": r"通勤|上下班|上班|去公司|到公司",
     "favourite": r"最喜欢|更喜欢|偏爱|喜欢",
     "drink": r"喝|一杯|一壶|离不开|换成了?(?:咖啡|茶|豆浆|拿铁)",
@@ -174,7 +173,7 @@ CHANGE_CUES = (
     ),
     re.compile(
         r"现在|如今|目前|换成|换了|改成|改为|改到|不再|已经不|搬到|搬家|新的|最近|开始|辞职|离职|"
-        r"跳槽|分手|以后|调整|取代|代替|不.了"
+        r"跳槽|分手|以后|调整|取代|代替|不[喝吃用开坐骑学养练打玩听看住去干做抽弹拉]了"
     ),
 )
 # a question about the present state, whatever it names ("now", "currently", "现在")
@@ -203,7 +202,7 @@ ENDED_CUES = (
     ),
     re.compile(
         r"不再|已经不|分手|离婚|辞职|离职|辞掉|卖了|卖掉|换掉|换成|改成|改为|改学|转学|放弃|腻了|送给了|"
-        r"送人|排第二|不.了|改到|换到|从.{1,8}(?:换|改|搬|转)|改[喝吃用开坐骑学养练打玩听看住]"
+        r"送人|排第二|不[喝吃用开坐骑学养练打玩听看住去干做抽弹拉]了|改到|换到|从.{1,8}(?:换|改|搬|转)|改[喝吃用开坐骑学养练打玩听看住]"
     ),
 )
 # a newer statement that wishes, plans or supposes ("If I moved to Galway", "I'd love to
@@ -402,7 +401,10 @@ def same_attribute(older: Statement, newer: Statement, cosine: float) -> bool:
         return False
     for attribute in older.attributes & newer.attributes | _ended_by(older, newer):
         if attribute in MULTI_VALUED and not (
-            newer.ended or older.exclusive or newer.exclusive or newer.habit
+            newer.ended
+            or older.exclusive
+            or newer.exclusive
+            or (newer.habit and attribute in HABITS)
         ):
             continue  # a second pet, another language: an addition unless one ended
         if attribute == "favourite" and _favourite_kind(older.text) != _favourite_kind(newer.text):
@@ -434,11 +436,25 @@ def _ended_by(older: Statement, newer: Statement) -> set[str]:
     attribute ("我把比亚迪秦卖了，现在开本田思域", "去年我从小提琴改成了古筝")."""
     if not newer.ended:
         return set()
+    zh = 1 if _CJK.search(newer.text) else 0
+    near = 12 if zh else 30
+    ends = [m.span() for m in ENDED_CUES[zh].finditer(newer.text)]
     return {
         attribute
         for attribute in older.attributes - newer.attributes
-        if any(names_value(v, newer.text) for v in attribute_values(older.text, attribute))
+        for value in attribute_values(older.text, attribute)
+        if any(
+            abs(at - start) <= near or abs(at - end) <= near
+            for at in _places(value, newer.text)
+            for start, end in ends
+        )
     }
+
+
+def _places(value: str, text: str) -> list[int]:
+    """Where ``value`` stands in ``text`` (casefolded)."""
+    lowered = text.casefold()
+    return [m.start() for m in re.finditer(re.escape(value), lowered)]
 
 
 # "The coffee table wobbles", "The food bank needs volunteers": the attribute's word names
