@@ -287,6 +287,7 @@ class Statement:
     ended: bool  # it says that an earlier state ended
     unreal: bool  # a wish, plan or supposition, or a state of long ago only
     habit: bool  # it tells what the person does every day or week
+    now: bool  # it says what holds now ("now", "these days", "现在")
 
     @classmethod
     def of(cls, memory: Memory) -> Statement:
@@ -315,6 +316,7 @@ class Statement:
                 or (PAST_CUES[zh].search(text) and not NOW_CUES[zh].search(text))
             ),
             habit=habit,
+            now=bool(NOW_CUES[zh].search(text)),
         )
 
 
@@ -497,11 +499,15 @@ def attribute_values(text: str, attribute: str) -> frozenset[str]:
 
 def new_value(older: Statement, newer: Statement, attribute: str) -> bool:
     """Whether ``newer`` names a value of ``attribute`` that ``older`` does not, and
-    ``older``'s value is gone from it or it says the older state ended."""
+    ``older``'s value is gone from it, or it says the older state ended, or (of an
+    attribute of one value) that the new one holds now ("Tacos is my favourite food now,
+    sorry pad thai")."""
     olds, news = attribute_values(older.text, attribute), attribute_values(newer.text, attribute)
     if not olds or not any(not names_value(v, older.text) for v in news):
         return False
-    return newer.ended or any(not names_value(v, newer.text) for v in olds)
+    if newer.ended or (newer.now and attribute not in MULTI_VALUED):
+        return True
+    return any(not names_value(v, newer.text) for v in olds)
 
 
 @dataclass(frozen=True)
