@@ -274,7 +274,9 @@ def words(text: str) -> frozenset[str]:
     """Every word of ``text``, casefolded (Chinese: jieba's words), to look a value up in."""
     if _CJK.search(text):
         return frozenset(w.casefold() for w in _cut(text))
-    return frozenset(w.casefold() for w in _WORD_EN.findall(text))
+    found = [w.casefold() for w in _WORD_EN.findall(text)]
+    # "Ruby's" holds the name "ruby" (names are read without the possessive)
+    return frozenset(found + [w.removesuffix("'s").removesuffix("’s") for w in found])
 
 
 def names_value(value: str, text: str) -> bool:
