@@ -152,6 +152,18 @@ def test_statements_of_different_speakers_are_never_one_state():
         ("我早上一般喝豆浆。", "每天早上一杯燕麦奶，舒服。"),
         # "排第二" ends the old favourite, it adds nothing
         ("我最喜欢吃火锅。", "现在我最爱的是饺子，火锅排第二了。"),
+        # other phrasings of both languages
+        ("我家在西安，离钟楼不远。", "去年我们全家搬到了昆明，四季如春。"),
+        ("我现在的工作单位是中国移动。", "我已经跳槽到了华为，待遇好了不少。"),
+        ("我老公叫刘洋。", "我再婚了，现在的丈夫叫赵磊。"),
+        ("我在南京大学读本科。", "我转到了东南大学，专业也换了。"),
+        ("我养了一只金毛。", "金毛送人了，现在家里只有一只布偶猫。"),
+        ("My employer is Siemens.", "Started a new job at Bosch last month."),
+        ("My husband's name is Peter.", "My new husband Jonas and I got married in June."),
+        ("I have a VW Golf.", "Just bought a Kia Niro, the Golf is gone."),
+        ("My bank is Halifax.", "I opened an account with Nationwide and moved everything over."),
+        ("Basketball is my sport.", "I play tennis twice a week now."),
+        ("I drink tea in the morning.", "Black coffee is what gets me going every morning now."),
         # "my boss" is the user's own manager
         ("My boss is Alan.", "My manager Tomasz approved my leave in five minutes."),
     ],
@@ -220,6 +232,10 @@ def test_a_new_value_of_the_same_attribute_is_an_update(older: str, newer: str) 
         ("我开的是大众帕萨特。", "我哥提了一辆特斯拉，天天炫耀。"),
         ("My wife is Claire.", "I'm now reading a novel about a divorced detective in Oslo."),
         ("我的家庭医生是社区医院的何医生。", "何医生很痛快地给我续开了药。"),
+        ("我住在青岛。", "我把书桌搬到了客厅。"),
+        ("I'm learning Italian.", "I'm learning Japanese now too, alongside my Italian."),
+        # a name said again with a possessive is no new value
+        ("Ruby's lost her school jumper twice.", "Ruby's cast left her scared of climbing."),
     ],
 )
 def test_a_newer_memory_without_a_new_value_of_the_same_attribute_is_no_update(

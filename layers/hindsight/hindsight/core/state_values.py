@@ -58,7 +58,7 @@ _DIARY_EN = re.compile(r"\s*(?:[A-Z][a-z]+ed|Got|Bought|Sold|Left|Took|Went|Made
 _SUBJECT_EN = re.compile(
     rf"\b(?P<self>i|i'm|i've|i'd|we|we're|we've|the user|my|our)\b"
     rf"(?:\s+(?:(?:new|older|younger|little|big|teenage|eldest|oldest|youngest|baby|twin|step|late)\s+)?(?P<other>{_RELATIVES_EN})"
-    r"(?P<own>['’]s)?\b(?!\s+(?:and i|&\s*i)\b))?"
+    r"(?P<own>['’]s(?! name))?\b(?!\s+(?:and i|&\s*i)\b))?"
     r"|\b(?P<third>he|she|they)\b",
     re.IGNORECASE,
 )
@@ -111,7 +111,7 @@ _NOT_NAME_SLOT = re.compile(
 )
 # "把" puts the thing handled before its verb: "我把沙发搬到了阳台边上" moves a sofa, not the
 # user, and names no value ("我把家搬到了苏州" does move the user)
-_BA_ZH = re.compile(r"把(?!家)[^，。,.！!？?；;]{1,10}?(?:搬|挪|移|放|送|带|拿|换|改)")
+_BA_ZH = re.compile(r"把(?!家)[^，。,.！!？?；;]{1,10}?(?:搬|挪|移|放|摆|拿|带)")
 _GENERIC_ZH = _words(
     "公司 单位 家里 家 这里 那里 这边 那边 外地 老家 附近 学校 医院 社区 店里 新家 房子 宿舍 市区 "
     "郊区 城里 乡下 国外 外国 南方 北方 超市 商场 公园 医院 银行 饭店 餐厅 一起"
@@ -344,7 +344,8 @@ def _names_zh(text: str) -> frozenset[tuple[str, int]]:
         start = match.start(kind)
         if slot.startswith("在"):
             slot, start = slot[1:], start + 1
-        if slot in _ZH_NOT_VALUES or slot in _GENERIC_ZH or any(s < start <= e for s, e in handled):
+        moved = any(s < match.start() <= e for s, e in handled)  # "把书桌搬到了客厅"
+        if slot in _ZH_NOT_VALUES or slot in _GENERIC_ZH or moved:
             continue
         if (
             kind not in _PLACE_SLOTS

@@ -92,7 +92,7 @@ _EN = {
     r"keto|paleo|pescatarian|gluten-free|dairy-free|low-carb|plant-based|carnivore))\b",
     "phone": r"\b(?:phone|iphone|android|pixel|galaxy|smartphone|mobile|xperia|oneplus|"
     r"(?:a|an|my|new) (?:huawei|xiaomi|motorola|nokia|samsung))\b",
-    "exercise": r"\b(?:gym|work ?outs?|exercis\w*|training|yoga|pilates|swim\w*|"
+    "exercise": r"\b(?:gym|work ?outs?|exercis\w*|training|yoga|pilates|swim\w*|sports?|"
     r"run on|jog\w*)\b",
     "exercise_days": r"\b(?:gym|work ?outs?|exercis\w*|training|yoga|pilates|swim\w*|"
     r"run on|jog\w*)\b",
@@ -329,12 +329,17 @@ def _habit_spans(text: str, zh: int) -> list[str]:
     ]
 
 
+# "也"/"too" before a change adds nothing: "专业也换了" says the major changed as well
+_CHANGED_TOO = re.compile(r"\s?(?:换|改|变|搬|转|跟着|switched|changed|moved)")
+
+
 def _additive(text: str, zh: int) -> bool:
     """Whether ``text`` adds a value ("a second cat", "又养了一只猫"), not inside a cue that
     says one ended ("火锅排第二了")."""
     ended = [m.span() for m in ENDED_CUES[zh].finditer(text)]
     return any(
         not any(start <= m.start() < end for start, end in ended)
+        and not _CHANGED_TOO.match(text, m.end())
         for m in ADDITIVE_CUES[zh].finditer(text)
     )
 
@@ -407,6 +412,7 @@ def same_attribute(older: Statement, newer: Statement, cosine: float) -> bool:
             or older.exclusive
             or newer.exclusive
             or (newer.habit and attribute in HABITS)
+            or (newer.now and _names_older_value(older, newer, attribute))
         ):
             continue  # a second pet, another language: an addition unless one ended
         if attribute == "favourite" and _favourite_kind(older.text) != _favourite_kind(newer.text):
@@ -451,6 +457,12 @@ def _ended_by(older: Statement, newer: Statement) -> set[str]:
             for start, end in ends
         )
     }
+
+
+def _names_older_value(older: Statement, newer: Statement, attribute: str) -> bool:
+    """Whether ``newer`` names ``older``'s value of ``attribute`` ("Italian didn't stick, so
+    I'm doing Japanese now"): said with "now", a contrast, not an addition."""
+    return any(names_value(v, newer.text) for v in attribute_values(older.text, attribute))
 
 
 def _places(value: str, text: str) -> list[int]:
