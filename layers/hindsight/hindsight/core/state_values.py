@@ -13,8 +13,12 @@ statement, for one attribute, in English and Chinese, and says nothing when it c
   a partner, a manager, a car or phone, a school, bank, doctor, team): capitalised words
   but sentence-starting common words, weekdays, months and names said to someone ("Thanks,
   Deb!"), numbers beside a name ("Pixel 8"); in Chinese, the proper nouns jieba tags
-  (places, names, organisations, latin words, numbers), what fills the attribute's slot
-  when it holds one ("住在青岛") and a surname with a title ("何医生"). A name counts only
+  (places, names, organisations, latin words, numbers), what fills the slot of the
+  attribute's verb ("住在青岛", "搬去了大连", "入职拼多多", "在德勤做审计", "我的对象是子涵";
+  a filler that ends in a word of place, "搬到了阳台边上", starts with a count, "搬到了一个
+  小区", or is moved by "把", "我把沙发搬到了…", is none) and a surname with a title
+  ("何医生"). A person-valued attribute (partner, manager, doctor) takes no name after
+  "in", "at", "near" ("a detective in Oslo"). A name counts only
   near the words that name the attribute ("Got a job translating a German novel" names no
   employer). Everything else (diet,
   sport, language, pet, commute, drink, food, hobby, hair colour, instrument) takes its

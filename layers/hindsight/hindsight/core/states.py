@@ -7,6 +7,9 @@ state of an older one only when
 
 * neither is a question, and the newer does not add to the older ("a second cat", "also
   speak French", "又养了一只猫": additive updates keep both states current);
+* neither is a wish, plan or supposition (``MODAL_CUES``: "If I moved to Galway", "我想
+  搬到大理") or tells only of long ago (``PAST_CUES``: "I lived in Edinburgh as a kid",
+  "小时候我住在哈尔滨", unless it also says what holds now);
 * they were said apart: not in one session, not within the hour (a conversation
   elaborates a state more often than it changes it: "今天正式入职新公司了" and, minutes
   later, "新公司在南山后海");
@@ -14,18 +17,22 @@ state of an older one only when
 * both name the same kind of attribute (``ATTRIBUTES``: word patterns of both languages
   for where they live, work, their partner, car, manager, diet, phone, sport and exercise
   days, languages, pets, studies, commute, a favourite, drink, dish, hobby, hair colour,
-  bank, doctor, team, instrument) and their vectors are not unrelated (``RELATED``); of
-  an attribute one has several of (``MULTI_VALUED``) only when one value ended or a
-  statement says it is the only one ("my only pet");
+  bank, doctor, team, instrument; a habit, ``HABIT_CUES``, names the attribute of the
+  value beside it: "three sessions of rowing a week") and their vectors are not unrelated
+  (``RELATED``); of an attribute one has several of (``MULTI_VALUED``) only when one
+  value ended, a statement says it is the only one ("my only pet"), the newer is a habit
+  of a sport, language or instrument, or says "now" naming the older value too;
 * both give the state of the same person (``core/state_values.subject``: "my sister lives
   in Rome" is no update of "I live in Berlin", "my wife's manager" none of "my manager";
   "The car park was full" gives nobody's);
 * and the newer names a value of that attribute the older does not ("Denver" after
   "Austin": a name near the attribute's word, or a word of its kind), while the older's
-  value is gone from the newer or the newer says it ended ("quit", "broke up", "不再":
-  ``ENDED_CUES``). A newer memory that names no value ("I moved my desk closer to the
-  window") or only the older's ("My Toyota needs new tyres", "杭州最近一直下雨") is no
-  update.
+  value is gone from the newer, or the newer says it ended ("quit", "broke up", "不再":
+  ``ENDED_CUES``) or, of an attribute of one value, that the new one holds now ("Tacos
+  is my favourite food now, sorry pad thai"). A newer memory that names the older's value
+  beside a cue that it ended needs no word of the attribute ("我把比亚迪秦卖了，现在开本田
+  思域"). A newer memory that names no value ("I moved my desk closer to the window") or
+  only the older's ("My Toyota needs new tyres", "杭州最近一直下雨") is no update.
 
 When the rule is unsure it does nothing: the older memory keeps its place and its score.
 Within the top ``STATE_WINDOW`` results, the members of each group of states whose
