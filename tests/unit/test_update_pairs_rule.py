@@ -59,7 +59,7 @@ def test_no_negative_pair_is_an_update(pairs: list[dict[str, object]], lang: str
 
 @pytest.mark.parametrize(
     ("lang", "split", "floor"),
-    [("en", "fit", 0.85), ("zh", "fit", 0.80), ("en", "held", 0.50), ("zh", "held", 0.30)],
+    [("en", "fit", 0.925), ("zh", "fit", 0.925), ("en", "held", 0.65), ("zh", "held", 0.475)],
 )
 def test_genuine_updates_are_found(
     pairs: list[dict[str, object]], lang: str, split: str, floor: float
