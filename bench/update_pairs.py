@@ -16,13 +16,14 @@ older statement dated 90 days before ``AS_OF`` and the newer memory 1 day before
   ``superseded`` by a fact drawn from the newer memory (the results keep the facts of the
   pairs where reflection got it wrong).
 
-Negatives (``unrelated``, ``consistent``, ``other_person``) give the false-update rate
+Negatives (``unrelated``, ``consistent``, ``other_person``; the shapes set's also
+``restated``, ``question``, ``hypothetical``, ``past_only``) give the false-update rate
 (target at most 1%), genuine updates (``update_cue``, ``update_plain``) the recall (target
 at least 95%), at retrieve (``marked`` with ``time_decay`` 1.0) and at reflect, per split
 and language; and per language × category × split every rate.
 
-    .venv/bin/python bench/update_pairs.py [--lang en|zh] [--split fit|held]
-        [--no-reflect] [--limit N] [--verbose]
+    .venv/bin/python bench/update_pairs.py [--lang en|zh] [--split fit|held|shapes]
+        [--no-reflect] [--limit N] [--verbose] [--pairs bench/data/updates/shapes.json]
 
 Writes ``bench/results/update_pairs.json`` and ``.md`` (``--out`` to change).
 """
@@ -70,7 +71,17 @@ OLDER_DAYS, NEWER_DAYS = 90, 1
 NOISE_DAYS = (75, 40, 12)  # the everyday memories fall between the two
 TOP_K = 10
 DECAYS = {"decay1": 1.0, "default": None}  # None: the command's default time_decay
-NEGATIVE = ("unrelated", "consistent", "other_person")
+# the precision set's negatives, then those only the shapes set has
+# (``bench/update_pairs_shapes.py``)
+NEGATIVE = (
+    "unrelated",
+    "consistent",
+    "other_person",
+    "restated",
+    "question",
+    "hypothetical",
+    "past_only",
+)
 POSITIVE = ("update_cue", "update_plain")
 FALSE_UPDATE_TARGET, RECALL_TARGET = 0.01, 0.95
 SAMPLE_SEED = 40  # --limit's sample
@@ -300,7 +311,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS)
     parser.add_argument("--lang", choices=["en", "zh"], default=None)
-    parser.add_argument("--split", choices=["fit", "held"], default=None)
+    parser.add_argument("--split", choices=["fit", "held", "shapes"], default=None)
     parser.add_argument("--no-reflect", action="store_true", help="retrieve measures only")
     parser.add_argument("--limit", type=int, default=None, help="run N pairs spread evenly")
     parser.add_argument("--verbose", action="store_true", help="print every wrong pair")

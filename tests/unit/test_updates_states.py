@@ -135,6 +135,37 @@ def test_statements_of_different_speakers_are_never_one_state():
         ("My only pet is a beagle.", "We rehomed the beagle and have a labrador now."),
         ("我在学法语。", "我不学法语了，现在改学韩语。"),
         ("我的家庭医生是何医生。", "我换了家庭医生，现在找周医生看病。"),
+        # the value read from what follows the attribute's verb
+        ("我住在南京，离公司很近。", "我搬到了苏州，房租便宜多了。"),
+        ("我们住在天津。", "我们搬去了大连，离海边很近。"),
+        ("我在华为上班。", "现在在字节跳动上班，挺忙的。"),
+        ("我在美团做产品经理。", "入职拼多多快一个月了。"),
+        ("I work for Deloitte as an auditor.", "I'm now at KPMG, same kind of work."),
+        ("I live in Manchester.", "These days I rent a little place in Bristol."),
+        # the older value named as ended, the attribute not named
+        ("我开的是比亚迪秦。", "我把比亚迪秦卖了，现在开本田思域。"),
+        ("我在社区乐团里弹小提琴。", "去年我从小提琴改成了古筝。"),
+        ("I work at Zalando.", "Handed in my badge at Zalando and joined Booking.com."),
+        # a habit states its value's attribute; "改喝" ends the old drink
+        ("My main workout is running.", "Three sessions of rowing a week, my shoulders ache."),
+        ("我每天早上喝咖啡。", "改喝茶了，咖啡喝多了心慌。"),
+        ("我早上一般喝豆浆。", "每天早上一杯燕麦奶，舒服。"),
+        # "排第二" ends the old favourite, it adds nothing
+        ("我最喜欢吃火锅。", "现在我最爱的是饺子，火锅排第二了。"),
+        # other phrasings of both languages
+        ("我家在西安，离钟楼不远。", "去年我们全家搬到了昆明，四季如春。"),
+        ("我现在的工作单位是中国移动。", "我已经跳槽到了华为，待遇好了不少。"),
+        ("我老公叫刘洋。", "我再婚了，现在的丈夫叫赵磊。"),
+        ("我在南京大学读本科。", "我转到了东南大学，专业也换了。"),
+        ("我养了一只金毛。", "金毛送人了，现在家里只有一只布偶猫。"),
+        ("My employer is Siemens.", "Started a new job at Bosch last month."),
+        ("My husband's name is Peter.", "My new husband Jonas and I got married in June."),
+        ("I have a VW Golf.", "Just bought a Kia Niro, the Golf is gone."),
+        ("My bank is Halifax.", "I opened an account with Nationwide and moved everything over."),
+        ("Basketball is my sport.", "I play tennis twice a week now."),
+        ("I drink tea in the morning.", "Black coffee is what gets me going every morning now."),
+        # "my boss" is the user's own manager
+        ("My boss is Alan.", "My manager Tomasz approved my leave in five minutes."),
     ],
 )
 def test_a_new_value_of_the_same_attribute_is_an_update(older: str, newer: str) -> None:
@@ -181,6 +212,30 @@ def test_a_new_value_of_the_same_attribute_is_an_update(older: str, newer: str) 
         ("我主要的运动是瑜伽，一周三次。", "今天早上瑜伽状态特别好。"),
         ("我住在深圳，离公司不远。", "我老家在湖南衡阳，父母开了一家小饭馆。"),
         ("I live in Leeds.", "My hometown is York, I grew up there."),
+        # a wish, plan or supposition states no present value
+        ("I live in Cork.", "If I moved to Galway I'd be closer to the sea."),
+        ("I drink coffee every morning.", "Maybe I should switch to green tea."),
+        ("I'm based in Austin.", "One day I'd love to live in Denver."),
+        ("我住在北京朝阳区。", "我想搬到大理去，过慢一点的生活。"),
+        ("我在阿里巴巴工作。", "如果去腾讯工作，工资能多三成。"),
+        ("我住在成都。", "要是能搬到重庆，离爸妈就近了。"),
+        # a state of long ago only
+        ("I live in Manchester.", "I lived in Edinburgh as a kid and still miss it."),
+        ("I work at Spotify.", "Back in college I worked at a Starbucks in Austin."),
+        ("我住在南京。", "小时候我住在哈尔滨，冬天特别冷。"),
+        ("我开丰田凯美瑞。", "我的第一辆车是一辆二手的桑塔纳。"),
+        # the same value again, with a cue word
+        ("I work at Spotify.", "These days I'm still at Spotify, five years now."),
+        ("我在华为上班。", "我现在在华为上班，快五年了。"),
+        # a thing moved ("把"), another person ("我哥"), a place where a person is asked
+        ("我住在南京。", "我把沙发搬到了阳台边上。"),
+        ("我开的是大众帕萨特。", "我哥提了一辆特斯拉，天天炫耀。"),
+        ("My wife is Claire.", "I'm now reading a novel about a divorced detective in Oslo."),
+        ("我的家庭医生是社区医院的何医生。", "何医生很痛快地给我续开了药。"),
+        ("我住在青岛。", "我把书桌搬到了客厅。"),
+        ("I'm learning Italian.", "I'm learning Japanese now too, alongside my Italian."),
+        # a name said again with a possessive is no new value
+        ("Ruby's lost her school jumper twice.", "Ruby's cast left her scared of climbing."),
     ],
 )
 def test_a_newer_memory_without_a_new_value_of_the_same_attribute_is_no_update(

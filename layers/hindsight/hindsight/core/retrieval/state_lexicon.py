@@ -7,6 +7,11 @@ colour, an instrument, a time of day. ``core/retrieval/state_values.py`` reads a
 of such an attribute from these lists only, so that a word of another kind ("piano"
 beside where one lives, "Friday" beside a partner) is never taken for a new value. The
 lists are general vocabulary of each kind, not the words of any dev set.
+
+It also holds the cue words ``core/states.py`` reads a statement's stance by: a change
+("now", "switched", "换成"), an end ("quit", "不再"), an addition ("also", "又"), a value said
+to be the only one, a wish or plan ("if", "我想"), a state of long ago ("as a kid", "小时候"),
+what holds now, and a habit ("every morning", "每天").
 """
 
 from __future__ import annotations
@@ -181,3 +186,101 @@ LEXICON_EN: dict[str, re.Pattern[str]] = {a: _compile_en(p) for a, p in _EN.item
 LEXICON_ZH: dict[str, re.Pattern[str]] = {a: re.compile(p) for a, p in _ZH.items()}
 # Chinese values written by a pattern, not a word list: whole as they match
 PATTERNED_ZH = re.compile(f"(?:{_DAYS_ZH}|{_TIME_ZH})$")
+
+
+# --- cue words of a statement's stance (``core/states.py``) -----------------------------
+
+# a statement that the value is the only one ("my only pet", "my main hobby", "唯一的宠物"):
+# a multi-valued attribute then changes without a change cue
+EXCLUSIVE_CUES = (
+    re.compile(
+        r"\b(?:only|main|one and only|just one|my instrument|my one|all my|every spare|"
+        r"every free|nothing beats|is my (?:hobby|sport|workout))\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"唯一|只养|只学|只喝|只玩|主要|最大的|全给了|全部"),
+)
+CHANGE_CUES = (
+    re.compile(
+        r"\b(?:now|nowadays|these days|currently|moved|relocated|switched|changed|no longer|"
+        r"anymore|any more|instead|new|since|quit|left|became|started|took over|replaced|"
+        r"sold|broke up|from (?:this|next|now)|gave up|stopped|finally)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"现在|如今|目前|换成|换了|改成|改为|改到|不再|已经不|搬到|搬家|新的|最近|开始|辞职|离职|"
+        r"跳槽|分手|以后|调整|取代|代替|不[喝吃用开坐骑学养练打玩听看住去干做抽弹拉]了"
+    ),
+)
+# a question about the present state, whatever it names ("now", "currently", "现在")
+CURRENT_CUES = (
+    re.compile(r"\b(?:now|nowadays|currently|these days|at present|still|anymore)\b", re.I),
+    re.compile(r"现在|目前|如今|眼下|还在|最近"),
+)
+ADDITIVE_CUES = (
+    re.compile(
+        r"\b(?:also|another|second|third|too|as well|in addition|added|plus|both)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"又|也|另一|第二|第三|再养|还有|两只|两个"),
+)
+# a newer statement saying that the older state ended: it may name the older value and
+# still replace it ("I quit Globex and joined Initech", "我和小雨分手了")
+ENDED_CUES = (
+    re.compile(
+        r"\b(?:quit|left|no longer|not \w+ any ?more|broke up|split up|divorced|sold|replaced|"
+        r"instead of|gave up|given up|giving up|dropped|ditched|stopped|rehomed|gave away|"
+        r"traded in|closed|cancell?ed|moved out of|moved away from|transferred from|resigned|"
+        r"handed in (?:my|the) (?:notice|badge|resignation|keys)|laid off|moved on from|"
+        r"(?:switched|swapped|changed|moved)(?: \w+){0,3} (?:from|for)|bored of|tired of|"
+        r"from \w+(?: \w+)? to)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"不再|已经不|分手|离婚|辞职|离职|辞掉|卖了|卖掉|换掉|换成|改成|改为|改学|转学|放弃|腻了|送给了|"
+        r"送人|排第二|不[喝吃用开坐骑学养练打玩听看住去干做抽弹拉]了|改到|换到|从.{1,8}(?:换|改|搬|转)|改[喝吃用开坐骑学养练打玩听看住]"
+    ),
+)
+# a newer statement that wishes, plans or supposes ("If I moved to Galway", "I'd love to
+# live in Denver", "我想搬到大理", "要是能去腾讯") or tells only of long ago ("I lived in
+# Edinburgh as a kid", "小时候我住在哈尔滨", "my first car was") states no present value
+MODAL_CUES = (
+    re.compile(
+        r"\b(?:if|unless|would|should|might|maybe|perhaps|wish|hope to|hoping to|"
+        r"(?:thinking|dreaming) (?:about|of)|consider(?:ing)?|plan(?:ning)? to|"
+        r"want(?:ing)? to|one day|someday|some day|(?:i|we)'d|(?:i|we)'ll|(?:i|we) will)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"如果|要是|假如|假设|万一|想要|我想|打算|计划|考虑|希望|但愿|要不要|也许|或许|说不定|将来|哪天"
+    ),
+)
+PAST_CUES = (
+    re.compile(
+        r"\b(?:as a (?:kid|child|teen(?:ager)?|student|boy|girl)|when (?:i|we) (?:was|were)|"
+        r"back (?:in|then|when)|years ago|(?<!getting )(?<!got )(?:i|we) used to|"
+        r"my first \w+ (?:was|were)|growing up|in my (?:teens|twenties|youth)|formerly|"
+        r"in (?:college|school|uni|university),)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"小时候|(?:大学|上学|读书|年轻|小的)(?:的)?时候|当年|那时候?|那会儿|曾经|以前|"
+        r"第一(?:辆|份|个|台|部)|[住干做待开打用学]过"
+    ),
+)
+# what says a statement of the past also tells the present ("以前住北京，现在住上海")
+NOW_CUES = (
+    re.compile(r"\b(?:now|nowadays|currently|these days|at present)\b", re.IGNORECASE),
+    re.compile(r"现在|目前|如今|眼下"),
+)
+# a habit ("three sessions of rowing a week", "每天早上一杯燕麦奶") states the attribute its
+# value is a word of, whether or not it names the attribute (``HABITS``)
+HABIT_CUES = (
+    re.compile(
+        r"\b(?:every (?:day|morning|evening|night|week|weekend)|each (?:day|morning|week)|"
+        r"a (?:day|week|month)|daily|weekly|most (?:days|mornings|evenings|weekends))\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"每天|每周|每晚|每早|每个?(?:星期|礼拜|月)|天天|一周.{0,3}次|平时|一般"),
+)
+HABITS = ("drink", "exercise", "commute", "diet", "language", "instrument")

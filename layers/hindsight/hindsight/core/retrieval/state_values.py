@@ -13,8 +13,12 @@ statement, for one attribute, in English and Chinese, and says nothing when it c
   a partner, a manager, a car or phone, a school, bank, doctor, team): capitalised words
   but sentence-starting common words, weekdays, months and names said to someone ("Thanks,
   Deb!"), numbers beside a name ("Pixel 8"); in Chinese, the proper nouns jieba tags
-  (places, names, organisations, latin words, numbers), what fills the attribute's slot
-  when it holds one ("住在青岛") and a surname with a title ("何医生"). A name counts only
+  (places, names, organisations, latin words, numbers), what fills the slot of the
+  attribute's verb ("住在青岛", "搬去了大连", "入职拼多多", "在德勤做审计", "我的对象是子涵";
+  a filler that ends in a word of place, "搬到了阳台边上", starts with a count, "搬到了一个
+  小区", or is moved by "把", "我把沙发搬到了…", is none) and a surname with a title
+  ("何医生"). A person-valued attribute (partner, manager, doctor) takes no name after
+  "in", "at", "near" ("a detective in Oslo"). A name counts only
   near the words that name the attribute ("Got a job translating a German novel" names no
   employer). Everything else (diet,
   sport, language, pet, commute, drink, food, hobby, hair colour, instrument) takes its
@@ -49,19 +53,26 @@ _RELATIVES_EN = (
     "classmate|best mate|mate|boss|teacher|landlord|landlady"
 )
 _SPOUSES = frozenset({"husband", "wife", "girlfriend", "boyfriend", "partner", "fiance", "fiancé"})
+# the people whose word names an attribute's role: "my boss" is the user's own manager,
+# "my girlfriend" the user's own partner (when that attribute is asked about)
+_ROLES = {"partner": _SPOUSES, "manager": frozenset({"boss"})}
+# an English statement that opens with a verb in the past drops its subject, the speaker
+# ("Picked up a Tesla last week, the Volvo went to my nephew")
+_DIARY_EN = re.compile(r"\s*(?:[A-Z][a-z]+ed|Got|Bought|Sold|Left|Took|Went|Made|Found|Gave)\b")
 _SUBJECT_EN = re.compile(
     rf"\b(?P<self>i|i'm|i've|i'd|we|we're|we've|the user|my|our)\b"
     rf"(?:\s+(?:(?:new|older|younger|little|big|teenage|eldest|oldest|youngest|baby|twin|step|late)\s+)?(?P<other>{_RELATIVES_EN})"
-    r"(?P<own>['’]s)?\b(?!\s+(?:and i|&\s*i)\b))?"
+    r"(?P<own>['’]s(?! name))?\b(?!\s+(?:and i|&\s*i)\b))?"
     r"|\b(?P<third>he|she|they)\b",
     re.IGNORECASE,
 )
 _RELATIVES_ZH = (
     "妈妈|母亲|老妈|爸爸|父亲|老爸|爸妈|父母|姐姐|妹妹|哥哥|弟弟|朋友|同事|同学|室友|邻居|老公|老婆|"
     "丈夫|妻子|女朋友|男朋友|对象|儿子|女儿|孩子|表姐|表妹|表哥|表弟|堂姐|堂哥|舅舅|姑姑|阿姨|叔叔|"
-    "爷爷|奶奶|外公|外婆|姥姥|姥爷|闺蜜|岳父|岳母|公公|婆婆|爸|妈|老师|房东|领导"
+    "爷爷|奶奶|外公|外婆|姥姥|姥爷|闺蜜|岳父|岳母|公公|婆婆|爸|妈|哥|姐|弟|妹|老师|房东|领导"
 )
 _SPOUSES_ZH = frozenset({"老公", "老婆", "丈夫", "妻子", "女朋友", "男朋友", "对象"})
+_ROLES_ZH = {"partner": _SPOUSES_ZH, "manager": frozenset({"领导"})}
 _SUBJECT_ZH = re.compile(
     rf"(?P<other>(?:我的?|我们的?)(?:好|最好的|亲|大|小)?(?:{_RELATIVES_ZH})|^(?:{_RELATIVES_ZH}))(?P<own>的)?"
     rf"|(?P<self>我|我们|用户)"
@@ -77,17 +88,38 @@ _SURNAMES = (
 )
 # the slots of Chinese attribute statements that hold a name: what follows "住在", comes
 # between "在" and "上班" ...
+# what ends a slot's filler: a pause, or a word that follows a noun ("入职拼多多快一个月了")
+_SLOT_END = "[了，。,.！!？?、的快都也才]|已经"
 _SLOTS_ZH = re.compile(
-    r"(?:住在|搬到了?|搬去了?|定居在?|安家在?)(?P<a>[^\s，。,.！!？?、]{2,8}?)(?=[了，。,.！!？?、]|这边|那边|$)"
-    r"|在(?P<b>[^\s，。,.！!？?、]{2,8}?)(?:正式)?(?:上班|工作|入职|实习|任职|读书|上学)"
+    r"(?:住在|搬到了?|搬去了?|搬回了?|定居在?|安家在?|落户在?)(?P<a>[^\s，。,.！!？?、]{2,8}?)"
+    rf"(?={_SLOT_END}|这边|那边|$)"
+    r"|在(?P<b>[^\s，。,.！!？?、]{2,8}?)(?:正式)?(?:上班|工作|入职|实习|任职|读书|上学|读研|读博)"
+    r"|在(?P<e>[^\s，。,.！!？?、]{2,8}?)(?:做|当|(?:租|买)(?:的|了)(?:一套|一间|个)?(?:房|屋|公寓))"
+    r"|(?:入职了?|加入了?|跳槽(?:到|去)了?|去了|进了)(?P<d>[^\s，。,.！!？?、]{2,8}?)"
+    rf"(?={_SLOT_END}|$)"
     r"|叫(?P<n>[^\s，。,.！!？?、]{2,3}?)(?=[了，。,.！!？?、]|$)"
-    r"|(?:一辆|换成了?|换了|提了|改成了?|是|向)(?P<c>[^\s，。,.！!？?、]{2,8}?)"
-    r"(?=[了，。,.！!？?、]|汇报|手机|$)"
+    r"|(?:对象|女朋友|男朋友|老婆|老公|妻子|丈夫|经理|领导|上司|主管)(?:是|叫)"
+    r"(?P<p>[\u4e00-\u9fff]{2,3}?)(?=[了，。,.！!？?、]|$)"
+    r"|我和(?P<q>[\u4e00-\u9fff]{2,3}?)(?:在一起|交往|谈恋爱|恋爱|结婚|订婚|领证|分手)"
+    r"|(?:一辆|换成了?|换了|提了|改成了?|是|向|开)(?P<c>[^\s，。,.！!？?、]{2,8}?)"
+    rf"(?={_SLOT_END}|汇报|手机|$)"
 )
 _TITLED_ZH = re.compile(rf"(?:{_SURNAMES})(?:医生|大夫|老师|经理|总|律师)")
 # where a slot holds a name only when it holds a proper noun: "搬到了窗户旁边" names no place
-_PLACE_SLOTS = frozenset({"a", "c"})
-_GENERIC_ZH = _words("公司 单位 家里 家 这里 那里 这边 那边 外地 老家 附近 学校 医院 社区 店里")
+_PLACE_SLOTS = frozenset({"a", "c", "d", "e"})
+# a slot's filler that ends in a word of place ("搬到了阳台边上", "搬到了公司附近") or begins
+# with a count or a pointer ("搬到了一个小区", "去了那家店") is no name
+_NOT_NAME_SLOT = re.compile(
+    r"(?:旁边|边上|附近|对面|中间|角落|门口|外面|里面|楼上|楼下|隔壁|[边上里下前后内外])$"
+    r"|^(?:[一两几这那哪每某][个家所间套座只]?|新|老|别的|其他|了)"
+)
+# "把" puts the thing handled before its verb: "我把沙发搬到了阳台边上" moves a sofa, not the
+# user, and names no value ("我把家搬到了苏州" does move the user)
+_BA_ZH = re.compile(r"把(?!家)[^，。,.！!？?；;]{1,10}?(?:搬|挪|移|放|摆|拿|带)")
+_GENERIC_ZH = _words(
+    "公司 单位 家里 家 这里 那里 这边 那边 外地 老家 附近 学校 医院 社区 店里 新家 房子 宿舍 市区 "
+    "郊区 城里 乡下 国外 外国 南方 北方 超市 商场 公园 医院 银行 饭店 餐厅 一起"
+)
 _ZH_PROPER = frozenset({"ns", "nr", "nrfg", "nrt", "nt", "nz", "eng", "m"})
 # jieba tags some common words as proper nouns
 _ZH_NOT_VALUES = _words(
@@ -126,7 +158,6 @@ def subject(text: str, attribute: str) -> str:
     """Whose state of ``attribute`` the statement gives: ``SELF`` (the user), a relative's
     word, a name the statement opens with, or "other" for "he", "she", "they" and their
     Chinese forms."""
-    partner = attribute == "partner"
     if named := _opening_name(text):
         return named
     if _CJK.search(text):
@@ -135,14 +166,16 @@ def subject(text: str, attribute: str) -> str:
                 return SELF
             if other := match.group("other"):
                 relative = re.sub(r"^(?:我们|我)的?(?:好|最好的|亲|大|小)?", "", other)
-                own = partner and not match.group("own") and relative in _SPOUSES_ZH
+                own = not match.group("own") and relative in _ROLES_ZH.get(attribute, ())
                 return SELF if own else relative
             return "other"
+        return SELF
+    if _DIARY_EN.match(text):
         return SELF
     for match in _SUBJECT_EN.finditer(text):
         if other := match.group("other"):
             relative = other.lower().replace("best ", "")
-            own = partner and not match.group("own") and relative in _SPOUSES
+            own = not match.group("own") and relative in _ROLES.get(attribute, ())
             return SELF if own else relative
         if match.group("self"):
             return SELF
@@ -191,10 +224,16 @@ def values(text: str, attribute: str, near: tuple[tuple[int, int], ...] = ()) ->
         names = frozenset(
             name
             for name, at in (_names_zh(text) if zh else _names_en(text))
-            if not near or any(start - before <= at <= end + after for start, end in near)
+            if (not near or any(start - before <= at <= end + after for start, end in near))
+            and not (attribute in _PEOPLE and _PLACED.search(text, 0, at))
         )
     return names | (_listed(text, lexicon, zh) if lexicon is not None else frozenset())
 
+
+# attributes whose value is a person: a name after "in", "at", "near" is a place ("a
+# divorced detective in Oslo")
+_PEOPLE = frozenset({"partner", "manager", "doctor"})
+_PLACED = re.compile(r"\b(?:in|at|near)\s+(?:the\s+)?$", re.IGNORECASE)
 
 _NAMING_KINDS = ("diet", "exercise_days", "hair", "drink", "instrument", "commute", "language")
 
@@ -212,6 +251,10 @@ def named_values(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# a word of one character as the object of its verb, where jieba joins the two ("改喝茶了")
+_VERB_OBJECT = re.compile(r"[喝养弹吹]\w[了，。,.！!？?、]?$")
+
+
 def _listed(text: str, lexicon: re.Pattern[str], zh: bool) -> frozenset[str]:
     """The words of ``lexicon`` in ``text``, casefolded."""
     matches = lexicon.finditer(text)
@@ -224,6 +267,7 @@ def _listed(text: str, lexicon: re.Pattern[str], zh: bool) -> frozenset[str]:
             if len(m.group()) > 2
             or PATTERNED_ZH.match(m.group())
             or (m.start() in edges and m.end() in edges)
+            or _VERB_OBJECT.match(text, m.start() - 1, m.end() + 1)
             or (len(m.group()) == 2 and (m.start() in edges or m.end() in edges))
         )
     return frozenset(m.group().casefold() for m in matches)
@@ -234,7 +278,9 @@ def words(text: str) -> frozenset[str]:
     """Every word of ``text``, casefolded (Chinese: jieba's words), to look a value up in."""
     if _CJK.search(text):
         return frozenset(w.casefold() for w in _cut(text))
-    return frozenset(w.casefold() for w in _WORD_EN.findall(text))
+    found = [w.casefold() for w in _WORD_EN.findall(text)]
+    # "Ruby's" holds the name "ruby" (names are read without the possessive)
+    return frozenset(found + [w.removesuffix("'s").removesuffix("’s") for w in found])
 
 
 def names_value(value: str, text: str) -> bool:
@@ -295,15 +341,21 @@ def _names_zh(text: str) -> frozenset[tuple[str, int]]:
             if flag == "m" and not any(ch.isdigit() for ch in word):
                 continue  # 一辆, 两年: counts, not values
             proper.add((word.casefold(), start))
-    found = set(proper)
+    handled = [m.span() for m in _BA_ZH.finditer(text)]
+    found = {(w, at) for w, at in proper if not any(s < at < e for s, e in handled)}
     for match in _SLOTS_ZH.finditer(text):
         kind, slot = next((k, g) for k, g in match.groupdict().items() if g)
         start = match.start(kind)
         if slot.startswith("在"):
             slot, start = slot[1:], start + 1
-        if slot in _ZH_NOT_VALUES or slot in _GENERIC_ZH:
+        moved = any(s < match.start() <= e for s, e in handled)  # "把书桌搬到了客厅"
+        if slot in _ZH_NOT_VALUES or slot in _GENERIC_ZH or moved:
             continue
-        if kind not in _PLACE_SLOTS or any(p in slot.casefold() for p, _ in proper):
+        if (
+            kind not in _PLACE_SLOTS
+            or any(p in slot.casefold() for p, _ in proper)
+            or (kind != "c" and not _NOT_NAME_SLOT.search(slot))
+        ):
             found.add((slot.casefold(), start))
     found.update((m.group(), m.start()) for m in _TITLED_ZH.finditer(text))
     return frozenset(found)

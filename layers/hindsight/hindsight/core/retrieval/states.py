@@ -7,25 +7,33 @@ state of an older one only when
 
 * neither is a question, and the newer does not add to the older ("a second cat", "also
   speak French", "又养了一只猫": additive updates keep both states current);
+* neither is a wish, plan or supposition (``MODAL_CUES``: "If I moved to Galway", "我想
+  搬到大理") or tells only of long ago (``PAST_CUES``: "I lived in Edinburgh as a kid",
+  "小时候我住在哈尔滨", unless it also says what holds now);
 * they were said apart: not in one session, not within the hour (a conversation
   elaborates a state more often than it changes it: "今天正式入职新公司了" and, minutes
   later, "新公司在南山后海");
 * they are not the same statement said twice (near-identical vectors or text);
-* both name the same kind of attribute (``ATTRIBUTES``: word patterns of both languages
-  for where they live, work, their partner, car, manager, diet, phone, sport and exercise
-  days, languages, pets, studies, commute, a favourite, drink, dish, hobby, hair colour,
-  bank, doctor, team, instrument) and their vectors are not unrelated (``RELATED``); of
-  an attribute one has several of (``MULTI_VALUED``) only when one value ended or a
-  statement says it is the only one ("my only pet");
-* both give the state of the same person (``state_values.subject``: "my sister lives
+* both name the same kind of attribute (``ATTRIBUTES`` in ``state_attributes.py``: word
+  patterns of both languages for where they live, work, their partner, car, manager,
+  diet, phone, sport and exercise days, languages, pets, studies, commute, a favourite,
+  drink, dish, hobby, hair colour,
+  bank, doctor, team, instrument; a habit, ``HABIT_CUES``, names the attribute of the
+  value beside it: "three sessions of rowing a week") and their vectors are not unrelated
+  (``RELATED``); of an attribute one has several of (``MULTI_VALUED``) only when one
+  value ended, a statement says it is the only one ("my only pet"), the newer is a habit
+  of a sport, language or instrument, or says "now" naming the older value too;
+* both give the state of the same person (``core/retrieval/state_values.subject``: "my sister lives
   in Rome" is no update of "I live in Berlin", "my wife's manager" none of "my manager";
   "The car park was full" gives nobody's);
 * and the newer names a value of that attribute the older does not ("Denver" after
   "Austin": a name near the attribute's word, or a word of its kind), while the older's
-  value is gone from the newer or the newer says it ended ("quit", "broke up", "不再":
-  ``ENDED_CUES``). A newer memory that names no value ("I moved my desk closer to the
-  window") or only the older's ("My Toyota needs new tyres", "杭州最近一直下雨") is no
-  update.
+  value is gone from the newer, or the newer says it ended ("quit", "broke up", "不再":
+  ``ENDED_CUES``) or, of an attribute of one value, that the new one holds now ("Tacos
+  is my favourite food now, sorry pad thai"). A newer memory that names the older's value
+  beside a cue that it ended needs no word of the attribute ("我把比亚迪秦卖了，现在开本田
+  思域"). A newer memory that names no value ("I moved my desk closer to the window") or
+  only the older's ("My Toyota needs new tyres", "杭州最近一直下雨") is no update.
 
 When the rule is unsure it does nothing: the older memory keeps its place and its score.
 Within the top ``STATE_WINDOW`` results, the members of each group of states whose
@@ -46,6 +54,19 @@ import numpy as np
 
 from hindsight.core.commands import ScoredMemory
 from hindsight.core.models import EpisodicMemory, Memory, StoredVector
+from hindsight.core.retrieval.state_attributes import ATTRIBUTES, MULTI_VALUED, attributes_of
+from hindsight.core.retrieval.state_lexicon import (
+    ADDITIVE_CUES,
+    CHANGE_CUES,
+    CURRENT_CUES,
+    ENDED_CUES,
+    EXCLUSIVE_CUES,
+    HABIT_CUES,
+    HABITS,
+    MODAL_CUES,
+    NOW_CUES,
+    PAST_CUES,
+)
 from hindsight.core.retrieval.state_values import names_value, subject, values
 from hindsight.core.text import content_hash, tokenize
 
@@ -61,138 +82,6 @@ MAX_STATEMENT_CHARS = 400  # longer memories (documents, pasted text) are not st
 # statements this close in time tell one state, not a change of it
 SAME_MOMENT = timedelta(hours=1)
 
-_EN = {
-    "residence": r"\b(?:liv(?:e|es|ed|ing) (?:in|at|near|above|by|with|next to)|"
-    r"where (?:does|do|did) .{1,40} live|"
-    r"(?:moved|moving) (?:to|into|back|house|out|in|across|"
-    r"abroad|here|there|away|last|recently)|relocat\w*|settled|based in|"
-    r"(?:my|our) (?:new )?(?:home|flat|apartment|house|place)|neighbou?rhood)\b",
-    "work": r"\b(?:work(?:s|ing|ed)? (?:at|for|as|in)|(?:new |first |a |my )?job (?:at|as|with)|"
-    r"(?:new|switched|changed) jobs?|employer|joined|hired (?:by|at)|quit|started at|badge|"
-    r"where (?:does|do|did) .{1,40} work|first (?:day|week|month) at)\b",
-    "partner": r"\b(?:girlfriend|boyfriend|wife|husband|partner|fianc[eé]e?|spouse|"
-    r"in a relationship|(?:dating|seeing) (?-i:[A-Z])\w+|"
-    r"(?:got|get|getting|am|'m|are|were|be|been) married|married (?:to|him|her)|broke up|"
-    r"split up|divorced)\b",
-    "vehicle": r"\b(?:(?:my|our|new|a) (?:new |old )?car\b"
-    r"(?! (?:park|show|boot|wash|accident|trouble|seat|full))|drive[sn]? (?:a|an|my)|"
-    r"driving (?:a|an|my)|vehicle|truck|suv|motorbike|motorcycle|dealer|traded in|"
-    r"(?:a|an|my|new|the) (?:toyota|honda|tesla|mazda|bmw|audi|vw|volkswagen|ford|"
-    r"hyundai|kia|subaru|volvo|nissan|porsche|jeep|mercedes|skoda|renault|peugeot))\b",
-    "manager": r"\b(?:manager|boss|supervisor|team lead|reports? to|took over)\b",
-    "diet": r"\b(?:diet|eat meat|fasting|(?:i'm|i am|been|went|gone|going|became|become|"
-    r"eat(?:ing)?|stick to|follow(?:ing)?) (?:a |an )?(?:strict |mostly )?(?:vegetarian|vegan|"
-    r"keto|paleo|pescatarian|gluten-free|dairy-free|low-carb|plant-based|carnivore))\b",
-    "phone": r"\b(?:phone|iphone|android|pixel|galaxy|smartphone|mobile|xperia|oneplus|"
-    r"(?:a|an|my|new) (?:huawei|xiaomi|motorola|nokia|samsung))\b",
-    "exercise": r"\b(?:gym|work ?outs?|exercis\w*|training|yoga|pilates|swim\w*|"
-    r"run on|jog\w*)\b",
-    "exercise_days": r"\b(?:gym|work ?outs?|exercis\w*|training|yoga|pilates|swim\w*|"
-    r"run on|jog\w*)\b",
-    "language": r"\b(?:speak\w*|language|fluent\w*|lessons|learn\w*|stud(?:y|ying|ies))\b",
-    "pets": r"\b(?:cats?|dogs?|pets?|pupp(?:y|ies)|kittens?|adopted|rehomed|parrot|rabbit|"
-    r"beagle|labrador|corgi|poodle|terrier|spaniel|husky|dachshund|retriever|tortoise|"
-    r"hamster|budgie|guinea pig)\b",
-    "studies": r"\b(?:study\w*|school|university|college|major\w*|degree|student|"
-    r"lectures?|seminar|enrol\w*|transferred)\b",
-    "commute": r"\b(?:commut\w*|to (?:work|the office)|get to work|ride to work)\b",
-    "favourite": r"\b(?:favou?rite|prefer\w*|best of all|more than any|like \w+ best)\b",
-    "drink": r"\b(?:coffee|tea|latte|espresso|chai|drink(?:ing)?|cup of|morning (?:drink|cup))\b",
-    "food": r"\b(?:dish|food|meal|could eat|eat it|cuisine)\b",
-    "hobby": r"\b(?:hobby|hobbies|free time|spare time|spare hour|pastime|free evening)\b",
-    "hair": r"\b(?:hair|dye|dyed)\b",
-    "bank": r"\b(?:bank\w*|accounts?|debit card|credit card|salary went)\b",
-    "doctor": r"\b(?:doctor|gp|dr|check-ups?|practice|surgery)\b",
-    "team": r"\b(?:(?:i|we) (?:support|follow)|supporter of|season ticket|die-hard|cheer for|"
-    r"football fan|home games?|match day|(?:club|team|football|rugby|home) shirt)\b",
-    "instrument": r"\b(?:instrument|play(?:s|ed|ing)? the|orchestra|band|teacher says|"
-    r"grade \w+ exam|open mic|violin|cello|drums|flute|saxophone|trumpet|trombone|clarinet|"
-    r"ukulele|guitar|piano)\b",
-    "sleep": r"\b(?:wake up|woke up|bedtime|go to bed|sleep\w*)\b",
-}
-_ZH = {
-    "residence": r"住在|住到|住着|(?:我|我们|现在|一直|目前)住(?![了院过宿])|(?<!老)家在"
-    r"|搬家|搬到|搬去|定居|安家|房子|租了|小区",
-    "work": r"上班|入职|跳槽|辞职|离职|职位|单位|在.{1,10}工作|工作是|公司是|新公司|同事",
-    "partner": r"女朋友|男朋友|老婆|老公|妻子|丈夫|对象|伴侣|结婚|分手|约会|离婚|在一起",
-    "vehicle": r"汽车|车子|新车|我的车|一辆|开的是|开着|提的|提了|驾驶|把车"
-    r"|(?:买|卖|换)了?(?:一?辆|车)",
-    "manager": r"(?:我的|我们)(?:老板|领导)|经理|上司|主管|汇报",
-    "diet": r"饮食|吃素|素食|节食|生酮|减肥|吃肉|忌口|轻断食",
-    "phone": r"手机|(?:华为|小米|苹果|(?i:iphone|oppo|vivo|pixel|galaxy)|三星|荣耀|一加|红米)\s*"
-    r"[A-Za-z]*\s*\d",
-    "exercise": r"健身|锻炼|跑步|瑜伽|游泳|运动",
-    "exercise_days": r"健身|锻炼|跑步|瑜伽|游泳|运动",
-    "language": r"语|外语|说.{0,2}话",
-    "pets": r"猫|狗|宠物|领养|养了|养着|只养",
-    "studies": r"上学|读书|大学|专业|学校|课程|读研",
-    "commute": r"通勤|上下班|上班|去公司|到公司",
-    "favourite": r"最喜欢|更喜欢|偏爱|喜欢",
-    "drink": r"喝|来一杯|离不开|换成了?(?:咖啡|茶|豆浆|拿铁)",
-    "food": r"最喜欢吃|最爱吃|最爱的是|菜|能天天吃|吃不腻",
-    "hobby": r"爱好|业余|空闲时间|闲暇|有空就",
-    "hair": r"头发|染发|发色",
-    "bank": r"银行|工资卡|账户|储蓄卡|信用卡",
-    "doctor": r"医生|大夫|看病|体检",
-    "team": r"球迷|支持|季票|球衣|主场|看球",
-    "instrument": r"乐器|乐团|弹|拉(?:小提琴|大提琴|二胡)|演奏|打鼓|考级|老师说我",
-    "sleep": r"起床|睡觉|早睡|晚睡",
-}
-# attributes of several values at once: a newer statement adds unless it says a change
-MULTI_VALUED = frozenset({"language", "pets", "hobby", "instrument", "exercise"})
-# a statement that the value is the only one ("my only pet", "my main hobby", "唯一的宠物"):
-# a multi-valued attribute then changes without a change cue
-EXCLUSIVE_CUES = (
-    re.compile(
-        r"\b(?:only|main|one and only|just one|my instrument|my one|all my|every spare|"
-        r"every free|nothing beats|is my (?:hobby|sport|workout))\b",
-        re.IGNORECASE,
-    ),
-    re.compile(r"唯一|只养|只学|只喝|只玩|主要|最大的|全给了|全部"),
-)
-ATTRIBUTES: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
-    name: (re.compile(_EN[name], re.IGNORECASE), re.compile(_ZH[name])) for name in _EN
-}
-CHANGE_CUES = (
-    re.compile(
-        r"\b(?:now|nowadays|these days|currently|moved|relocated|switched|changed|no longer|"
-        r"anymore|any more|instead|new|since|quit|left|became|started|took over|replaced|"
-        r"sold|broke up|from (?:this|next|now)|gave up|stopped|finally)\b",
-        re.IGNORECASE,
-    ),
-    re.compile(
-        r"现在|如今|目前|换成|换了|改成|改为|改到|不再|已经不|搬到|搬家|新的|最近|开始|辞职|离职|"
-        r"跳槽|分手|以后|调整|取代|代替|不.了"
-    ),
-)
-# a question about the present state, whatever it names ("now", "currently", "现在")
-CURRENT_CUES = (
-    re.compile(r"\b(?:now|nowadays|currently|these days|at present|still|anymore)\b", re.I),
-    re.compile(r"现在|目前|如今|眼下|还在|最近"),
-)
-ADDITIVE_CUES = (
-    re.compile(
-        r"\b(?:also|another|second|third|too|as well|in addition|added|plus|both)\b",
-        re.IGNORECASE,
-    ),
-    re.compile(r"又|也|另一|第二|第三|再养|还有|两只|两个"),
-)
-# a newer statement saying that the older state ended: it may name the older value and
-# still replace it ("I quit Globex and joined Initech", "我和小雨分手了")
-ENDED_CUES = (
-    re.compile(
-        r"\b(?:quit|left|no longer|not \w+ any ?more|broke up|split up|divorced|sold|replaced|"
-        r"instead of|gave up|given up|giving up|dropped|ditched|stopped|rehomed|gave away|"
-        r"traded in|closed|cancell?ed|moved out of|moved away from|transferred from|"
-        r"(?:switched|swapped|changed|moved)(?: \w+){0,3} (?:from|for)|bored of|tired of|"
-        r"from \w+(?: \w+)? to)\b",
-        re.IGNORECASE,
-    ),
-    re.compile(
-        r"不再|已经不|分手|离婚|辞职|离职|辞掉|卖了|卖掉|换掉|换成|改成|改为|改学|转学|放弃|腻了|送给了|"
-        r"送人|排第二|不.了|改到|换到|从.{1,8}(?:换|改|搬|转)"
-    ),
-)
 _QUESTION = re.compile(
     r"[?？]\s*$|^\s*(?:do|does|did|can|could|would|is|are|what|how|why|when|where|who|which)\b"
     r"|[吗呢]\s*[?？]?\s*$",
@@ -230,6 +119,9 @@ class Statement:
     digest: str
     text: str
     ended: bool  # it says that an earlier state ended
+    unreal: bool  # a wish, plan or supposition, or a state of long ago only
+    habit: bool  # it tells what the person does every day or week
+    now: bool  # it says what holds now ("now", "these days", "现在")
 
     @classmethod
     def of(cls, memory: Memory) -> Statement:
@@ -237,6 +129,9 @@ class Statement:
         zh = 1 if _CJK.search(text) else 0
         speaker = memory.speaker if isinstance(memory, EpisodicMemory) else None
         attributes = frozenset(n for n, patterns in ATTRIBUTES.items() if patterns[zh].search(text))
+        habit = bool(HABIT_CUES[zh].search(text))
+        if habit:
+            attributes |= {a for a in HABITS if any(values(t, a) for t in _habit_spans(text, zh))}
         return cls(
             memory_id=memory.memory_id,
             occurred_at=memory.occurred_at,
@@ -244,13 +139,43 @@ class Statement:
             speaker=(speaker or "").strip().casefold(),
             attributes=attributes,
             change=bool(CHANGE_CUES[zh].search(text)),
-            additive=bool(ADDITIVE_CUES[zh].search(text)),
+            additive=_additive(text, zh),
             exclusive=bool(EXCLUSIVE_CUES[zh].search(text)),
             question=bool(_QUESTION.search(text)),
             digest=content_hash(text),
             text=text,
             ended=bool(ENDED_CUES[zh].search(text)),
+            unreal=bool(
+                MODAL_CUES[zh].search(text)
+                or (PAST_CUES[zh].search(text) and not NOW_CUES[zh].search(text))
+            ),
+            habit=habit,
+            now=bool(NOW_CUES[zh].search(text)),
         )
+
+
+def _habit_spans(text: str, zh: int) -> list[str]:
+    """The text around each habit cue: the words a habit is of stand near it ("rowing a
+    week"; not "the water butt ran dry ... every morning")."""
+    before, after = (10, 14) if zh else (30, 30)
+    return [
+        text[max(0, m.start() - before) : m.end() + after] for m in HABIT_CUES[zh].finditer(text)
+    ]
+
+
+# "也"/"too" before a change adds nothing: "专业也换了" says the major changed as well
+_CHANGED_TOO = re.compile(r"\s?(?:换|改|变|搬|转|跟着|switched|changed|moved)")
+
+
+def _additive(text: str, zh: int) -> bool:
+    """Whether ``text`` adds a value ("a second cat", "又养了一只猫"), not inside a cue that
+    says one ended ("火锅排第二了")."""
+    ended = [m.span() for m in ENDED_CUES[zh].finditer(text)]
+    return any(
+        not any(start <= m.start() < end for start, end in ended)
+        and not _CHANGED_TOO.match(text, m.end())
+        for m in ADDITIVE_CUES[zh].finditer(text)
+    )
 
 
 def is_state_topic(topic: str) -> bool:
@@ -266,32 +191,6 @@ def same_state(a: str, b: str) -> bool:
     cues = {*tokenize("now nowadays currently these days still"), *tokenize("现在 目前 如今 还是")}
     words_a, words_b = set(tokenize(a)) - cues, set(tokenize(b)) - cues
     return words_a == words_b
-
-
-# what a question asks about: looser than what a statement must say to state it ("What
-# car does the user drive?", "用户开什么车？")
-_ASKED = {
-    "residence": (r"\b(?:live|living|home|address|city|moved)\b", r"住|搬|家在|城市"),
-    "work": (r"\b(?:work|job|employer|company|office)\b", r"工作|上班|公司|单位"),
-    "partner": (
-        r"\b(?:partner|girlfriend|boyfriend|wife|husband|dating|married)\b",
-        r"对象|女朋友|男朋友|老婆|老公|伴侣|结婚",
-    ),
-    "vehicle": (r"\b(?:car|drive|drives|driving|vehicle)\b", r"车"),
-    "manager": (r"\b(?:manager|boss|report)\b", r"经理|老板|领导|上司"),
-    "phone": (r"\b(?:phone|mobile)\b", r"手机"),
-    "exercise_days": (r"\b(?:gym|days|exercise|train)\b", r"健身|锻炼|哪天|周几|星期几"),
-    "diet": (r"\b(?:diet|eat)\b", r"饮食|吃"),
-}
-
-
-def attributes_of(text: str) -> frozenset[str]:
-    """The kinds of attribute a query asks about: what a statement of it would say, or the
-    looser words a question uses."""
-    zh = 1 if _CJK.search(text) else 0
-    stated = {name for name, patterns in ATTRIBUTES.items() if patterns[zh].search(text)}
-    asked = {name for name, words in _ASKED.items() if re.search(words[zh], text, re.I)}
-    return frozenset(stated | asked)
 
 
 def asks_about_past(query: str) -> bool:
@@ -313,16 +212,16 @@ def reference_time(
 def same_attribute(older: Statement, newer: Statement, cosine: float) -> bool:
     """Whether ``newer`` states a new value of an attribute ``older`` stated, of the same
     person: the evidence the module's docstring lists, all of it, or no update."""
-    if older.speaker != newer.speaker or older.question or newer.question or newer.additive:
+    if not _comparable(older, newer, cosine):
         return False
-    if older.session is not None and older.session == newer.session:
-        return False  # one conversation elaborates a state more often than it changes it
-    if newer.occurred_at - older.occurred_at < SAME_MOMENT:
-        return False
-    if older.digest == newer.digest or cosine >= DUPLICATE or cosine < RELATED:
-        return False
-    for attribute in older.attributes & newer.attributes:
-        if attribute in MULTI_VALUED and not (newer.ended or older.exclusive or newer.exclusive):
+    for attribute in older.attributes & newer.attributes | _ended_by(older, newer):
+        if attribute in MULTI_VALUED and not (
+            newer.ended
+            or older.exclusive
+            or newer.exclusive
+            or (newer.habit and attribute in HABITS)
+            or (newer.now and _names_older_value(older, newer, attribute))
+        ):
             continue  # a second pet, another language: an addition unless one ended
         if attribute == "favourite" and _favourite_kind(older.text) != _favourite_kind(newer.text):
             continue  # a favourite book is no favourite film
@@ -331,6 +230,53 @@ def same_attribute(older: Statement, newer: Statement, cosine: float) -> bool:
         if new_value(older, newer, attribute):
             return True
     return False
+
+
+def _comparable(older: Statement, newer: Statement, cosine: float) -> bool:
+    """Whether two statements may tell two states at all: the same speaker, neither a
+    question, a wish or a state of long ago, the newer no addition, said apart, not the
+    same statement and not unrelated."""
+    if older.speaker != newer.speaker or older.question or newer.question or newer.additive:
+        return False
+    if older.unreal or newer.unreal:
+        return False  # "If I moved to Galway", "小时候我住在哈尔滨": no state of now
+    if older.session is not None and older.session == newer.session:
+        return False  # one conversation elaborates a state more often than it changes it
+    if newer.occurred_at - older.occurred_at < SAME_MOMENT:
+        return False
+    return not (older.digest == newer.digest or cosine >= DUPLICATE or cosine < RELATED)
+
+
+def _ended_by(older: Statement, newer: Statement) -> set[str]:
+    """The attributes of ``older`` whose value ``newer`` names as ended without naming the
+    attribute ("我把比亚迪秦卖了，现在开本田思域", "去年我从小提琴改成了古筝")."""
+    if not newer.ended:
+        return set()
+    zh = 1 if _CJK.search(newer.text) else 0
+    near = 12 if zh else 30
+    ends = [m.span() for m in ENDED_CUES[zh].finditer(newer.text)]
+    return {
+        attribute
+        for attribute in older.attributes - newer.attributes
+        for value in attribute_values(older.text, attribute)
+        if any(
+            abs(at - start) <= near or abs(at - end) <= near
+            for at in _places(value, newer.text)
+            for start, end in ends
+        )
+    }
+
+
+def _names_older_value(older: Statement, newer: Statement, attribute: str) -> bool:
+    """Whether ``newer`` names ``older``'s value of ``attribute`` ("Italian didn't stick, so
+    I'm doing Japanese now"): said with "now", a contrast, not an addition."""
+    return any(names_value(v, newer.text) for v in attribute_values(older.text, attribute))
+
+
+def _places(value: str, text: str) -> list[int]:
+    """Where ``value`` stands in ``text`` (casefolded)."""
+    lowered = text.casefold()
+    return [m.start() for m in re.finditer(re.escape(value), lowered)]
 
 
 # "The coffee table wobbles", "The food bank needs volunteers": the attribute's word names
@@ -373,11 +319,15 @@ def attribute_values(text: str, attribute: str) -> frozenset[str]:
 
 def new_value(older: Statement, newer: Statement, attribute: str) -> bool:
     """Whether ``newer`` names a value of ``attribute`` that ``older`` does not, and
-    ``older``'s value is gone from it or it says the older state ended."""
+    ``older``'s value is gone from it, or it says the older state ended, or (of an
+    attribute of one value) that the new one holds now ("Tacos is my favourite food now,
+    sorry pad thai")."""
     olds, news = attribute_values(older.text, attribute), attribute_values(newer.text, attribute)
     if not olds or not any(not names_value(v, older.text) for v in news):
         return False
-    return newer.ended or any(not names_value(v, newer.text) for v in olds)
+    if newer.ended or (newer.now and attribute not in MULTI_VALUED):
+        return True
+    return any(not names_value(v, newer.text) for v in olds)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ from hindsight.adapters.reflectors.rule_based.clauses import expand, hedged, que
 from hindsight.adapters.reflectors.rule_based.grammar import conjugate, singular, third_person_en
 from hindsight.adapters.reflectors.rule_based.topics import topic_key
 from hindsight.core.models import Confidence, FactCategory
-from hindsight.core.retrieval.states import ADDITIVE_CUES, attribute_values
+from hindsight.core.retrieval.state_lexicon import ADDITIVE_CUES
+from hindsight.core.retrieval.states import attribute_values
 
 # attribute: (English pattern, Chinese pattern); the statement must name the attribute
 # with the user as its holder (a chat line may drop the "I": "Finally moved to Lisbon").
