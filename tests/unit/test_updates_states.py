@@ -287,6 +287,14 @@ def test_same_state_tells_values_apart_and_ignores_change_cues():
         ("Where do you live?", None),
         ("我妹妹住在巴黎。", None),
         ("我打算明年搬到柏林。", None),
+        # a wish or supposition, or a state of long ago: no state that holds now
+        ("If I moved to Galway I would be closer to the sea.", None),
+        ("I lived in Edinburgh as a kid and still miss it.", None),
+        ("要是搬到大理就好了，我想住在海边。", None),
+        ("小时候我住在哈尔滨。", None),
+        # ... while a state said to hold now, after an old one, stays one
+        ("I lived in Leeds years ago, but I live in York now.", "residence"),
+        ("我以前住在哈尔滨，现在住在大连。", "residence"),
     ],
 )
 def test_state_statements(sentence: str, attribute: str | None) -> None:

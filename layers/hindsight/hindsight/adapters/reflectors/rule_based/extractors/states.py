@@ -23,7 +23,7 @@ from hindsight.adapters.reflectors.rule_based.clauses import expand, hedged, que
 from hindsight.adapters.reflectors.rule_based.grammar import conjugate, singular, third_person_en
 from hindsight.adapters.reflectors.rule_based.topics import topic_key
 from hindsight.core.models import Confidence, FactCategory
-from hindsight.core.retrieval.state_lexicon import ADDITIVE_CUES
+from hindsight.core.retrieval.state_lexicon import ADDITIVE_CUES, MODAL_CUES, NOW_CUES, PAST_CUES
 from hindsight.core.retrieval.states import attribute_values
 
 # attribute: (English pattern, Chinese pattern); the statement must name the attribute
@@ -136,6 +136,13 @@ def state_attribute(sentence: str, zh: bool) -> str | None:
         (_OTHERS_ZH, _PLAN_ZH, _TODAY_ZH) if zh else (_OTHERS_EN, _PLAN_EN, _TODAY_EN)
     )
     if others.search(text) or plan.search(text) or today.search(text):
+        return None
+    # a wish or supposition ("If I moved to Galway"), or a state of long ago ("I lived in
+    # Edinburgh as a kid"): no state that holds now, as the retrieve rule reads them
+    lang = 1 if zh else 0
+    if MODAL_CUES[lang].search(text) or (
+        PAST_CUES[lang].search(text) and not NOW_CUES[lang].search(text)
+    ):
         return None
     for name, patterns in _PATTERNS.items():
         if patterns[1 if zh else 0].search(text):
