@@ -179,6 +179,7 @@ bench: install-test
 	$(BIN)/python bench/calibrate.py --collect --report --current
 	$(BIN)/python bench/secrets_fp.py
 	$(BIN)/python bench/load.py
+	$(BIN)/python bench/ingest_throughput.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/explorer_first_page.py
 	$(BIN)/python bench/lifecycle.py --episodes 100000 --export

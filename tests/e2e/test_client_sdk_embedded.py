@@ -40,6 +40,7 @@ with Hindsight.embedded(data_dir=data_dir) as memory:
     else:
         raise AssertionError("no InvalidRequestError")
     assert memory.health().indexed_documents == 151
+    assert memory.health().embedding_engine.engine.startswith("multilingual-e5-small")
 
 async def again() -> str:
     async with AsyncHindsight.embedded(data_dir=data_dir) as memory:  # the same files

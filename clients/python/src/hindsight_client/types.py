@@ -195,12 +195,41 @@ class EraseResult:
 
 
 @dataclass(frozen=True)
+class KernelProbe:
+    """One kernel path as the server's start-up probe measured it (CPU time, one thread)."""
+
+    kernel: str
+    single_ms: float
+    batch_ms: float
+    min_cosine: float  # worst cosine to the reference engine's vectors
+
+
+@dataclass(frozen=True)
+class EmbeddingEngine:
+    """What runs the embedding model on the server: ``engine`` names the model, its runtime
+    and the CPU's best int8 path; ``kernel`` the ONNX engine's kernel path ("int8",
+    "fp32", or one for single texts and one for batches; None for other engines or before
+    the model loads), ``chosen_by`` how it was chosen ("probe", "cache", "setting" or
+    "rule"), ``cpu_features`` the CPU's SIMD and int8 dot-product flags, ``probe`` the
+    measurement it was chosen by."""
+
+    engine: str
+    kernel: str | None = None
+    chosen_by: str | None = None
+    cpu_features: list[str] = field(default_factory=list)
+    probe: list[KernelProbe] | None = None
+    raw: Mapping[str, Any] = _raw()
+
+
+@dataclass(frozen=True)
 class Health:
-    """The server's embedding model, reflector and index size (of the caller's tenant);
-    None when the request carried no key (the server then tells only that it is up)."""
+    """The server's embedding model, what runs it, the reflector and the index size (of
+    the caller's tenant); None when the request carried no key (the server then tells
+    only that it is up), ``embedding_engine`` also when the server does not say."""
 
     embedding_model: str | None = None
     embedding_dimension: int | None = None
+    embedding_engine: EmbeddingEngine | None = None
     reflector: str | None = None
     indexed_documents: int | None = None
     raw: Mapping[str, Any] = _raw()
@@ -305,9 +334,11 @@ __all__ = [
     "ContextResult",
     "DeleteResult",
     "DocumentResult",
+    "EmbeddingEngine",
     "EraseResult",
     "Health",
     "JobStatus",
+    "KernelProbe",
     "Memory",
     "MemoryPage",
     "ReflectResult",

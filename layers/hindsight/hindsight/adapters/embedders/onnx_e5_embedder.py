@@ -67,6 +67,9 @@ ONNX_E5_PACKAGES = "onnxruntime==1.32.0 onnx==1.23.2 tokenizers==0.23.3"
 # Padded tokens per engine call: large enough for full matrix kernels, small enough that
 # one call of many long chunks does not hold the cores for long (~0.5-1 s at most here).
 ONNX_E5_BATCH_TOKENS = 2048
+# Batches a passage thread runs per call (``_balanced_batches``): a few, so that the threads
+# end together; each still hundreds of tokens, enough for full matrix kernels.
+ROUNDS_PER_WORKER = 3
 # How much lower the passage threads' priority is (nice 10: about a tenth of the CPU
 # share of a normal thread when both want a core).
 BACKGROUND_NICENESS = 10
@@ -230,9 +233,7 @@ class OnnxE5Embedder:
                 out[batch] = self._run(_session_for(engine, is_query, group), engine, group)
             return _normalised(out)
         # passages: side by side on the background threads, the work shared out evenly
-        workers = self._threads or _usable_cores()
-        budget = min(self._batch_tokens, max(max(lengths), sum(lengths) // workers + 1))
-        batches = _padded_batches(lengths, budget)
+        batches = _balanced_batches(lengths, self._batch_tokens, self._threads or _usable_cores())
         session = _session_for(engine, False, ids)
         rows = engine.pool.map(
             lambda batch: self._run(session, engine, [ids[i] for i in batch]), batches
@@ -444,6 +445,27 @@ def _padded_batches(lengths: list[int], budget: int) -> list[list[int]]:
     if current:
         batches.append(current)
     return batches
+
+
+def _balanced_batches(lengths: list[int], budget: int, workers: int) -> list[list[int]]:
+    """``_padded_batches`` for ``workers`` threads side by side: ``ROUNDS_PER_WORKER``
+    batches a thread (more where ``budget`` needs more, a multiple of ``workers``), each
+    as small as that count allows, the costliest first, so that the threads, each taking
+    the next batch when free, finish close together. Cut at the call's own sum /
+    ``workers`` instead, a call of ~1,500 tokens (a micro-batch of short stores, or six
+    chunks of a document) came out as three batches and one thread ran the third alone;
+    smaller batches also pad less (the texts of each are closer in length)."""
+    fewest = len(_padded_batches(lengths, budget))
+    wanted = max(workers * ROUNDS_PER_WORKER, -(-fewest // workers) * workers)
+    low, high = max(lengths), budget  # the smallest budget that gives at most ``wanted``
+    while low < high:
+        middle = (low + high) // 2
+        if len(_padded_batches(lengths, middle)) <= wanted:
+            high = middle
+        else:
+            low = middle + 1
+    batches = _padded_batches(lengths, low)
+    return sorted(batches, key=lambda batch: -len(batch) * max(lengths[i] for i in batch))
 
 
 def _dequantised(blocks: np.ndarray) -> np.ndarray:
