@@ -174,6 +174,7 @@ bench: install-test
 	$(BIN)/python bench/lodo.py --from bench/results/devsets.json
 	$(BIN)/python bench/negatives.py
 	nice -n 5 $(BIN)/python bench/reflect_speed.py
+	nice -n 5 $(BIN)/python bench/reflect_default.py
 	nice -n 5 $(BIN)/python bench/extraction.py
 	nice -n 5 $(BIN)/python bench/extraction_rules.py
 	$(BIN)/python bench/calibrate.py --collect --report --current

@@ -1,0 +1,115 @@
+"""The default reflector's speed, end to end in the embedded service, beside the rules'.
+
+    nice -n 5 .venv/bin/python bench/reflect_default.py [--repeat 5]
+
+100 MSC utterances (the first of the held-back test dialogues, ``extraction_data``) are
+stored as one user's episodes in each of two embedded services (SQLite and the in-process
+index under a temporary directory, the bundled e5 embedder), one reflecting with the
+default ``learned`` reflector, the other with ``rule-based``. Each repetition times
+``reflect`` (not a dry run: every fact is embedded and written) in each, the order
+alternating, so the load other processes put on the machine falls on both alike: the
+first reflects the new episodes, the later ones reflect them again (``since`` their
+storing: the same extraction and fact embedding; the facts are then repeats, merged into
+the stored ones). Reported: the median wall and CPU seconds (every thread of
+the process: the embedder runs on its own) of each, the ratio of the walls, the
+facts written, the word table's one-time load, the CPU flags. Writes
+``bench/results/reflect_default.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsight"))
+
+from extraction_data import REPO, test_split
+
+from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
+from hindsight.bootstrap import build_embedded_service
+from hindsight.core.commands import ReflectCommand, StoreMemoryCommand
+from hindsight.core.models import Principal
+from hindsight.settings import Settings
+
+OUT = REPO / "bench" / "results" / "reflect_default.json"
+PRINCIPAL = Principal(tenant_id="bench")
+SYSTEMS = ("learned", "rule-based")
+
+
+def cpu_flags() -> list[str]:
+    text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    return sorted(set(re.findall(r"\b(?:avx512_vnni|amx_int8|avx2|avx_vnni)\b", text)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    texts = [u.text for d in test_split() for u in d.utterances][:100]
+    started = time.perf_counter()
+    StaticStatementVectors().get(["the word table loads once a process"])
+    table_load = time.perf_counter() - started
+    seconds: dict[str, list[float]] = {name: [] for name in SYSTEMS}
+    cpu_seconds: dict[str, list[float]] = {name: [] for name in SYSTEMS}
+    facts: dict[str, list[int]] = {name: [] for name in SYSTEMS}
+    loads: list[float] = []
+    considered = 0
+    # a fresh directory, left in place: the services close their files when the process ends
+    root = tempfile.mkdtemp(prefix="hindsight-reflect-default-")
+    services = {
+        name: build_embedded_service(
+            Settings(data_dir=Path(root) / name, reflector=name, dedup_window_seconds=0)
+        )
+        for name in SYSTEMS
+    }
+    stored_from = datetime.now(UTC)
+    for service in services.values():
+        for text in texts:
+            service.store(PRINCIPAL, StoreMemoryCommand(user_id="user", content=text))
+    for rep in range(args.repeat):
+        loads.append(os.getloadavg()[0])
+        order = SYSTEMS if rep % 2 == 0 else SYSTEMS[::-1]
+        command = ReflectCommand(user_id="user", since=stored_from if rep else None)
+        for name in order:
+            started, cpu = time.perf_counter(), time.process_time()
+            result = services[name].reflect(PRINCIPAL, command)
+            seconds[name].append(time.perf_counter() - started)
+            cpu_seconds[name].append(time.process_time() - cpu)
+            facts[name].append(len(result.created) + len(result.updated))
+            considered = result.episodes_considered
+        print(rep, {n: round(s[-1], 3) for n, s in seconds.items()}, flush=True)
+    median = {name: statistics.median(s) for name, s in seconds.items()}
+    results = {
+        "episodes": len(texts),
+        "repeat": args.repeat,
+        "median_wall_s": {n: round(v, 3) for n, v in median.items()},
+        "first_wall_s": {n: round(s[0], 3) for n, s in seconds.items()},
+        "all_wall_s": {n: [round(v, 3) for v in s] for n, s in seconds.items()},
+        "median_cpu_s": {n: round(statistics.median(s), 3) for n, s in cpu_seconds.items()},
+        "learned_over_rules": round(median["learned"] / median["rule-based"], 2),
+        # the first run creates the facts; the later ones find them again (repeats)
+        "facts_written_first_run": {n: f[0] for n, f in facts.items()},
+        "episodes_considered_last_run": considered,
+        "static_word_table_load_s": round(table_load, 3),
+        "load_average_1min": [round(v, 2) for v in loads],
+        "cpu_flags": cpu_flags(),
+        "cores": os.cpu_count(),
+        "command": "nice -n 5 .venv/bin/python bench/reflect_default.py",
+        "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
