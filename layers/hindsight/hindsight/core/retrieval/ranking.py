@@ -36,7 +36,7 @@ members of a group of states (``core/retrieval/state_factor.py``): the order is 
 (``policy.Calibration``, a logistic over query-comparable evidence: the query's
 empty-text floor and the cosine's margin over it, the share of the query's terms the
 memory holds, the relative parts above, the factors, the fused score, and how few the
-candidates are), fitted by bench/calibrate.py with every weight of more evidence at 0 or
+candidates are), fitted by training/calibrate.py with every weight of more evidence at 0 or
 above, is ``why["probability"]``; results less probable than ``min_score`` are left out
 (a state of the same attribute as a result stays with it: ``core/retrieval/score_cut.py``).
 Without a ``min_score``, only the results shown are calibrated (``calibrate``).

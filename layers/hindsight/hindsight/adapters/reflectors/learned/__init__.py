@@ -1,7 +1,7 @@
 """Learned offline reflector: a small classifier over the bundled multilingual embeddings.
 
 Which statements of a turn state something lasting about the speaker is learned from
-annotated dialogues (MSC persona summaries; ``bench/train_extractor.py`` trains it and
+annotated dialogues (MSC persona summaries; ``training/train_extractor.py`` trains it and
 ``bench/extraction.py`` measures it against the rules). The weights (``weights.npz``,
 a few KB) ship here. ``segments`` cuts turns into statements and clauses and computes the cheap
 signals, ``model`` scores them, ``precision`` drops what is no fact of the speaker and

@@ -1,6 +1,6 @@
 """The statement classifier: logistic regression over an embedding and the cheap signals.
 
-Weights live in ``weights.npz`` next to this file (written by ``bench/train_extractor.py``):
+Weights live in ``weights.npz`` next to this file (written by ``training/train_extractor.py``):
 
 - ``w``, ``b``: is this statement a lasting fact about its speaker? (one logit);
 - ``platt``: two numbers (a, c) mapping the logit to a calibrated probability,

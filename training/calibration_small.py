@@ -13,7 +13,7 @@ across queries (the cosine's margin, the words held). Two sources:
   question (positive) and, alone, the question of the pair half the list away (a lone
   unrelated memory: negative); and stores of 4 statements asked each of their questions.
 
-Rows have the shape of bench/calibration_data.py's (``set`` "small").
+Rows have the shape of training/calibration_data.py's (``set`` "small").
 """
 
 from __future__ import annotations
