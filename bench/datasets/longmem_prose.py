@@ -2,8 +2,8 @@
 
 English and Chinese, each from its own sentence templates (written for this benchmark,
 kept with the word lists in ``tables/longmem_prose.json``) whose slots are drawn from the
-word lists with the dataset's seeded ``random.Random``. A document is a list of blocks (a header, a paragraph, a section); the
-dataset may put a needle between two blocks.
+word lists with the dataset's seeded ``random.Random``. A document is a list of blocks (a
+header, a paragraph, a section); the dataset may put a needle between two blocks.
 """
 
 from __future__ import annotations
