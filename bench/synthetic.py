@@ -9,8 +9,8 @@ different words) when more memories are needed than the templates give.
 from __future__ import annotations
 
 import random
+import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -53,99 +53,40 @@ EN_PLACES = TABLES["EN_PLACES"]
 EN_MOMENTS = TABLES["EN_MOMENTS"]
 
 
-Template = Callable[[random.Random], tuple[str, str]]
+# one (text, category) template per kind of memory (``ZH_TEMPLATES``, ``EN_TEMPLATES``); a
+# slot ``{ZH_FOODS}`` is a value drawn from that word list, ``{3-12}`` a whole number drawn
+# by ``randrange(3, 12)`` (the high end excluded); the slots are drawn left to right
+ZH_TEMPLATES: list[list[str]] = TABLES["ZH_TEMPLATES"]
+EN_TEMPLATES: list[list[str]] = TABLES["EN_TEMPLATES"]
+_SLOT = re.compile(r"\{(\w+|\d+-\d+)\}")
 
-# one (text, category) maker per kind of memory; the slots are drawn left to right
-_ZH_TEMPLATES: tuple[Template, ...] = (
-    lambda r: (f"我对{r.choice(ZH_FOODS)}过敏", "constraint"),
-    lambda r: (f"我对{r.choice(ZH_FOODS)}过敏，吃了会起疹子，点菜时请避开", "constraint"),
-    lambda r: (f"喜欢喝{r.choice(ZH_DRINKS)}", "preference"),
-    lambda r: (f"我每天早上都要喝一杯{r.choice(ZH_DRINKS)}，不加糖，少冰", "preference"),
-    lambda r: (
-        f"{r.choice(ZH_TIMES)}要去{r.choice(ZH_CITIES)}出差，帮我订靠窗的座位和离会场近的酒店，"
-        f"预算每晚{r.randrange(3, 12) * 100}元以内",
-        "task",
-    ),
-    lambda r: (
-        f"提醒我{r.choice(ZH_TIMES)}给{r.choice(ZH_RELATIONS)}{r.choice(ZH_NAMES)}打电话",
-        "task",
-    ),
-    lambda r: (f"今天心情{r.choice(ZH_MOODS)}，因为{r.choice(ZH_REASONS)}", "mood"),
-    lambda r: (
-        f"我在{r.choice(ZH_COMPANIES)}做{r.choice(ZH_JOBS)}，已经{r.randrange(1, 15)}年了",
-        "fact",
-    ),
-    lambda r: (f"我家的狗叫{r.choice(ZH_PETS)}，今年{r.randrange(1, 14)}岁，怕打雷", "fact"),
-    lambda r: (f"最近迷上了{r.choice(ZH_HOBBIES)}，每周{r.randrange(1, 6)}次", "preference"),
-    lambda r: (f"{r.choice(ZH_TIMES)}之前必须{r.choice(ZH_TASKS)}，别让我忘了", "task"),
-    lambda r: (
-        f"{r.choice(ZH_RELATIONS)}{r.choice(ZH_NAMES)}{r.choice(ZH_TIMES)}过生日，想送她一本关于"
-        f"{r.choice(ZH_HOBBIES)}的书，再订一家{r.choice(ZH_CITIES)}菜馆",
-        "task",
-    ),
-    lambda r: (f"会议改到{r.choice(ZH_TIMES)}下午{r.randrange(1, 6)}点", "task"),
-    lambda r: (
-        f"用户说{r.choice(ZH_MOMENTS)}{r.choice(ZH_PLACES)}不方便接电话，有事先发消息，"
-        f"紧急情况打给{r.choice(ZH_RELATIONS)}{r.choice(ZH_NAMES)}",
-        "preference",
-    ),
-)
-_EN_TEMPLATES: tuple[Template, ...] = (
-    lambda r: (f"User is allergic to {r.choice(EN_FOODS)}", "constraint"),
-    lambda r: (
-        f"I am seriously allergic to {r.choice(EN_FOODS)}, so please check every restaurant "
-        f"menu and warn me before ordering anything that might contain it",
-        "constraint",
-    ),
-    lambda r: (f"I prefer {r.choice(EN_DRINKS)} in the morning", "preference"),
-    lambda r: (
-        f"Flying to {r.choice(EN_CITIES)} {r.choice(EN_TIMES)} for a conference; book an aisle "
-        f"seat and a hotel under {r.randrange(8, 30) * 10} dollars a night close to the venue",
-        "task",
-    ),
-    lambda r: (
-        f"Remind me to call my {r.choice(EN_RELATIONS)} {r.choice(EN_NAMES)} {r.choice(EN_TIMES)}",
-        "task",
-    ),
-    lambda r: (f"Feeling {r.choice(EN_MOODS)} today because {r.choice(EN_REASONS)}", "mood"),
-    lambda r: (
-        f"I work as a {r.choice(EN_JOBS)} and have done so for {r.randrange(1, 20)} years",
-        "fact",
-    ),
-    lambda r: (
-        f"My dog {r.choice(EN_PETS)} is {r.randrange(1, 14)} and hates thunderstorms",
-        "fact",
-    ),
-    lambda r: (
-        f"Lately I have been getting into {r.choice(EN_HOBBIES)}, about {r.randrange(1, 6)} "
-        f"times a week",
-        "preference",
-    ),
-    lambda r: (f"I need to {r.choice(EN_TASKS)} before {r.choice(EN_TIMES)}", "task"),
-    lambda r: (
-        f"My {r.choice(EN_RELATIONS)} {r.choice(EN_NAMES)} has a birthday {r.choice(EN_TIMES)}; "
-        f"I want to get a book about {r.choice(EN_HOBBIES)} and reserve a table somewhere "
-        f"quiet in {r.choice(EN_CITIES)}, nothing with {r.choice(EN_FOODS)} on the menu, for "
-        f"{r.randrange(2, 9)} people at {r.randrange(6, 10)} pm",
-        "task",
-    ),
-    lambda r: (f"Meeting moved to {r.choice(EN_TIMES)} at {r.randrange(1, 6)} pm", "task"),
-    lambda r: (
-        f"Do not call me {r.choice(EN_MOMENTS)} when I am {r.choice(EN_PLACES)}; send a message "
-        f"instead, and for emergencies contact my {r.choice(EN_RELATIONS)} {r.choice(EN_NAMES)}",
-        "preference",
-    ),
-)
+
+def _fill(template: str, rng: random.Random) -> str:
+    """``template`` with each slot drawn, left to right."""
+
+    def draw(slot: re.Match[str]) -> str:
+        name = slot.group(1)
+        if name[0].isdigit():
+            low, high = name.split("-")
+            return str(rng.randrange(int(low), int(high)))
+        return str(rng.choice(TABLES[name]))
+
+    return _SLOT.sub(draw, template)
+
+
+def _memory(rng: random.Random, templates: list[list[str]]) -> tuple[str, str]:
+    text, category = templates[rng.randrange(len(templates))]
+    return _fill(text, rng), category
 
 
 def _zh_memory(rng: random.Random) -> tuple[str, str]:
     """One Chinese memory and its category; 5 to ~60 characters."""
-    return _ZH_TEMPLATES[rng.randrange(len(_ZH_TEMPLATES))](rng)
+    return _memory(rng, ZH_TEMPLATES)
 
 
 def _en_memory(rng: random.Random) -> tuple[str, str]:
     """One English memory and its category; 5 to ~60 words."""
-    return _EN_TEMPLATES[rng.randrange(len(_EN_TEMPLATES))](rng)
+    return _memory(rng, EN_TEMPLATES)
 
 
 def generate_memories(count: int, seed: int, zh_share: float = 0.5) -> list[tuple[str, str]]:

@@ -64,3 +64,20 @@ def test_a_table_file_that_is_not_an_object_is_refused(
     monkeypatch.setattr(tables_module, "TABLES_DIR", tmp_path)
     with pytest.raises(ValueError, match="must hold a JSON object"):
         load_tables("listy")
+
+
+def test_every_slot_of_the_synthetic_templates_is_a_word_list_or_a_range() -> None:
+    import synthetic
+
+    for text, category in synthetic.ZH_TEMPLATES + synthetic.EN_TEMPLATES:
+        assert category in {"constraint", "preference", "task", "mood", "fact"}
+        slots = synthetic._SLOT.findall(text)
+        assert slots, text
+        for slot in slots:
+            if slot[0].isdigit():
+                low, high = map(int, slot.split("-"))
+                assert 0 < low < high, text
+            else:
+                assert isinstance(synthetic.TABLES[slot], list) and synthetic.TABLES[slot], text
+        leftover = synthetic._SLOT.sub("", text)
+        assert "{" not in leftover and "}" not in leftover, text
