@@ -29,6 +29,9 @@ extracted fact's, and I = |G ∩ P|:
   Chinese: "用户的" / "用户" read as "我的" / "我", words cut by ``tokenize`` (jieba, its
   stop words dropped), same F1 >= 0.5.
 
+The word lists (``NOT_CONTENT``: the words that say nothing about the person; ``FOLD``: the
+synonym folds) are in ``datasets/tables/extraction_data.json``.
+
 Facts are scored per dialogue and speaker: an extracted fact is correct when it matches
 any annotated fact of that speaker in that dialogue (precision); an annotated fact is
 found when any extracted fact of that speaker matches it (recall).
@@ -46,6 +49,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from datasets.tables import load_tables
 
 from hindsight.core.text import tokenize
 
@@ -57,58 +61,9 @@ CACHE_DIR = REPO / "bench" / ".cache"
 SEED = 19
 TEST_DIALOGUES = 120
 DEV_DIALOGUES = 60
+TABLES = load_tables("extraction_data")
 
-_NOT_CONTENT = frozenset(
-    [
-        "user",
-        "am",
-        "im",
-        "ive",
-        "dont",
-        "didnt",
-        "cant",
-        "wont",
-        "yes",
-        "yeah",
-        "oh",
-        "well",
-        "lol",
-        "haha",
-        "wow",
-        "ok",
-        "okay",
-        "also",
-        "really",
-        "actually",
-        "lot",
-        "lots",
-        "thing",
-        "things",
-        "one",
-        "much",
-        "many",
-        "don",
-        "didn",
-        "doesn",
-        "haven",
-        "hasn",
-        "isn",
-        "wasn",
-        "aren",
-        "won",
-        "couldn",
-        "wouldn",
-        "id",
-        "用户",
-        "自己",
-        "喜欢的",
-        "非常",
-        "真的",
-        "其实",
-        "一直",
-        "已经",
-    ]
-)
+_NOT_CONTENT = frozenset(TABLES["NOT_CONTENT"])
 
 
 @dataclass
@@ -227,22 +182,7 @@ _ISSUE_STOP = frozenset(
         *("not", "no", "very", "really", "so", "too", "also", "just", "like"),
     ]
 )
-_FOLD = {
-    "love": "like",
-    "enjoy": "like",
-    "prefer": "like",
-    "adore": "like",
-    "fond": "like",
-    "favourite": "like",
-    "favorite": "like",
-    "hate": "dislike",
-    "job": "work",
-    "employ": "work",
-    "kid": "child",
-    "children": "child",
-    "dad": "father",
-    "mom": "mother",
-}
+_FOLD = TABLES["FOLD"]
 _CONTRACTION = (
     ("n't", " not"),
     ("'m", " am"),

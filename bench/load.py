@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from datasets.tables import load_tables
 from harness import (
     RESULTS_DIR,
     free_port,
@@ -74,23 +75,9 @@ BATCH_ITEMS = 10
 REFLECT_RETRIES = 3
 SEED_PER_USER = 30
 CATEGORIES = ["preference", "constraint", "event", "plan", "fact", "task"]
-LONG_PARAGRAPHS = [
-    "会议纪要：本周评审了新版本的上线计划。后端需要在周三之前完成接口联调，前端负责把设置页改成"
-    "新的设计稿，测试组在周四做回归。预算方面，市场部希望把第三季度的投放提前，财务要求先给出"
-    "每个渠道的转化数据。下次会议定在下周一上午十点，地点在三楼的大会议室。",
-    "Release notes draft: the importer now resumes an interrupted run without storing any "
-    "turn twice, long pastes are searched by chunks, and the retrieve endpoint returns the "
-    "chunk that matched with its position. Known issues: very large PDF files are slow to "
-    "convert, and the nightly reflection may take several minutes for users with long "
-    "histories. Next steps: profile the embedding path and add a load test.",
-    "旅行计划：下个月去成都出差三天，住在春熙路附近的酒店。第一天拜访客户，第二天参加行业大会，"
-    "第三天上午和本地团队开会，下午返程。需要提前订好往返机票，记得带上投影仪转接头和名片，"
-    "用户不吃辣，安排晚餐时要注意。",
-    "Support ticket summary: the customer reported that exports time out for accounts with "
-    "more than ten thousand records. We reproduced it on staging, traced it to a missing "
-    "index on the audit table, and shipped a migration. The customer confirmed the fix on "
-    "Tuesday and asked for a weekly CSV export to be scheduled for their finance team.",
-]
+# long pastes (meeting notes, release notes, a plan, a ticket) for store_long, zh and en;
+# each is kept in the table as its lines
+LONG_PARAGRAPHS = ["".join(lines) for lines in load_tables("load")["LONG_PARAGRAPHS"]]
 
 
 # --- the operations --------------------------------------------------------------------------

@@ -57,6 +57,7 @@ from datasets.longmem_code import (
 )
 from datasets.longmem_needles import Needle, NeedleKind, load_kinds, make_needle
 from datasets.longmem_prose import article, email_thread, meeting_notes, weekly_report
+from datasets.tables import load_tables
 
 DATA_FILE = Path(__file__).resolve().parent / "data" / "longmem" / "longmem.json.gz"
 SEED = 20241203
@@ -84,26 +85,10 @@ COMPOSITIONS: dict[str, list[tuple[str, ...]]] = {
 }
 COMPOSITIONS["en"] += [("article",), ("chat",)]
 COMPOSITIONS["zh"] += [("article",), ("report", "chat")]
-WRAPS = {
-    "en": {
-        "prose": ["{}", "P.S. {}", "Note to self: {}", "Before I forget: {}", "(Unrelated: {})"],
-        "python": ["# note to self: {}"],
-        "javascript": ["// note to self: {}"],
-        "sql": ["-- note to self: {}"],
-        "log": ["### my note: {} ###"],
-    },
-    "zh": {
-        "prose": ["{}", "对了，{}", "顺便记一下：{}", "（和这个无关，备忘：{}）", "补充一句：{}"],
-        "python": ["# 备注：{}"],
-        "javascript": ["// 备注：{}"],
-        "sql": ["-- 备注：{}"],
-        "log": ["### 备注：{} ###"],
-    },
-}
-SHORT_LEADS = {
-    "en": ["{}", "Random thing: {}", "{} Just so you know."],
-    "zh": ["{}", "随口说一句，{}"],
-}
+# how a needle is written into a block of each kind, and the leads of a short needle turn
+TABLES = load_tables("longmem_data")
+WRAPS = TABLES["WRAPS"]
+SHORT_LEADS = TABLES["SHORT_LEADS"]
 
 
 @dataclass(frozen=True)

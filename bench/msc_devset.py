@@ -14,15 +14,15 @@ data's terms of use were not confirmed: see /work/shared/data/msc/README.md):
   each turn is stored as "Name: text" with that speaker, its session, and a date: the
   user's sessions three days apart, in chain then session order.
 - Questions: each utterance's ``persona_text`` is put into the topic categories whose
-  keyword pattern it matches (``TOPICS``: pets, work, family, food, ...; a fact may have
-  several). For each (chain, speaker, topic) with one to ``MAX_EVIDENCE`` (3) such
-  utterances, one question asks for that topic about that speaker by name, from the
-  topic's templates (``TOPICS``), written for this set with words chosen to differ from
-  how people state such facts ("How does Avery earn a living?"). A template is used only
-  if none of its content words (Hindsight's tokenizer, the name left out) occurs in any
-  evidence utterance; the first such template is taken, and the question is dropped if
-  there is none. So no question copies its evidence's words: BM25 cannot match it by the
-  words alone, a retriever has to know what the topic looks like.
+  keyword pattern it matches (``TOPICS``, read from ``datasets/tables/msc_devset.json``:
+  pets, work, family, food, ...; a fact may have several). For each (chain, speaker, topic)
+  with one to ``MAX_EVIDENCE`` (3) such utterances, one question asks for that topic about
+  that speaker by name, from the topic's templates (``TOPICS``), written for this set with
+  words chosen to differ from how people state such facts ("How does Avery earn a living?").
+  A template is used only if none of its content words (Hindsight's tokenizer, the name left
+  out) occurs in any evidence utterance; the first such template is taken, and the question
+  is dropped if there is none. So no question copies its evidence's words: BM25 cannot match
+  it by the words alone, a retriever has to know what the topic looks like.
 - Evidence: those one to three utterances (every one must be in the top 10 for
   recall@10; any in the top 5 is a hit@5). A question's category is its topic.
 
@@ -43,6 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from datasets.tables import load_tables
 from harness import REPO
 from locomo_data import Conversation, Question, Turn
 
@@ -69,79 +70,8 @@ def _topic(name: str, words: str, *templates: str) -> Topic:
     return Topic(name, re.compile(rf"\b(?:{words})", re.IGNORECASE), templates)
 
 
-TOPICS = (
-    _topic(
-        "pets",
-        r"dogs?\b|cats?\b|pupp|kitten|pets?\b|horses?\b|parrot|hamster|rabbit|bird",
-        "Which animals does {name} look after?",
-        "What creatures share {name}'s place?",
-    ),
-    _topic(
-        "work",
-        r"job|work|career|boss|office|employ|retire|nurse|teacher|engineer|manager",
-        "How does {name} earn a living?",
-        "What is {name}'s occupation?",
-    ),
-    _topic(
-        "family",
-        r"sons?\b|daughter|kids?\b|child|wife|husband|mom\b|mother|dad\b|father|sister|brother|married|grand",
-        "Who are {name}'s relatives?",
-        "Tell me about the people in {name}'s household.",
-    ),
-    _topic(
-        "food",
-        r"eat|food|cook|pizza|vegan|vegetarian|bak(?:e|ing)|restaurant|meal|diet|dinner",
-        "What are {name}'s eating habits?",
-        "Which dishes does {name} enjoy?",
-    ),
-    _topic(
-        "music",
-        r"music|songs?\b|sing\b|singing|singer|band\b|guitar|piano|concert|drums",
-        "What are {name}'s tastes in tunes?",
-        "Which melodies or instruments does {name} like?",
-    ),
-    _topic(
-        "sports",
-        r"running|\brun\b|football|soccer|basketball|baseball|gym|hik(?:e|ing)|swim|yoga|tennis|golf|workout|exercise",
-        "How does {name} keep fit?",
-        "Which physical activities does {name} do?",
-    ),
-    _topic(
-        "reading",
-        r"books?\b|read\b|reading|reader|novel|author",
-        "What literature does {name} enjoy?",
-        "Which titles has {name} been into?",
-    ),
-    _topic(
-        "travel",
-        r"travel|trip|vacation|abroad|visit",
-        "Where has {name} journeyed or plans to go?",
-        "Which destinations interest {name}?",
-    ),
-    _topic(
-        "health",
-        r"allerg|sick|diabet|surgery|doctor|hospital|anxiety|depress|injur|pain\b|painful",
-        "What medical issues does {name} have?",
-        "How is {name}'s wellbeing?",
-    ),
-    _topic(
-        "education",
-        r"school|college|university|degree|stud(?:y|ent|ied)|class\b|classes",
-        "What did {name} learn or train in?",
-        "Where did {name} get an education?",
-    ),
-    _topic(
-        "vehicles",
-        r"\bcars?\b|truck|driv|motorcycle|bike",
-        "What does {name} get around in?",
-        "Which vehicle does {name} own?",
-    ),
-    _topic(
-        "screen",
-        r"movies?\b|films?\b|\btv\b|shows?\b|netflix|watch",
-        "What does {name} like to see on screen?",
-        "Which cinema or series does {name} enjoy?",
-    ),
+TOPICS = tuple(
+    _topic(t["name"], t["words"], *t["templates"]) for t in load_tables("msc_devset")["TOPICS"]
 )
 CATEGORIES = {number: topic.name for number, topic in enumerate(TOPICS, start=101)}
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from datasets.tables import load_tables
 from locomo_data import load_locomo
 
 from hindsight.core.secrets import find_secrets, redact_secrets
@@ -28,22 +29,7 @@ DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo10.json"
 PASSES = 5
 
 # real-looking secrets (the documented example values and made-up ones), English and Chinese
-POSITIVES = (
-    "我的AWS密钥是 AKIAIOSFODNN7EXAMPLE，别告诉别人",
-    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-    "用这个 token：ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789 推代码",
-    "slack bot token xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
-    "charge it with sk_live_4eC39HqLyjWDarjtT1zdp7dc please",
-    "OPENAI_API_KEY=sk-proj-abc123DEF456ghi789JKL012mno345PQR",
-    "maps key AIzaSyA1234567890abcdefghijklmnopqrstuv",
-    "登录令牌 eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
-    "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
-    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
-    "-----END OPENSSH PRIVATE KEY-----",
-    "数据库连接 postgres://admin:s3cr3t!@db.example.com:5432/app",
-    "我的信用卡号是4111 1111 1111 1111，有效期12/28",
-    "pay with 5500-0000-0000-0004 tomorrow",
-)
+POSITIVES = tuple(load_tables("secrets_fp")["POSITIVES"])
 
 
 def per_text_microseconds(texts: list[str]) -> float:

@@ -54,6 +54,7 @@ from harness import (
     open_service,
     write_json,
 )
+from update_pairs_data import POSITIVE, SHAPES_NEGATIVE
 
 from hindsight.core.commands import (
     BatchItem,
@@ -72,17 +73,8 @@ NOISE_DAYS = (75, 40, 12)  # the everyday memories fall between the two
 TOP_K = 10
 DECAYS = {"decay1": 1.0, "default": None}  # None: the command's default time_decay
 # the precision set's negatives, then those only the shapes set has
-# (``bench/update_pairs_shapes.py``)
-NEGATIVE = (
-    "unrelated",
-    "consistent",
-    "other_person",
-    "restated",
-    "question",
-    "hypothetical",
-    "past_only",
-)
-POSITIVE = ("update_cue", "update_plain")
+# (``bench/update_pairs_data.py --shapes``)
+NEGATIVE = SHAPES_NEGATIVE
 FALSE_UPDATE_TARGET, RECALL_TARGET = 0.01, 0.95
 SAMPLE_SEED = 40  # --limit's sample
 

@@ -28,15 +28,46 @@ them (placeholders, cue words, disjoint splits) and writes
     .venv/bin/python bench/update_pairs_data.py
 
 ``bench/update_pairs.py`` runs it.
+
+The update-shapes set (``--shapes``) holds update pairs in shapes the precision set's
+templates lack: a rule fitted on the ``fit`` half can learn those templates. It is written
+sentence by sentence, each pair its own (``data/updates/shapes_sentences.json``), in other
+phrasings: colloquial English ("these days I...", "I'm now at...", "we relocated to...")
+and Chinese ("搬到了", "现在在...上班", "改喝...", "换了份工作，去了..."), genuine updates
+with and without a cue word, and negatives of kinds the templates do not have:
+
+- ``other_person``: the same attribute of someone else, often with a cue word ("My
+  brother lives in Bristol now", "我妈改喝茶了");
+- ``consistent``: the same thing again, elaborated, naming no new value;
+- ``restated``: the older value said again, with a cue word ("Still in Leeds, still
+  loving it", "现在还在腾讯上班");
+- ``question``: a question about another value ("Should I move to Bristol?");
+- ``hypothetical``: a wish, plan or condition ("If I moved to Galway...", "我想搬到大理");
+- ``past_only``: a value that held long ago ("I lived in Edinburgh as a kid");
+- ``unrelated``: about something else, sharing a word or a cue ("We moved the sofa").
+
+Genuine updates are ``update_cue`` or ``update_plain`` by the precision set's own cue
+words (``CUES``), so both sets define a cue alike. The pairs share the precision set's
+format and run on its bench::
+
+    .venv/bin/python bench/update_pairs_data.py --shapes   # writes data/updates/shapes.json
+    .venv/bin/python bench/update_pairs.py --pairs bench/data/updates/shapes.json \
+        --out bench/results/update_shapes.json
+
+Every pair has ``split`` ``shapes``. The set is a development set: rules may be fitted on
+it, so its figures are reported apart from the precision set's held-out half.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import re
 from pathlib import Path
 from typing import Any
+
+from datasets.tables import load_tables
 
 DATA = Path(__file__).resolve().parent / "data" / "updates"
 OUT = DATA / "pairs.json"
@@ -47,6 +78,15 @@ NEGATIVE = ("unrelated", "consistent", "other_person")
 POSITIVE = ("update_cue", "update_plain")
 CATEGORIES = NEGATIVE + POSITIVE
 NOISE_PER_PAIR = 3
+
+SHAPES_OUT = DATA / "shapes.json"
+SHAPES_SEED = 41
+# the precision set's negatives, then those only the shapes set has
+SHAPES_NEGATIVE = (*NEGATIVE, "restated", "question", "hypothetical", "past_only")
+UPDATE = "update"  # a shapes pair written as one kind; split into update_cue / update_plain by CUES
+# the hand-written shapes: per language, the question of each attribute and the pairs
+# (attribute, kind, older, newer), the kind one of SHAPES_NEGATIVE or UPDATE
+SHAPES_SENTENCES = DATA / "shapes_sentences.json"
 
 # what this set calls a cue word: a word that says a state changed. ``update_cue``
 # memories must hold one and ``update_plain`` memories none; the negatives may (that is
@@ -67,36 +107,7 @@ CUES = {
 }
 
 # everyday memories stored around each pair (none states an attribute of the sets')
-NOISE = {
-    "en": [
-        "Can you remind me to call the plumber on Thursday?",
-        "The sunset over the harbour was gorgeous tonight.",
-        "I finished the crossword in record time this morning.",
-        "My neighbour's wind chimes kept me awake.",
-        "We played Monopoly until midnight and nobody won.",
-        "I need to send a thank-you card to my aunt.",
-        "The library fine was only fifty pence, phew.",
-        "It snowed a little overnight but it's already melting.",
-        "I watered the tomatoes and they're finally ripening.",
-        "The queue at the post office was out the door.",
-        "I found a tenner in my winter coat pocket.",
-        "Spent the evening sorting old photos into albums.",
-    ],
-    "zh": [
-        "周四提醒我给水管工打电话。",
-        "今晚港口的日落太美了。",
-        "今天早上的填字游戏做得特别快。",
-        "邻居家的风铃响了一夜，吵得睡不着。",
-        "我们玩大富翁玩到半夜，谁也没赢。",
-        "得给姑姑寄一张感谢卡。",
-        "图书馆的罚款才五毛钱。",
-        "昨晚下了点小雪，今天已经化了。",
-        "给阳台的番茄浇了水。",
-        "邮局排队排到了门外。",
-        "在冬天的外套口袋里翻到了五十块钱。",
-        "晚上把旧照片整理进了相册。",
-    ],
-}
+NOISE = load_tables("update_pairs_data")["NOISE"]
 
 _PLACEHOLDERS = {
     "older": ({"a"}, set()),
@@ -214,18 +225,75 @@ def build() -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    data = build()
+def _shapes_category(lang: str, category: str, newer: str) -> str:
+    if category != UPDATE:
+        return category
+    return "update_cue" if CUES[lang].search(newer) else "update_plain"
+
+
+def build_shapes() -> dict[str, Any]:
+    """The update-shapes set from ``SHAPES_SENTENCES``, checked (known kinds, a question
+    per attribute, no pair twice), each pair with its everyday memories."""
+    rng = random.Random(SHAPES_SEED)
+    sentences = json.loads(SHAPES_SENTENCES.read_text(encoding="utf-8"))
+    questions: dict[str, dict[str, str]] = sentences["questions"]
+    written: dict[str, list[list[str]]] = sentences["pairs"]
+    pairs: list[dict[str, Any]] = []
+    for lang, rows in written.items():
+        seen: set[tuple[str, str]] = set()
+        for number, (attribute, category, older, newer) in enumerate(rows):
+            if category != UPDATE and category not in SHAPES_NEGATIVE:
+                raise ValueError(f"{lang} #{number}: unknown category {category!r}")
+            if attribute not in questions[lang]:
+                raise ValueError(f"{lang} #{number}: no question for {attribute!r}")
+            if (older, newer) in seen:
+                raise ValueError(f"{lang} #{number}: the pair is there twice")
+            seen.add((older, newer))
+            kind = _shapes_category(lang, category, newer)
+            pairs.append(
+                {
+                    "id": f"{lang}-shapes-{attribute}-{number}",
+                    "lang": lang,
+                    "split": "shapes",
+                    "category": kind,
+                    "negative": category != UPDATE,
+                    "attribute": attribute,
+                    "older": older,
+                    "newer": newer,
+                    "newer_has_cue": bool(CUES[lang].search(newer)),
+                    "older_value": None,
+                    "newer_value": None,
+                    "question": questions[lang][attribute],
+                    "noise": rng.sample(NOISE[lang], NOISE_PER_PAIR),
+                }
+            )
+    return {"seed": SHAPES_SEED, "categories": {"negative": list(SHAPES_NEGATIVE)}, "pairs": pairs}
+
+
+def _write(data: dict[str, Any], out: Path, group: tuple[str, ...]) -> None:
+    """``data`` to ``out``, then the number of pairs per ``group`` of fields."""
     pairs = data["pairs"]
-    OUT.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    negatives = sum(p["negative"] for p in pairs)
+    out.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     counts: dict[str, int] = {}
     for p in pairs:
-        key = f"{p['lang']}/{p['split']}/{p['category']}"
+        key = "/".join(p[field] for field in group)
         counts[key] = counts.get(key, 0) + 1
-    print(f"wrote {len(pairs)} pairs ({negatives / len(pairs):.0%} negatives) to {OUT}")
+    negatives = sum(p["negative"] for p in pairs)
+    print(f"wrote {len(pairs)} pairs ({negatives / len(pairs):.0%} negatives) to {out}")
     for key in sorted(counts):
         print(f"  {key}: {counts[key]}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--shapes", action="store_true", help=f"write the update-shapes set ({SHAPES_OUT.name})"
+    )
+    args = parser.parse_args(argv)
+    if args.shapes:
+        _write(build_shapes(), SHAPES_OUT, ("lang", "category"))
+    else:
+        _write(build(), OUT, ("lang", "split", "category"))
 
 
 if __name__ == "__main__":

@@ -8,10 +8,11 @@ across queries (the cosine's margin, the words held). Two sources:
   turns. Alternately it holds the evidence turns plus other turns of the same
   conversation (an "own" query: the evidence is the positive) or turns of the next
   conversation only (a "cross" query: nothing answers it).
-- ``PAIRS``: our own English and Chinese statements, each with a question it answers
-  (written for this set, not taken from any dataset). Each statement alone asked its own
-  question (positive) and, alone, the question of the pair half the list away (a lone
-  unrelated memory: negative); and stores of 4 statements asked each of their questions.
+- ``PAIRS`` (``datasets/tables/calibration_small.json``): our own English and Chinese
+  statements, each with a question it answers (written for this set, not taken from any
+  dataset). Each statement alone asked its own question (positive) and, alone, the
+  question of the pair half the list away (a lone unrelated memory: negative); and stores
+  of 4 statements asked each of their questions.
 
 Rows have the shape of training/calibration_data.py's (``set`` "small").
 """
@@ -24,6 +25,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from datasets.tables import load_tables
 from harness import close_service, open_service
 
 from hindsight.core.commands import BatchItem, RetrieveCommand, StoreBatchCommand
@@ -35,58 +37,9 @@ PRINCIPAL = Principal(tenant_id="small", key_id="bench")
 GROUP_SIZE = 4  # statements per mixed store of PAIRS
 
 # (statement, a question it answers): one fact of a user each, topics kept apart
-PAIRS_EN = (
-    ("I am allergic to peanuts", "what can't I eat"),
-    ("My sister Anna lives in Berlin", "where does my sister live"),
-    ("I started learning the cello last spring", "which instrument am I learning"),
-    ("We adopted a grey cat called Pixel", "what is my cat's name"),
-    ("My dentist appointment is on Thursday at 3pm", "when do I see the dentist"),
-    ("I drive a blue Honda Civic", "what car do I have"),
-    ("I work as a nurse at the city hospital", "what is my job"),
-    ("I prefer green tea over coffee in the morning", "what do I like to drink"),
-    ("My daughter's birthday is on May 14", "when is my daughter's birthday"),
-    ("I run 5 km every Saturday in the park", "how do I exercise"),
-    ("I am vegetarian and do not eat fish either", "do I eat meat"),
-    ("Our wifi password is taped under the router", "where can I find the wifi password"),
-    ("I moved to Lisbon in 2021", "which city do I live in"),
-    ("My favourite author is Ursula K. Le Guin", "who is my favourite writer"),
-    ("I take blood pressure pills every evening", "what medication am I on"),
-    ("My manager is called Priya", "who is my boss"),
-    ("I failed my driving test twice before passing", "how did my driving test go"),
-    ("The kids go to Riverside Primary School", "which school do my children attend"),
-    ("I am afraid of flying and prefer trains", "how do I like to travel"),
-    ("My laptop is a five-year-old ThinkPad", "what computer do I use"),
-    ("I speak Spanish and a little Japanese", "which languages do I speak"),
-    ("My mother's surgery went well last week", "how is my mother doing"),
-    ("I planted tomatoes and basil on the balcony", "what am I growing"),
-    ("I support Liverpool football club", "which team do I follow"),
-)
-PAIRS_ZH = (
-    ("我对花生过敏", "饮食禁忌"),
-    ("我姐姐住在成都", "我姐姐住在哪里"),
-    ("我去年开始学弹钢琴", "我在学什么乐器"),
-    ("我们家的狗叫豆豆", "我的狗叫什么名字"),
-    ("我下周三要去医院复查", "我什么时候去医院"),
-    ("我开一辆白色的比亚迪", "我开什么车"),
-    ("我在一家银行做会计", "我的工作是什么"),
-    ("我早上只喝豆浆不喝咖啡", "我早餐喝什么"),
-    ("我儿子的生日是十月三号", "我儿子什么时候过生日"),
-    ("我每周游泳两次", "我平时怎么锻炼"),
-    ("我不吃辣", "我的口味有什么要求"),
-    ("我搬到杭州已经三年了", "我现在住在哪个城市"),
-    ("我最喜欢的作家是余华", "我喜欢哪位作家"),
-    ("我每天晚上吃降压药", "我在吃什么药"),
-    ("我的领导姓王", "我的上司是谁"),
-    ("女儿在实验小学读三年级", "孩子在哪里上学"),
-    ("我怕坐飞机，出差都坐高铁", "我出差怎么走"),
-    ("我的电脑是一台旧的联想笔记本", "我用什么电脑"),
-    ("我会说粤语和一点英语", "我会哪些语言"),
-    ("我妈妈上个月做了膝盖手术", "我妈妈身体怎么样"),
-    ("我在阳台上种了辣椒和葱", "我种了什么"),
-    ("我是湖人队的球迷", "我支持哪支球队"),
-    ("我周末在学做面包", "我最近在学什么手艺"),
-    ("我的护照明年三月到期", "我的护照什么时候过期"),
-)
+TABLES = load_tables("calibration_small")
+PAIRS_EN = tuple((statement, question) for statement, question in TABLES["PAIRS_EN"])
+PAIRS_ZH = tuple((statement, question) for statement, question in TABLES["PAIRS_ZH"])
 
 
 def _store(service: MemoryService, user_id: str, items: list[BatchItem]) -> list[str]:

@@ -3,5 +3,6 @@ lists written for this project (and, where its docstring says so, MSC dialogues)
 
 The scripts one level up import them as ``datasets.<name>`` (``bench/`` is on their path).
 ``python bench/datasets/updates_data.py`` rewrites ``bench/data/updates/cases.json``; the
-long-memory pieces are assembled by ``bench/longmem_data.py``, which the dev sets read.
+long-memory pieces are assembled by ``bench/longmem_data.py``, which the dev sets read. The
+templates and word lists themselves are data: ``tables/<module>.json`` (``tables``).
 """

@@ -4,9 +4,10 @@ A needle kind is one personal fact with slots ("My locker combination at the gym
 {combo}."), one or more questions asking for it in other words ("What are the numbers to
 open my gym locker?"), the slot whose value answers it, and short chat turns on the same
 topic that do not state it (distractors: a memory a question could wrongly land on).
-Slot values are drawn from the pools below with the dataset's seeded ``random.Random``.
-The kinds themselves are data: ``bench/data/longmem/needle_kinds.json`` (hand-written for
-this benchmark, like every text here).
+Slot values are drawn from the pools below (numbers and codes made here; names, places and
+things from the word lists of ``tables/longmem_needles.json``) with the dataset's seeded
+``random.Random``. The kinds themselves are data: ``bench/data/longmem/needle_kinds.json``
+(hand-written for this benchmark, like every text here).
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from datasets.tables import load_tables
+
+TABLES = load_tables("longmem_needles")
 
 
 @dataclass(frozen=True)
@@ -42,10 +47,6 @@ def _digits(n: int) -> Callable[[random.Random], str]:
     return lambda r: "".join(r.choice(string.digits) for _ in range(n))
 
 
-def _words(text: str) -> list[str]:
-    return text.split()
-
-
 def _pick(values: list[str]) -> Callable[[random.Random], str]:
     return lambda r: r.choice(values)
 
@@ -67,60 +68,7 @@ def _zh_phone(r: random.Random) -> str:
     return f"1{r.choice('3589')}{r.randrange(0, 10)}{r.randrange(10**7, 10**8)}"
 
 
-EN_FIRST = _words(
-    "Priya Tomasz Ingrid Mateo Keiko Oluwaseun Dmitri Fiona Rafael Svetlana Connor Yasmin"
-)
-EN_SURNAMES = _words("Okafor Lindqvist Brennan Castellanos Whitfield Nakamura Oyelaran Haversham")
-EN_SURNAMES += _words("Fitzgerald Kowalczyk Delacroix Abernathy Marchetti Thornbury")
-EN_MONTHS = _words("January February March April May June July August September October")
-EN_MONTHS += ["November", "December"]
-EN_WEEKDAYS = _words("Monday Tuesday Wednesday Thursday Friday Saturday")
-EN_TIMES = ["7:30 am", "8:15 am", "9:45 am", "12:30 pm", "4:10 pm", "5:50 pm", "6:20 pm"]
-EN_STREETS = [
-    "Elm Row",
-    "Harbour Lane",
-    "Quarry Street",
-    "Linden Avenue",
-    "Mill Road",
-    "Tanner Way",
-]
-EN_PLACES = ["Riverside Mall", "the Northgate centre", "the airport long-stay", "Central Station"]
-EN_OBJECTS = ["blue flower pot", "cracked paving stone", "garden gnome", "boot scraper"]
-EN_OBJECTS += ["rain barrel", "old watering can"]
-EN_FLOWERS = ["peony", "sweet pea", "hydrangea", "freesia", "lily of the valley", "ranunculus"]
-EN_DRUGS = ["penicillin", "codeine", "sulfa drugs", "aspirin", "amoxicillin", "naproxen"]
-EN_BOOKS = ["The Salt Orchard", "Nine Winters in Tromso", "A Map of Small Rivers"]
-EN_BOOKS += ["The Glassblower's Ledger", "Under the Copper Hill", "Letters from Halden"]
-EN_RESTAURANTS = ["Lantern & Fig", "the Blue Heron", "Casa Morena", "Osteria Nove", "Juniper Hall"]
-EN_TRAILS = ["the Kestrel Ridge loop", "the old mining track", "the Seven Springs path"]
-EN_TRAILS += ["Hollow Beck trail", "the Fenwick escarpment walk"]
-EN_TOWNS = ["Aldbrook", "Penwarren", "Kirkhaven", "Stoneleigh", "Marlow Cross"]
-EN_AIRLINES = ["Lufthansa", "KLM", "Qantas", "Air Canada", "Finnair", "Iberia"]
-EN_CITIES = ["Lisbon", "Kyoto", "Reykjavik", "Vancouver", "Edinburgh", "Porto", "Hanoi"]
-EN_PETS = ["Pickle", "Marmalade", "Captain", "Biscotti", "Juniper", "Waffles", "Noodle"]
-EN_COLOURS = ["teal", "mustard yellow", "forest green", "burgundy", "navy", "coral"]
-
-ZH_SURNAMES = ["欧阳", "司马", "上官", "诸葛", "慕容", "东方", "皇甫", "令狐", "公孙", "尉迟"]
-ZH_SURNAMES += ["邵", "韦", "蒋", "樊", "祁", "冉", "阎", "柏"]
-ZH_NAMES = ["林晓峰", "顾一鸣", "苏婉清", "贺子轩", "程雨桐", "邱志远", "宋佳怡", "韩东升"]
-ZH_NAMES += ["曹梦瑶", "滕宇航", "骆嘉欣", "闫立新"]
-ZH_MALLS = ["万象城", "大悦城", "龙湖天街", "银泰百货", "来福士", "太古里"]
-ZH_CITIES = ["昆明", "青岛", "大理", "桂林", "哈尔滨", "泉州", "乌鲁木齐", "三亚"]
-ZH_OBJECTS = ["那盆绿萝", "门口的脚垫", "旧鞋柜", "消防栓旁边的砖头", "信箱"]
-ZH_FLOWERS = ["栀子花", "茉莉", "牡丹", "君子兰", "桂花", "山茶花"]
-ZH_DRUGS = ["青霉素", "头孢", "阿司匹林", "布洛芬", "磺胺类药物", "链霉素"]
-ZH_BOOKS = ["雾中的灯塔", "北方的河流", "盐与糖的年份", "第七个夏天", "山那边的邮局", "纸飞机"]
-ZH_RESTAURANTS = ["湖边那家西餐厅", "一家叫“云上”的旋转餐厅", "老城区的私房菜馆", "海边的烧烤摊"]
-ZH_TRAILS = ["鹰嘴岩环线", "古驿道", "七星溪步道", "松涛岭小路", "月亮湾栈道"]
-ZH_PLACES = ["西山", "莫干山", "凤凰岭", "梧桐山", "灵山"]
-ZH_PETS = ["糯米", "芝麻", "大黄", "布丁", "肉松", "花卷", "元宝"]
-ZH_CLINICS = ["安康宠物医院", "瑞派宠物医院", "小区门口的宠物诊所", "爱心动物医院"]
-ZH_WEEKDAYS = ["周一", "周二", "周三", "周四", "周五", "周六"]
-ZH_TIMES = ["上午九点", "上午十点半", "下午两点", "下午三点一刻", "傍晚六点", "晚上七点半"]
-ZH_STREETS = ["建设路", "桂花巷", "解放街", "东风路", "文昌里", "北门街"]
-ZH_COMPANIES = ["易存", "安心仓", "随存随取", "格子仓"]
-ZH_PROVINCES = ["京", "沪", "粤", "浙", "苏", "川", "鄂", "闽"]
-ZH_COLOURS = ["墨绿色", "酒红色", "藏青色", "姜黄色", "雾霾蓝"]
+ZH_PROVINCES = TABLES["ZH_PROVINCES"]
 
 POOLS: dict[str, Callable[[random.Random], str]] = {
     "combo": _combo,
@@ -148,45 +96,9 @@ POOLS: dict[str, Callable[[random.Random], str]] = {
     "en_phone": _en_phone,
     "zh_phone": _zh_phone,
     "letter": lambda r: r.choice("ABCDEFGH"),
-    "en_first": _pick(EN_FIRST),
-    "en_surname": _pick(EN_SURNAMES),
-    "en_month": _pick(EN_MONTHS),
-    "en_weekday": _pick(EN_WEEKDAYS),
-    "en_time": _pick(EN_TIMES),
-    "en_street": _pick(EN_STREETS),
-    "en_place": _pick(EN_PLACES),
-    "en_object": _pick(EN_OBJECTS),
-    "en_flower": _pick(EN_FLOWERS),
-    "en_drug": _pick(EN_DRUGS),
-    "en_book": _pick(EN_BOOKS),
-    "en_restaurant": _pick(EN_RESTAURANTS),
-    "en_trail": _pick(EN_TRAILS),
-    "en_town": _pick(EN_TOWNS),
-    "en_airline": _pick(EN_AIRLINES),
-    "en_city": _pick(EN_CITIES),
-    "en_pet": _pick(EN_PETS),
-    "en_colour": _pick(EN_COLOURS),
     "year": lambda r: str(r.randrange(2009, 2022)),
-    "zh_surname": _pick(ZH_SURNAMES),
-    "zh_name": _pick(ZH_NAMES),
-    "zh_mall": _pick(ZH_MALLS),
-    "zh_city": _pick(ZH_CITIES),
-    "zh_object": _pick(ZH_OBJECTS),
-    "zh_flower": _pick(ZH_FLOWERS),
-    "zh_drug": _pick(ZH_DRUGS),
-    "zh_book": _pick(ZH_BOOKS),
-    "zh_restaurant": _pick(ZH_RESTAURANTS),
-    "zh_trail": _pick(ZH_TRAILS),
-    "zh_place": _pick(ZH_PLACES),
-    "zh_pet": _pick(ZH_PETS),
-    "zh_clinic": _pick(ZH_CLINICS),
-    "zh_weekday": _pick(ZH_WEEKDAYS),
-    "zh_time": _pick(ZH_TIMES),
-    "zh_street": _pick(ZH_STREETS),
-    "zh_company": _pick(ZH_COMPANIES),
-    "zh_colour": _pick(ZH_COLOURS),
-    "blood": _pick(["A", "B", "AB", "O"]),
-    "rh": _pick(["positive", "negative"]),
+    # names, places, things: one value drawn from the pool's word list
+    **{name: _pick(values) for name, values in TABLES["WORD_POOLS"].items()},
 }
 
 KINDS_FILE = Path(__file__).resolve().parents[1] / "data" / "longmem" / "needle_kinds.json"

@@ -28,50 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from extraction_data import load_zh
 from locomo_data import Conversation, Question, Turn
 
+from datasets.tables import load_tables
+
 SEED = 20261205
 SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹"
-GIVEN_NAMES = [
-    "伟",
-    "芳",
-    "娜",
-    "敏",
-    "静",
-    "丽",
-    "强",
-    "磊",
-    "军",
-    "洋",
-    "勇",
-    "艳",
-    "杰",
-    "娟",
-    "涛",
-    "明",
-    "超",
-    "秀英",
-    "霞",
-    "平",
-    "刚",
-    "桂英",
-    "小红",
-    "建华",
-    "志强",
-    "晓东",
-    "海燕",
-    "文静",
-    "子涵",
-    "浩然",
-    "雨桐",
-    "欣怡",
-    "俊杰",
-    "思远",
-    "佳琪",
-    "宇航",
-    "梦瑶",
-    "家豪",
-    "婷婷",
-    "国庆",
-]
+GIVEN_NAMES = load_tables("names_zh")["GIVEN_NAMES"]
 DIALOGUES_PER_USER = 6
 START = datetime(2025, 3, 1, 19, 0, tzinfo=UTC)
 GAP = timedelta(days=3)
