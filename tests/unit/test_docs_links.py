@@ -23,6 +23,7 @@ PAGES = sorted(
         REPO / "CONTRIBUTING.md",
         REPO / "CHANGELOG.md",
         REPO / "bench" / "README.md",
+        REPO / "training" / "README.md",
         *list((REPO / "docs").glob("*.md")),
     ]
 )
