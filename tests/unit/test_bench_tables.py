@@ -1,7 +1,7 @@
 """The bench modules' literal tables live in bench/datasets/tables/<module>.json.
 
 Each file is a JSON object of table name to value, read by the bench module of that name
-(in bench/ or bench/datasets/), and each of its tables is used there; a module asking for
+(in bench/, bench/datasets/ or training/), and each of its tables is used there; a module asking for
 tables that are not there gets an error naming the file.
 """
 
@@ -22,7 +22,7 @@ TABLE_FILES = sorted(TABLES_DIR.glob("*.json"))
 
 
 def _module_source(name: str) -> str:
-    for folder in (BENCH, BENCH / "datasets"):
+    for folder in (BENCH, BENCH / "datasets", BENCH.parent / "training"):
         path = folder / f"{name}.py"
         if path.is_file():
             return path.read_text(encoding="utf-8")
