@@ -18,12 +18,13 @@ facts written, the word table's one-time load, the CPU flags.
 Stored vectors (``vectors`` in the JSON; ``--no-vectors`` skips it): the reflector that
 embeds statements (``learned-e5``) reads an episode's stored vector instead when it is the
 vector of one of its statements (``reflect_with_vectors``). A third service, reflecting
-with ``learned-e5``, holds the same utterances twice: one user's stored without a session
-(an episode's vector is of its text alone) and another's with one (its vector holds the
-turn before, so none is a statement's). Each repetition dry-runs ``reflect`` for each user
-with a fresh reflector (nothing cached), once given the stored vectors and once behind an
-adapter that takes none, alternating; reported: median wall and CPU seconds (the facts'
-embedding included) and the statements the reflector embedded. Writes
+with ``learned-e5``, holds the same utterances with their speakers twice: one user's
+stored without a session (an episode's vector is of its text alone) and another's with one
+(a reply's vector holds the turn before it, ``session_context``, so it is no statement's).
+Each repetition dry-runs ``reflect`` for each user with a fresh reflector (nothing cached),
+once given the stored vectors and once behind an adapter that takes none, alternating;
+reported: median wall and CPU seconds (the facts' embedding included) and the statements
+the reflector embedded. Writes
 ``bench/results/reflect_default.json`` (``--out`` elsewhere).
 """
 
@@ -47,7 +48,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsight"))
 
-from extraction_data import REPO, test_split
+from extraction_data import REPO, Utterance, test_split
 
 from hindsight.adapters.reflectors.learned import LearnedReflector
 from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
@@ -96,7 +97,7 @@ class WithoutVectors:
         return self.inner.summarize(episodes)
 
 
-def vectors_reused(texts: list[str], root: Path, repeat: int) -> dict[str, Any]:
+def vectors_reused(utterances: list[Utterance], root: Path, repeat: int) -> dict[str, Any]:
     """``learned-e5``'s dry-run reflect, stored vectors given and not, without and with a
     session; medians of ``repeat`` alternating runs."""
     service = build_embedded_service(
@@ -104,8 +105,10 @@ def vectors_reused(texts: list[str], root: Path, repeat: int) -> dict[str, Any]:
     )
     users = {"no-session": None, "with-session": "s1"}
     for user, session in users.items():
-        for text in texts:
-            command = StoreMemoryCommand(user_id=user, content=text, session_id=session)
+        for u in utterances:
+            command = StoreMemoryCommand(
+                user_id=user, content=u.text, speaker=u.speaker, session_id=session
+            )
             service.store(PRINCIPAL, command)
     runs: dict[str, list[tuple[float, float, int]]] = {}
     for rep in range(repeat):
@@ -137,7 +140,8 @@ def main() -> None:
     parser.add_argument("--no-vectors", action="store_true", help="skip the stored vectors")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    texts = [u.text for d in test_split() for u in d.utterances][:100]
+    utterances = [u for d in test_split() for u in d.utterances][:100]
+    texts = [u.text for u in utterances]
     started = time.perf_counter()
     StaticStatementVectors().get(["the word table loads once a process"])
     table_load = time.perf_counter() - started
@@ -171,7 +175,7 @@ def main() -> None:
             considered = result.episodes_considered
         print(rep, {n: round(s[-1], 3) for n, s in seconds.items()}, flush=True)
     median = {name: statistics.median(s) for name, s in seconds.items()}
-    vectors = None if args.no_vectors else vectors_reused(texts, Path(root), args.repeat)
+    vectors = None if args.no_vectors else vectors_reused(utterances, Path(root), args.repeat)
     results = {
         "episodes": len(texts),
         "repeat": args.repeat,
