@@ -18,7 +18,8 @@ facts written, the word table's one-time load, the CPU flags.
 Stored vectors (``vectors`` in the JSON; ``--no-vectors`` skips it): the reflector that
 embeds statements (``learned-e5``) reads an episode's stored vector instead when it is the
 vector of one of its statements (``reflect_with_vectors``). A third service, reflecting
-with ``learned-e5``, holds the same utterances with their speakers twice: one user's
+with ``learned-e5``, holds the same utterances with their speakers (MSC's ``bot_0`` and
+``bot_1``, which would read as the assistant, named ``user`` and ``Sam``) twice: one user's
 stored without a session (an episode's vector is of its text alone) and another's with one
 (a reply's vector holds the turn before it, ``session_context``, so it is no statement's).
 Each repetition dry-runs ``reflect`` for each user with a fresh reflector (nothing cached),
@@ -60,6 +61,7 @@ from hindsight.settings import Settings
 
 OUT = REPO / "bench" / "results" / "reflect_default.json"
 PRINCIPAL = Principal(tenant_id="bench")
+SPEAKERS = {"bot_0": "user", "bot_1": "Sam"}  # MSC's labels; a "bot" is the assistant's turn
 SYSTEMS = ("learned", "rule-based")
 
 
@@ -107,7 +109,7 @@ def vectors_reused(utterances: list[Utterance], root: Path, repeat: int) -> dict
     for user, session in users.items():
         for u in utterances:
             command = StoreMemoryCommand(
-                user_id=user, content=u.text, speaker=u.speaker, session_id=session
+                user_id=user, content=u.text, speaker=SPEAKERS[u.speaker], session_id=session
             )
             service.store(PRINCIPAL, command)
     runs: dict[str, list[tuple[float, float, int]]] = {}
