@@ -164,7 +164,7 @@ test: install-test sam lint browser-deps test-typescript
 
 # Every maintained benchmark, in bench/README.md's order (its table gives each one's
 # runtime; about five hours on two cores in all), and the calibration's check
-# (training/README.md). The AWS ones start the local engines.
+# (training/README.md). `soak.py --backend aws` starts the local engines.
 bench: install-test
 	$(BIN)/python bench/locomo.py
 	$(BIN)/python bench/longmem.py
@@ -174,7 +174,6 @@ bench: install-test
 	$(BIN)/python bench/devsets.py
 	$(BIN)/python bench/lodo.py --from bench/results/devsets.json
 	$(BIN)/python bench/negatives.py
-	nice -n 5 $(BIN)/python bench/reflect_speed.py
 	nice -n 5 $(BIN)/python bench/reflect_default.py
 	nice -n 5 $(BIN)/python bench/extraction.py
 	nice -n 5 $(BIN)/python bench/extraction_rules.py
@@ -183,17 +182,13 @@ bench: install-test
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/ingest_throughput.py
 	$(BIN)/python bench/scale.py
-	$(BIN)/python bench/explorer_first_page.py
 	$(BIN)/python bench/lifecycle.py --episodes 100000 --export
-	$(BIN)/python bench/reembed.py --memories 1000
 	$(BIN)/python bench/crash.py --iterations 30
 	$(BIN)/python bench/fuzz_api.py --examples 100
 	$(BIN)/python bench/soak.py
 	$(BIN)/python bench/cold_start.py --repeats 3
 	$(BIN)/python bench/embed_throughput.py
-	$(BIN)/python bench/embed_kernels.py
 	$(call with_services,$(BIN)/python bench/soak.py --backend aws)
-	$(call with_services,$(BIN)/python bench/aws_latency.py --size 10000)
 
 # The LLM reflector against a real local model (bench/llm_reflect.py; not part of `make bench`
 # or `make test`): llama-cpp-python's OpenAI-compatible server (built from source with cmake,

@@ -1,6 +1,7 @@
-"""The default reflector's speed, end to end in the embedded service, beside the rules'.
+"""Reflection's speed end to end in the embedded service: the default reflector beside the
+rules', and the stored vectors reused or not.
 
-    nice -n 5 .venv/bin/python bench/reflect_default.py [--repeat 5]
+    nice -n 5 .venv/bin/python bench/reflect_default.py [--repeat 5] [--no-vectors]
 
 100 MSC utterances (the first of the held-back test dialogues, ``extraction_data``) are
 stored as one user's episodes in each of two embedded services (SQLite and the in-process
@@ -12,8 +13,20 @@ first reflects the new episodes, the later ones reflect them again (``since`` th
 storing: the same extraction and fact embedding; the facts are then repeats, merged into
 the stored ones). Reported: the median wall and CPU seconds (every thread of
 the process: the embedder runs on its own) of each, the ratio of the walls, the
-facts written, the word table's one-time load, the CPU flags. Writes
-``bench/results/reflect_default.json``.
+facts written, the word table's one-time load, the CPU flags.
+
+Stored vectors (``vectors`` in the JSON; ``--no-vectors`` skips it): the reflector that
+embeds statements (``learned-e5``) reads an episode's stored vector instead when it is the
+vector of one of its statements (``reflect_with_vectors``). A third service, reflecting
+with ``learned-e5``, holds the same utterances with their speakers (MSC's ``bot_0`` and
+``bot_1``, which would read as the assistant, named ``user`` and ``Sam``) twice: one user's
+stored without a session (an episode's vector is of its text alone) and another's with one
+(a reply's vector holds the turn before it, ``session_context``, so it is no statement's).
+Each repetition dry-runs ``reflect`` for each user with a fresh reflector (nothing cached),
+once given the stored vectors and once behind an adapter that takes none, alternating;
+reported: median wall and CPU seconds (the facts' embedding included) and the statements
+the reflector embedded. Writes
+``bench/results/reflect_default.json`` (``--out`` elsewhere).
 """
 
 from __future__ import annotations
@@ -26,22 +39,29 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsight"))
 
-from extraction_data import REPO, test_split
+from extraction_data import REPO, Utterance, test_split
 
+from hindsight.adapters.reflectors.learned import LearnedReflector
 from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
 from hindsight.bootstrap import build_embedded_service
 from hindsight.core.commands import ReflectCommand, StoreMemoryCommand
 from hindsight.core.models import Principal
+from hindsight.core.ports import Reflector
 from hindsight.settings import Settings
 
 OUT = REPO / "bench" / "results" / "reflect_default.json"
 PRINCIPAL = Principal(tenant_id="bench")
+SPEAKERS = {"bot_0": "user", "bot_1": "Sam"}  # MSC's labels; a "bot" is the assistant's turn
 SYSTEMS = ("learned", "rule-based")
 
 
@@ -50,11 +70,80 @@ def cpu_flags() -> list[str]:
     return sorted(set(re.findall(r"\b(?:avx512_vnni|amx_int8|avx2|avx_vnni)\b", text)))
 
 
+class CountingEmbedder:
+    """The service's embedder, counting the passages the reflector has it embed."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.passages = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        self.passages += len(texts)
+        return self.inner.embed_documents(texts)  # type: ignore[no-any-return]
+
+
+class WithoutVectors:
+    """A reflector behind an adapter that does not take stored vectors."""
+
+    def __init__(self, inner: Reflector) -> None:
+        self.inner = inner
+        self.label = inner.label
+
+    def reflect(self, *args: Any) -> Any:
+        return self.inner.reflect(*args)
+
+    def summarize(self, episodes: Any) -> Any:
+        return self.inner.summarize(episodes)
+
+
+def vectors_reused(utterances: list[Utterance], root: Path, repeat: int) -> dict[str, Any]:
+    """``learned-e5``'s dry-run reflect, stored vectors given and not, without and with a
+    session; medians of ``repeat`` alternating runs."""
+    service = build_embedded_service(
+        Settings(data_dir=root / "learned-e5", reflector="learned-e5", dedup_window_seconds=0)
+    )
+    users = {"no-session": None, "with-session": "s1"}
+    for user, session in users.items():
+        for u in utterances:
+            command = StoreMemoryCommand(
+                user_id=user, content=u.text, speaker=SPEAKERS[u.speaker], session_id=session
+            )
+            service.store(PRINCIPAL, command)
+    runs: dict[str, list[tuple[float, float, int]]] = {}
+    for rep in range(repeat):
+        for user in users:
+            for reuse in (True, False) if rep % 2 == 0 else (False, True):
+                counted = CountingEmbedder(service.ports.embedder)
+                fresh = LearnedReflector(counted)
+                use_case = service.use_cases.reflect
+                use_case.reflector = fresh if reuse else WithoutVectors(fresh)  # type: ignore[assignment]
+                started, cpu = time.perf_counter(), time.process_time()
+                service.reflect(PRINCIPAL, ReflectCommand(user_id=user, dry_run=True))
+                key = f"{user}, {'vectors reused' if reuse else 'not reused'}"
+                runs.setdefault(key, []).append(
+                    (time.perf_counter() - started, time.process_time() - cpu, counted.passages)
+                )
+    return {
+        key: {
+            "median_wall_s": round(statistics.median(r[0] for r in rows), 3),
+            "median_cpu_s": round(statistics.median(r[1] for r in rows), 3),
+            "statements_embedded": rows[0][2],
+        }
+        for key, rows in runs.items()
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--no-vectors", action="store_true", help="skip the stored vectors")
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()
-    texts = [u.text for d in test_split() for u in d.utterances][:100]
+    utterances = [u for d in test_split() for u in d.utterances][:100]
+    texts = [u.text for u in utterances]
     started = time.perf_counter()
     StaticStatementVectors().get(["the word table loads once a process"])
     table_load = time.perf_counter() - started
@@ -88,6 +177,7 @@ def main() -> None:
             considered = result.episodes_considered
         print(rep, {n: round(s[-1], 3) for n, s in seconds.items()}, flush=True)
     median = {name: statistics.median(s) for name, s in seconds.items()}
+    vectors = None if args.no_vectors else vectors_reused(utterances, Path(root), args.repeat)
     results = {
         "episodes": len(texts),
         "repeat": args.repeat,
@@ -100,14 +190,15 @@ def main() -> None:
         "facts_written_first_run": {n: f[0] for n, f in facts.items()},
         "episodes_considered_last_run": considered,
         "static_word_table_load_s": round(table_load, 3),
+        "vectors": vectors,
         "load_average_1min": [round(v, 2) for v in loads],
         "cpu_flags": cpu_flags(),
         "cores": os.cpu_count(),
-        "command": "nice -n 5 .venv/bin/python bench/reflect_default.py",
+        "command": "nice -n 5 .venv/bin/python bench/reflect_default.py " + " ".join(sys.argv[1:]),
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(results, indent=2))
 
 

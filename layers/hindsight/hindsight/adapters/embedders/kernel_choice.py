@@ -43,7 +43,8 @@ logger = logging.getLogger(__name__)
 
 # A call of at most this many padded tokens (rows x longest row) runs on the single-text
 # kernel path, a larger one on the batch path. On the Xeon (AMX, AVX-512 VNNI) int8 was
-# faster at 16 tokens, level at 32 and slower from 64 (bench/embed_kernels.py, one thread).
+# faster at 16 tokens, level at 32 and slower from 64 (one thread; docs/decisions.md, "The
+# kernel path is chosen per CPU").
 SINGLE_CALL_TOKENS = 32
 MIN_COSINE = 0.999  # a path keeps the model's vectors at this cosine to the reference
 CACHE_FILE = "embedding-kernel.json"
