@@ -296,7 +296,7 @@ def top_imports(function: str, env: dict[str, str], log: Path) -> list[tuple[str
             continue  # the header line, or the imported module's own output
         package = parts[2].strip().split(".")[0]
         if package not in {"app", "hindsight"}:
-            cumulative[package] = max(cumulative.get(package, 0.0), int(parts[1]) / 1000)
+            cumulative[package] = max(cumulative.get(package, 0.0), round(int(parts[1]) / 1000, 1))
     return sorted(cumulative.items(), key=lambda item: -item[1])[:5]
 
 
