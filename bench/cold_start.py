@@ -71,25 +71,19 @@ def load_event(name: str) -> dict[str, Any]:
     return json.loads((EVENTS / f"{name}.json").read_text(encoding="utf-8"))
 
 
-def with_body(event: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-    """The sample ``event``'s request with another JSON body."""
+def variant(
+    event: dict[str, Any],
+    parameters: dict[str, str] | None = None,
+    body: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The sample ``event``'s request on another concrete path of its resource (real ids),
+    or with another JSON body."""
     return proxy_event(
         event["httpMethod"],
         event["resource"],
-        path_parameters=event.get("pathParameters") or {},
+        path_parameters=event.get("pathParameters") or {} if parameters is None else parameters,
         headers=event.get("headers") or {},
-        body=json.dumps(body, ensure_ascii=False),
-    )
-
-
-def with_path(event: dict[str, Any], parameters: dict[str, str]) -> dict[str, Any]:
-    """The sample ``event``'s request on another concrete path of its resource (real ids)."""
-    return proxy_event(
-        event["httpMethod"],
-        event["resource"],
-        path_parameters=parameters,
-        headers=event.get("headers") or {},
-        body=event.get("body"),
+        body=event.get("body") if body is None else json.dumps(body, ensure_ascii=False),
     )
 
 
@@ -105,7 +99,7 @@ def scenarios(seed: dict[str, Any]) -> list[dict[str, Any]]:
             "needs_model": True,
             "events": [
                 store,
-                with_body(store, {"user_id": "u1", "content": "I moved to Lisbon last month"}),
+                variant(store, body={"user_id": "u1", "content": "I moved to Lisbon last month"}),
             ],
         },
         {
@@ -114,7 +108,7 @@ def scenarios(seed: dict[str, Any]) -> list[dict[str, Any]]:
             "needs_model": True,
             "events": [
                 retrieve,
-                with_body(retrieve, {"user_id": "u1", "query": "what can't the user eat"}),
+                variant(retrieve, body={"user_id": "u1", "query": "what can't the user eat"}),
             ],
         },
         {
@@ -133,13 +127,13 @@ def scenarios(seed: dict[str, Any]) -> list[dict[str, Any]]:
             "function": "forget",
             "route": "DELETE /v1/memories/{memory_id}",
             "needs_model": False,
-            "events": [with_path(load_event("delete"), {"memory_id": m}) for m in memories[:2]],
+            "events": [variant(load_event("delete"), {"memory_id": m}) for m in memories[:2]],
         },
         {
             "function": "forget",
             "route": "DELETE /v1/users/{user_id}",
             "needs_model": False,
-            "events": [with_path(load_event("erase_user"), {"user_id": u}) for u in ("u1", "u2")],
+            "events": [variant(load_event("erase_user"), {"user_id": u}) for u in ("u1", "u2")],
         },
     ]
     if len(facts) >= 2:
@@ -150,7 +144,7 @@ def scenarios(seed: dict[str, Any]) -> list[dict[str, Any]]:
                 "function": "reflect",
                 "route": "POST /v1/semantic/{memory_id}/approve",
                 "needs_model": False,
-                "events": [with_path(approve, {"memory_id": f}) for f in facts[:2]],
+                "events": [variant(approve, {"memory_id": f}) for f in facts[:2]],
             },
         )
     return out
