@@ -154,17 +154,7 @@ _EN_TEMPLATES: tuple[Template, ...] = (
 )
 
 
-def _zh_memory(rng: random.Random) -> tuple[str, str]:
-    """One Chinese memory and its category; 5 to ~60 characters."""
-    return _ZH_TEMPLATES[rng.randrange(len(_ZH_TEMPLATES))](rng)
-
-
-def _en_memory(rng: random.Random) -> tuple[str, str]:
-    """One English memory and its category; 5 to ~60 words."""
-    return _EN_TEMPLATES[rng.randrange(len(_EN_TEMPLATES))](rng)
-
-
-def generate_memories(count: int, seed: int, zh_share: float = 0.5) -> list[tuple[str, str]]:
+def generate_memories(count: int, seed: int) -> list[tuple[str, str]]:
     """``count`` distinct (content, category) pairs, about half Chinese."""
     rng = random.Random(seed)
     seen: set[str] = set()
@@ -175,7 +165,8 @@ def generate_memories(count: int, seed: int, zh_share: float = 0.5) -> list[tupl
         if attempts > count * 200:
             raise RuntimeError(f"could not generate {count} distinct memories")
         for _retry in range(8):  # short templates run out of slot values first
-            text, category = _zh_memory(rng) if rng.random() < zh_share else _en_memory(rng)
+            templates = _ZH_TEMPLATES if rng.random() < 0.5 else _EN_TEMPLATES
+            text, category = rng.choice(templates)(rng)
             if text not in seen:
                 break
         else:
