@@ -340,7 +340,6 @@ def main() -> None:
         f"{t:.2f}": run_system(LearnedReflector(static=True, threshold=t), english)
         for t in (0.1, 0.15, 0.25, 0.3, 0.4, 0.5)
     }
-    embedder.save()
     results = {
         "sets": sets,
         "learned_threshold_sweep_en": {t: r["issue"] for t, r in sweep.items()},

@@ -279,7 +279,6 @@ def run(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
             f"{dict(outcomes)}",
             flush=True,
         )
-    embedder.save()
     batches = sum(outcomes.values())
     exchanges = transport.exchanges
     return {
