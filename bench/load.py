@@ -62,6 +62,8 @@ MIX: dict[str, int] = {
 BATCH_ITEMS = 10
 REFLECT_RETRIES = 3
 SEED_PER_USER = 30
+USERS = 8  # shared by the clients, as agents share the people they work for
+SERVE_THREADS = 8  # hindsight serve --threads
 CATEGORIES = ["preference", "constraint", "event", "plan", "fact", "task"]
 # long pastes (meeting notes, release notes, a plan, a ticket) for store_long, zh and en;
 # each is kept in the table as its lines
@@ -340,11 +342,10 @@ def run(kind: str, clients: int, operations: int, args: argparse.Namespace) -> d
     data_dir = Path(args.workdir) / f"{kind}-{clients}c"
     load_before = load_average()
     print(f"\n{clients} client(s) × {operations} operations against {kind} ...", flush=True)
-    server = start_server(kind, data_dir, args.threads, args.write_threads)
-    user_count = args.users
+    server = start_server(kind, data_dir, SERVE_THREADS, None)
     try:
         model = httpx.get(f"{server.url}/v1/health", timeout=60).json()["embedding_model"]
-        users = [f"load-user-{i}" for i in range(user_count)]
+        users = [f"load-user-{i}" for i in range(USERS)]
         seeded = seed(server.url, users, generate_memories(SEED_PER_USER * len(users), seed=7))
         cpu_before = cpu_seconds(server.process.pid)
         outcomes, wall = drive(server.url, clients, operations, users, seeded, clients)
@@ -358,8 +359,8 @@ def run(kind: str, clients: int, operations: int, args: argparse.Namespace) -> d
         "server": kind,
         "clients": clients,
         "operations_per_client": operations,
-        "threads": args.threads if kind == "serve" else 1,
-        "write_threads": args.write_threads if kind == "serve" else 1,
+        "threads": SERVE_THREADS if kind == "serve" else 1,
+        "write_threads": None if kind == "serve" else 1,  # None: serve's default
         "embedding_model": model,
         "embedder_setting": os.environ.get("HINDSIGHT_EMBEDDER", "(default)"),
         **summarise(outcomes, wall),
@@ -421,11 +422,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 16])
     parser.add_argument("--operations", type=int, default=40, help="per client")
-    parser.add_argument("--users", type=int, default=8)
-    parser.add_argument("--threads", type=int, default=8, help="hindsight serve --threads")
-    parser.add_argument(
-        "--write-threads", type=int, default=None, help="hindsight serve --write-threads"
-    )
     parser.add_argument("--server", choices=["serve", "gateway"], default="serve")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "load.json")
     return parser.parse_args(argv)
