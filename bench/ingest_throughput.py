@@ -506,13 +506,10 @@ def main(argv: list[str] | None = None) -> int:
     print("CPU flags:", " ".join(sorted(flags)), flush=True)
     result = measure(args)
     print(report(result), flush=True)
-    write_json(args.out, {"machine": info, "cpu_flags": sorted(flags), **vars_of(args), **result})
+    arguments = {key: str(value) for key, value in vars(args).items()}
+    write_json(args.out, {"machine": info, "cpu_flags": sorted(flags), "args": arguments, **result})
     print(f"written to {args.out}", flush=True)
     return 0
-
-
-def vars_of(args: argparse.Namespace) -> dict[str, Any]:
-    return {"args": {key: str(value) for key, value in vars(args).items()}}
 
 
 if __name__ == "__main__":
