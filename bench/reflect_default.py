@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -36,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsig
 
 from extraction_data import REPO, Utterance, test_split
 
+from hindsight.adapters.embedders.engine_line import cpu_flags
 from hindsight.adapters.reflectors.learned import LearnedReflector
 from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
 from hindsight.bootstrap import build_embedded_service
@@ -48,11 +48,7 @@ OUT = REPO / "bench" / "results" / "reflect_default.json"
 PRINCIPAL = Principal(tenant_id="bench")
 SPEAKERS = {"bot_0": "user", "bot_1": "Sam"}  # MSC's labels; a "bot" is the assistant's turn
 SYSTEMS = ("learned", "rule-based")
-
-
-def cpu_flags() -> list[str]:
-    text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    return sorted(set(re.findall(r"\b(?:avx512_vnni|amx_int8|avx2|avx_vnni)\b", text)))
+SIMD_FLAGS = {"avx512_vnni", "amx_int8", "avx2", "avx_vnni"}  # the ones the engines use
 
 
 class CountingEmbedder:
@@ -177,7 +173,7 @@ def main() -> None:
         "static_word_table_load_s": round(table_load, 3),
         "vectors": vectors,
         "load_average_1min": [round(v, 2) for v in loads],
-        "cpu_flags": cpu_flags(),
+        "cpu_flags": sorted(cpu_flags() & SIMD_FLAGS),
         "cores": os.cpu_count(),
         "command": "nice -n 5 .venv/bin/python bench/reflect_default.py " + " ".join(sys.argv[1:]),
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
