@@ -1,16 +1,13 @@
 """A longer schemathesis run than the test suite's, with fresh random cases each time.
 
-Starts each local server (``hindsight serve`` and the template-driven gateway) on a fresh
-embedded store in a temp dir, loads the OpenAPI document it serves and runs every
-operation with ``--examples`` positive and negative cases (not derandomized: new cases
-every run, unlike tests/e2e/test_api_fuzz.py), plus the stateful run over the document's
-links, with the test's checks (no 5xx; status, body, headers and Content-Type as
-documented; no invalid request accepted). Prints per server the calls made, their
-statuses, the failures found (each with a curl line to reproduce it) and the time.
-
     .venv/bin/python bench/fuzz_api.py [--examples 100]
 
-Exit status 1 when a failure was found.
+Each local server (``hindsight serve`` and the template-driven gateway) on a fresh embedded
+store in a temp dir; every operation of the OpenAPI document it serves with ``--examples``
+positive and negative cases (not derandomized, unlike tests/e2e/test_api_fuzz.py), then
+the stateful run over the document's links, with that test's checks. Prints per server
+the calls, their statuses, the failures (each with a curl line) and the time; exits 1 when
+a failure was found.
 """
 
 from __future__ import annotations
