@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from harness import normalised
 
 from hindsight.adapters.embedders.e5_model_file import E5ModelFile, read_e5_model_file
 from hindsight.adapters.embedders.e5_tokenizer import E5Tokenizer
@@ -175,7 +176,7 @@ class StandardOrtEmbedder:
             mask[i, : len(row)] = 1
         (hidden,) = self.session.run(None, {"input_ids": ids, "attention_mask": mask})
         pooled = (hidden * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
-        return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+        return normalised(pooled)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, False)

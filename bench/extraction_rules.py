@@ -2,16 +2,10 @@
 
     nice -n 5 .venv/bin/python bench/extraction_rules.py [--split test|dev]
 
-For each rule of ``adapters/reflectors/learned/precision.py`` (a statement about someone
-else, spoken to the listener, only pointing elsewhere, an English clause without its
-speaker; the folding of near-duplicates),
-the default reflector runs with that rule switched off, on the held-back dialogues
-(English: MSC session 4 test split; Chinese: ours, ``bench/data/extraction_zh``; ``--split
-dev`` reads the dev dialogues the rules were written on). Of the facts the rule would
-remove: how many, how many are right (they match an annotated fact of their speaker,
-issue 41's matching): the rule's negative cases, as a rate of all right facts; and the
-reflector's recall and precision with and without the rule. Writes
-``bench/results/extraction_rules.json``.
+Each rule of ``adapters/reflectors/learned/precision.py`` and the folding of near-duplicates
+is switched off in turn (``switched_off``) on the held-back dialogues (``--split dev``: the
+dev ones the rules were written on); docs/reflection.md gives the measures and figures.
+Writes ``bench/results/extraction_rules.json``.
 """
 
 from __future__ import annotations

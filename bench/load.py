@@ -1,30 +1,18 @@
-"""Load: C clients × N operations of a realistic mix against a local server it starts.
+"""Load: C clients × N operations of a realistic mix against a local server it starts;
+docs/benchmarks.md gives the figures.
 
     .venv/bin/python bench/load.py                    # 1 and 16 clients, 40 operations each
-    .venv/bin/python bench/load.py --clients 1 4 16 --operations 60
     .venv/bin/python bench/load.py --server gateway   # the template-driven gateway, to compare
 
-For each client count, from scratch: a fresh data directory; ``hindsight serve`` on a free
-loopback port, in a process of its own (the clients do not share its GIL); a seed of
-short memories for every user (not timed); C threads, each with its own HTTP connection,
-running N operations in the mix's proportions, in a random order (so that 1 and 16
-clients do the same work per operation); then every acknowledged store is read back by
-id (a store answered 201, or 200 with the id of the memory it duplicates, that cannot be
-read is a lost write); then the server is stopped with SIGTERM (it must exit 0). A
-reflection answered 409 (another reflection of its user running) is retried, as the
-message asks, up to 3 times; the retries are counted.
-
-The mix (weights): short stores 28 (one sentence, Chinese or English), long stores 4 (a
-pasted note of 3,000-6,000 characters: several chunks to embed), batch stores 8 (10
-short items), retrieves 30 (with filters: categories, kinds, a time window, a session),
-context 10, list 12, get 4, reflect 4. Users are shared by the clients (8 by default),
-as agents share the people they work for.
-
-Printed per run: throughput (operations/s), p50/p95/p99 per operation, errors by status,
-lost writes, the load average before and after (the machine may be shared); then the
-issue's targets when 1 and 16 clients were both run: 16 clients ≥ 1.7× the throughput of
-one, 0 errors, 0 lost, retrieve p95 under load ≤ 4× its single-client p95. Written to
-bench/results/load.json and load.md (``--out`` elsewhere).
+For each client count, from scratch: a fresh data directory; the server in a process of
+its own (the clients do not share its GIL); a seed of short memories per user (not timed);
+C threads, one HTTP connection each, running N operations in the mix's proportions
+(``MIX``), in a random order, on users they share; every acknowledged store read back by
+id (a store answered 201, or 200 with its duplicate's id, that cannot be read is lost);
+SIGTERM (the server must exit 0). A reflection answered 409 is retried, as its message
+asks, up to 3 times. The issue's targets, when 1 and 16 clients were both run: 16 clients
+≥ 1.7× one's throughput, 0 errors, 0 lost, retrieve p95 ≤ 4× its single-client p95.
+Writes bench/results/load.json and load.md (``--out`` elsewhere).
 """
 
 from __future__ import annotations
@@ -74,6 +62,8 @@ MIX: dict[str, int] = {
 BATCH_ITEMS = 10
 REFLECT_RETRIES = 3
 SEED_PER_USER = 30
+USERS = 8  # shared by the clients, as agents share the people they work for
+SERVE_THREADS = 8  # hindsight serve --threads
 CATEGORIES = ["preference", "constraint", "event", "plan", "fact", "task"]
 # long pastes (meeting notes, release notes, a plan, a ticket) for store_long, zh and en;
 # each is kept in the table as its lines
@@ -352,11 +342,10 @@ def run(kind: str, clients: int, operations: int, args: argparse.Namespace) -> d
     data_dir = Path(args.workdir) / f"{kind}-{clients}c"
     load_before = load_average()
     print(f"\n{clients} client(s) × {operations} operations against {kind} ...", flush=True)
-    server = start_server(kind, data_dir, args.threads, args.write_threads)
-    user_count = args.users
+    server = start_server(kind, data_dir, SERVE_THREADS, None)
     try:
         model = httpx.get(f"{server.url}/v1/health", timeout=60).json()["embedding_model"]
-        users = [f"load-user-{i}" for i in range(user_count)]
+        users = [f"load-user-{i}" for i in range(USERS)]
         seeded = seed(server.url, users, generate_memories(SEED_PER_USER * len(users), seed=7))
         cpu_before = cpu_seconds(server.process.pid)
         outcomes, wall = drive(server.url, clients, operations, users, seeded, clients)
@@ -370,8 +359,8 @@ def run(kind: str, clients: int, operations: int, args: argparse.Namespace) -> d
         "server": kind,
         "clients": clients,
         "operations_per_client": operations,
-        "threads": args.threads if kind == "serve" else 1,
-        "write_threads": args.write_threads if kind == "serve" else 1,
+        "threads": SERVE_THREADS if kind == "serve" else 1,
+        "write_threads": None if kind == "serve" else 1,  # None: serve's default
         "embedding_model": model,
         "embedder_setting": os.environ.get("HINDSIGHT_EMBEDDER", "(default)"),
         **summarise(outcomes, wall),
@@ -433,11 +422,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 16])
     parser.add_argument("--operations", type=int, default=40, help="per client")
-    parser.add_argument("--users", type=int, default=8)
-    parser.add_argument("--threads", type=int, default=8, help="hindsight serve --threads")
-    parser.add_argument(
-        "--write-threads", type=int, default=None, help="hindsight serve --write-threads"
-    )
     parser.add_argument("--server", choices=["serve", "gateway"], default="serve")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "load.json")
     return parser.parse_args(argv)

@@ -1,31 +1,16 @@
 """Reflection's speed end to end in the embedded service: the default reflector beside the
-rules', and the stored vectors reused or not.
+rules', and the stored vectors reused or not; docs/reflection.md ("Speed and size") gives
+the setup and figures.
 
     nice -n 5 .venv/bin/python bench/reflect_default.py [--repeat 5] [--no-vectors]
 
-100 MSC utterances (the first of the held-back test dialogues, ``extraction_data``) are
-stored as one user's episodes in each of two embedded services (SQLite and the in-process
-index under a temporary directory, the bundled e5 embedder), one reflecting with the
-default ``learned`` reflector, the other with ``rule-based``. Each repetition times
-``reflect`` (not a dry run: every fact is embedded and written) in each, the order
-alternating, so the load other processes put on the machine falls on both alike: the
-first reflects the new episodes, the later ones reflect them again (``since`` their
-storing: the same extraction and fact embedding; the facts are then repeats, merged into
-the stored ones). Reported: the median wall and CPU seconds (every thread of
-the process: the embedder runs on its own) of each, the ratio of the walls, the
-facts written, the word table's one-time load, the CPU flags.
-
-Stored vectors (``vectors`` in the JSON; ``--no-vectors`` skips it): the reflector that
-embeds statements (``learned-e5``) reads an episode's stored vector instead when it is the
-vector of one of its statements (``reflect_with_vectors``). A third service, reflecting
-with ``learned-e5``, holds the same utterances with their speakers (MSC's ``bot_0`` and
-``bot_1``, which would read as the assistant, named ``user`` and ``Sam``) twice: one user's
-stored without a session (an episode's vector is of its text alone) and another's with one
-(a reply's vector holds the turn before it, ``session_context``, so it is no statement's).
-Each repetition dry-runs ``reflect`` for each user with a fresh reflector (nothing cached),
-once given the stored vectors and once behind an adapter that takes none, alternating;
-reported: median wall and CPU seconds (the facts' embedding included) and the statements
-the reflector embedded. Writes
+Each repetition times ``reflect`` (not a dry run) in one service per reflector, the order
+alternating: the first reflects the 100 new episodes, the later ones reflect them again
+(``since`` their storing: the same extraction and fact embedding, the facts merged as
+repeats). CPU seconds count every thread of the process (the embedder runs on its own).
+``vectors_reused``: MSC's ``bot_0`` and ``bot_1`` (which would read as the assistant) are
+stored as ``user`` and ``Sam``; each repetition dry-runs ``learned-e5`` with a fresh
+reflector, given the stored vectors and behind ``WithoutVectors``, alternating. Writes
 ``bench/results/reflect_default.json`` (``--out`` elsewhere).
 """
 
@@ -34,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 import tempfile
@@ -51,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsig
 
 from extraction_data import REPO, Utterance, test_split
 
+from hindsight.adapters.embedders.engine_line import cpu_flags
 from hindsight.adapters.reflectors.learned import LearnedReflector
 from hindsight.adapters.reflectors.learned.static import StaticStatementVectors
 from hindsight.bootstrap import build_embedded_service
@@ -63,11 +48,7 @@ OUT = REPO / "bench" / "results" / "reflect_default.json"
 PRINCIPAL = Principal(tenant_id="bench")
 SPEAKERS = {"bot_0": "user", "bot_1": "Sam"}  # MSC's labels; a "bot" is the assistant's turn
 SYSTEMS = ("learned", "rule-based")
-
-
-def cpu_flags() -> list[str]:
-    text = Path("/proc/cpuinfo").read_text(encoding="utf-8")
-    return sorted(set(re.findall(r"\b(?:avx512_vnni|amx_int8|avx2|avx_vnni)\b", text)))
+SIMD_FLAGS = {"avx512_vnni", "amx_int8", "avx2", "avx_vnni"}  # the ones the engines use
 
 
 class CountingEmbedder:
@@ -192,7 +173,7 @@ def main() -> None:
         "static_word_table_load_s": round(table_load, 3),
         "vectors": vectors,
         "load_average_1min": [round(v, 2) for v in loads],
-        "cpu_flags": cpu_flags(),
+        "cpu_flags": sorted(cpu_flags() & SIMD_FLAGS),
         "cores": os.cpu_count(),
         "command": "nice -n 5 .venv/bin/python bench/reflect_default.py " + " ".join(sys.argv[1:]),
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -6,7 +6,7 @@ positive. Prints the count (target 0), each false positive with its turn, and th
 per text (the median of a few passes over all turns), then the same for a set of texts
 that do hold secrets (each must be found).
 
-    .venv/bin/python bench/secrets_fp.py [--data ../shared/data/locomo10.json]
+    .venv/bin/python bench/secrets_fp.py
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from locomo_data import load_locomo
 from hindsight.core.secrets import find_secrets, redact_secrets
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo10.json"
+LOCOMO = REPO.parent / "shared" / "data" / "locomo10.json"
 PASSES = 5
 
 # real-looking secrets (the documented example values and made-up ones), English and Chinese
@@ -44,10 +44,8 @@ def per_text_microseconds(texts: list[str]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo10.json")
-    args = parser.parse_args(argv)
-    conversations = load_locomo(args.data)
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args(argv)
+    conversations = load_locomo(LOCOMO)
     texts = [turn.content for conversation in conversations for turn in conversation.turns]
     false_positives = [(text, find) for text in texts for find in find_secrets(text)]
     for text, find in false_positives:

@@ -1,16 +1,12 @@
 """How often the update rule fires on ordinary memories, where an update is rare.
 
-The update-precision pairs (``bench/update_pairs.py``) hold one attribute each; real
-memories are mostly events, small talk and remarks. This takes every pair of one
-speaker's memories (older before newer, at most ``--window`` memories apart, shorter than
-``core/retrieval/states.MAX_STATEMENT_CHARS``) from LoCoMo (English) and the remarks dev set
-(English and Chinese), with the real embedder's cosines, and counts the pairs
-``core/retrieval/states.same_attribute`` takes for an update. There are no labels: the rate is an
-upper bound on false updates there, and ``--samples`` prints pairs to read (most
-genuine updates among them are moves, new jobs and partners).
+    .venv/bin/python bench/update_ordinary.py
 
-    .venv/bin/python bench/update_ordinary.py [--window 60] [--samples 10]
-
+Every pair of one speaker's memories (older before newer, at most ``WINDOW`` memories
+apart, shorter than ``core/retrieval/states.MAX_STATEMENT_CHARS``) from LoCoMo (English)
+and the remarks dev set (English and Chinese), with the real embedder's cosines: the pairs
+``core/retrieval/states.same_attribute`` takes for an update. No labels: the rate is an
+upper bound on false updates there; ``SAMPLES`` fired pairs a set are printed to read.
 Writes ``bench/results/update_ordinary.json`` (``--out`` to change). About 2 min.
 """
 
@@ -41,6 +37,8 @@ REPO = Path(__file__).resolve().parents[1]
 LOCOMO = REPO.parent / "shared" / "data" / "locomo10.json"
 REMARKS = REPO / "bench" / "data" / "remarks"
 
+WINDOW = 60  # memories apart, at most
+SAMPLES = 10  # fired pairs printed a set, to read
 Turn = tuple[str, datetime, str]  # text, when, speaker
 
 
@@ -114,8 +112,6 @@ def fire_rate(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--window", type=int, default=60, help="memories apart, at most")
-    parser.add_argument("--samples", type=int, default=10, help="fired pairs to print a set")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "update_ordinary.json")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -126,19 +122,19 @@ def main() -> None:
         rows = {}
         random.seed(7)
         for name, groups in sets.items():
-            fired, pairs, examples = fire_rate(groups, embedder, args.window)
+            fired, pairs, examples = fire_rate(groups, embedder, WINDOW)
             rows[name] = {"fired": fired, "pairs": pairs, "rate": fired / max(pairs, 1)}
             print(
                 f"{name}: the rule fires on {fired} of {pairs} pairs ({fired / max(pairs, 1):.4%})"
             )
-            for older, newer in random.sample(examples, min(args.samples, len(examples))):
+            for older, newer in random.sample(examples, min(SAMPLES, len(examples))):
                 print(f"    {older[:100]!r}\n -> {newer[:100]!r}")
     write_json(
         args.out,
         {
             "benchmark": "update_ordinary",
             "machine": machine_info(),
-            "window": args.window,
+            "window": WINDOW,
             "sets": rows,
             "seconds": round(time.perf_counter() - started, 1),
         },

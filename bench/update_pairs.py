@@ -1,31 +1,19 @@
 """Update pairs: is an older memory marked updated only when a newer one really changes it?
 
-Runs ``bench/data/updates/pairs.json`` (made by ``bench/update_pairs_data.py``) through the
-embedded service with the offline defaults (no LLM). Each pair is a fresh user (users do
-not see each other's memories, so pairs cannot interact): three everyday memories, the
-older statement dated 90 days before ``AS_OF`` and the newer memory 1 day before. Then
-
-- retrieve: the pair's question at ``AS_OF``, episodic memories, with ``time_decay`` 1.0
-  and with the default; each also with ``current_only`` false (relevance order alone).
-  ``marked``: the older result says ``updated_later`` with ``superseded_by`` the newer;
-  ``first_lost``: the older is first in relevance order and the newer first in the order
-  the service returns (the rule moved it down); ``newer_first``: the newer ranks first,
-  above the older;
-- reflect: one reflection with the offline default reflector, then the user's facts of
-  every status; ``reflect_superseded``: a fact drawn from the older statement ends
-  ``superseded`` by a fact drawn from the newer memory (the results keep the facts of the
-  pairs where reflection got it wrong).
-
-Negatives (``unrelated``, ``consistent``, ``other_person``; the shapes set's also
-``restated``, ``question``, ``hypothetical``, ``past_only``) give the false-update rate
-(target at most 1%), genuine updates (``update_cue``, ``update_plain``) the recall (target
-at least 95%), at retrieve (``marked`` with ``time_decay`` 1.0) and at reflect, per split
-and language; and per language × category × split every rate.
-
     .venv/bin/python bench/update_pairs.py [--lang en|zh] [--split fit|held|shapes]
-        [--no-reflect] [--limit N] [--verbose] [--pairs bench/data/updates/shapes.json]
+        [--no-reflect] [--limit N] [--pairs bench/data/updates/shapes.json]
 
-Writes ``bench/results/update_pairs.json`` and ``.md`` (``--out`` to change).
+Runs ``bench/data/updates/pairs.json`` (docs/benchmarks.md, bench/data/updates/README.md)
+through the embedded service with the offline defaults (no LLM), each pair a fresh user:
+three everyday memories, the older statement 90 days before ``AS_OF``, the newer 1 day
+before. Retrieve (the pair's question, episodic, ``time_decay`` 1.0 and the default, each
+also with ``current_only`` false for the relevance order): ``marked``, the older says
+``updated_later`` with ``superseded_by`` the newer; ``first_lost``, the older first by
+relevance and the newer first as served; ``newer_first``. Reflect (one offline reflection):
+``reflect_superseded``, a fact of the older ends superseded by one of the newer. Negatives
+give the false-update rate (target ≤ 1%), updates the recall (≥ 95%), per split and
+language, and every rate per language × category × split. Writes
+``bench/results/update_pairs.json`` and ``.md`` (``--out`` to change).
 """
 
 from __future__ import annotations
@@ -306,7 +294,6 @@ def main() -> None:
     parser.add_argument("--split", choices=["fit", "held", "shapes"], default=None)
     parser.add_argument("--no-reflect", action="store_true", help="retrieve measures only")
     parser.add_argument("--limit", type=int, default=None, help="run N pairs spread evenly")
-    parser.add_argument("--verbose", action="store_true", help="print every wrong pair")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "update_pairs.json")
     args = parser.parse_args()
     if args.limit is not None and args.limit < 1:
@@ -333,11 +320,6 @@ def main() -> None:
     command = "python " + " ".join(sys.argv)
     print(group_table, "", summary_table, sep="\n")
     print(f"\n{len(rows)} pairs in {seconds} s ({seconds / max(len(rows), 1):.2f} s a pair)")
-    if args.verbose:
-        for row in rows:
-            wrong = row["retrieve"]["decay1"]["marked"] == row["negative"]
-            if wrong or (row.get("reflect_superseded") == row["negative"]):
-                print(row["id"], row["category"], row["retrieve"]["decay1"], row.get("facts"))
     write_json(
         args.out,
         {

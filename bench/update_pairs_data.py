@@ -1,61 +1,17 @@
-"""The update-pairs precision set: does a newer memory really change an older one?
+"""The update-pairs sets: does a newer memory really change an older one?
 
-Each pair is one older statement of an attribute of the user ("I drive a Toyota Corolla")
-and one newer memory, in five categories:
-
-- ``unrelated``: the newer memory is about something else, often sharing a word with
-  the attribute or with a change cue ("moved my desk", "switched the lights off",
-  "换了一张升降桌", "新买了跑鞋");
-- ``consistent``: about the same thing, giving no new value ("My Toyota needs new tyres",
-  "杭州最近一直下雨");
-- ``other_person``: the same attribute of someone else ("my sister lives in Rome",
-  "我妈妈换了新手机");
-- ``update_cue``: a new value of the user's attribute with a cue word ("moved", "now",
-  "switched", "换成", "搬到");
-- ``update_plain``: a new value without a cue word ("My flat in Munich is tiny but...").
-
-The first three are negatives (the older statement still holds), the last two genuine
-updates. Every pair carries the question a user would ask about the older statement's
-attribute, and a ``split``: the ``fit`` and ``held`` halves come from disjoint templates
-and disjoint value pools, so a rule tuned on ``fit`` is reported on ``held``.
-
-The sentences are data: ``bench/data/updates/pair_templates_{en,zh}.json`` (per
-attribute and split: a value pool, the older statement, the question, and the newer
-memories of each category; plus shared unrelated memories per split). This script checks
-them (placeholders, cue words, disjoint splits) and writes
-``bench/data/updates/pairs.json``, seeded, so the file is reproducible::
-
-    .venv/bin/python bench/update_pairs_data.py
-
-``bench/update_pairs.py`` runs it.
-
-The update-shapes set (``--shapes``) holds update pairs in shapes the precision set's
-templates lack: a rule fitted on the ``fit`` half can learn those templates. It is written
-sentence by sentence, each pair its own (``data/updates/shapes_sentences.json``), in other
-phrasings: colloquial English ("these days I...", "I'm now at...", "we relocated to...")
-and Chinese ("搬到了", "现在在...上班", "改喝...", "换了份工作，去了..."), genuine updates
-with and without a cue word, and negatives of kinds the templates do not have:
-
-- ``other_person``: the same attribute of someone else, often with a cue word ("My
-  brother lives in Bristol now", "我妈改喝茶了");
-- ``consistent``: the same thing again, elaborated, naming no new value;
-- ``restated``: the older value said again, with a cue word ("Still in Leeds, still
-  loving it", "现在还在腾讯上班");
-- ``question``: a question about another value ("Should I move to Bristol?");
-- ``hypothetical``: a wish, plan or condition ("If I moved to Galway...", "我想搬到大理");
-- ``past_only``: a value that held long ago ("I lived in Edinburgh as a kid");
-- ``unrelated``: about something else, sharing a word or a cue ("We moved the sofa").
-
-Genuine updates are ``update_cue`` or ``update_plain`` by the precision set's own cue
-words (``CUES``), so both sets define a cue alike. The pairs share the precision set's
-format and run on its bench::
-
+    .venv/bin/python bench/update_pairs_data.py            # writes data/updates/pairs.json
     .venv/bin/python bench/update_pairs_data.py --shapes   # writes data/updates/shapes.json
-    .venv/bin/python bench/update_pairs.py --pairs bench/data/updates/shapes.json \
-        --out bench/results/update_shapes.json
 
-Every pair has ``split`` ``shapes``. The set is a development set: rules may be fitted on
-it, so its figures are reported apart from the precision set's held-out half.
+The precision set: per language, attribute and split, an older statement of an attribute
+of the user and newer memories in five categories (negatives ``unrelated``, ``consistent``,
+``other_person``; updates ``update_cue``, ``update_plain``), from the sentences of
+``data/updates/pair_templates_{en,zh}.json``, checked (placeholders, cue words, disjoint
+``fit`` and ``held`` halves) and drawn seeded, so the file is reproducible. The
+update-shapes set: pairs written one by one (``data/updates/shapes_sentences.json``), its
+updates split into ``update_cue`` / ``update_plain`` by the same ``CUES``. Both share one
+format and run on ``bench/update_pairs.py``; bench/data/updates/README.md describes the
+categories, fields and checks.
 """
 
 from __future__ import annotations

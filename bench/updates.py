@@ -1,20 +1,14 @@
 """Knowledge updates: does the newest state of the user win, in retrieval and reflection?
 
-Runs the dev set of ``bench/data/updates/cases.json`` (made by ``bench/updates_data.py``)
-through the embedded service with the offline defaults (no LLM): each case is a fresh user
-whose episodes are stored with their times, then
+    .venv/bin/python bench/updates.py [--verbose]
 
-- current-first (replacing updates): asked about the present, the episode stating the new
-  state ranks above the one stating the old state (the new one in the top 10; the old one
-  may be absent);
-- both-kept (additive updates: a second cat, another language): both episodes in the top 10;
-- past-first: asked about a past time ("in January"), the old state ranks above the new;
-- fact-current: after one reflection (the offline extractor), a live fact (pending or
-  approved) names the new value and no live fact names the old value without the new one
-  (a fact saying "moved from Beijing to Shanghai" states the current state); additive
-  cases need both values in live facts.
-
-    .venv/bin/python bench/updates.py [--cases PATH] [--lang en|zh] [--no-reflect] [--verbose]
+Runs ``bench/data/updates/cases.json`` (made by ``bench/datasets/updates_data.py``) through
+the embedded service with the offline defaults (no LLM), each case a fresh user whose
+episodes are stored with their times. Measures (docs/benchmarks.md): current-first (the
+new state in the top 10, above the old one, which may be absent), both-kept (additive
+updates: both in the top 10), past-first, and fact-current after one reflection (a live
+fact, pending or approved, names the new value and none names the old value without the
+new one: "moved from Beijing to Shanghai" states the current state).
 """
 
 from __future__ import annotations
@@ -52,7 +46,7 @@ from hindsight.core.commands import (
 from hindsight.core.models import MemoryKind
 from hindsight.core.service import MemoryService
 
-DEFAULT_CASES = Path(__file__).resolve().parent / "data" / "updates" / "cases.json"
+CASES = Path(__file__).resolve().parent / "data" / "updates" / "cases.json"
 TOP_K = 10
 
 
@@ -114,7 +108,7 @@ def _fact_current(case: dict[str, Any], facts: list[str]) -> bool:
     return names_new and not any(_names(old, f) and not _names(new, f) for f in facts)
 
 
-def run_case(service: MemoryService, case: dict[str, Any], reflect: bool) -> dict[str, Any]:
+def run_case(service: MemoryService, case: dict[str, Any]) -> dict[str, Any]:
     user_id = f"upd-{case['id']}-{time.time_ns()}"
     ids = _store(service, user_id, case)
     ranks = _ranks(service, user_id, case["question"], case["as_of"])
@@ -127,11 +121,10 @@ def run_case(service: MemoryService, case: dict[str, Any], reflect: bool) -> dic
     if case.get("past_question"):
         past = _ranks(service, user_id, case["past_question"], case["as_of"])
         row["past_first"] = _above(past, ids["old"], ids["new"])
-    if reflect:
-        service.reflect(PRINCIPAL, ReflectCommand(user_id=user_id))
-        facts = _live_facts(service, user_id)
-        row["fact_current"] = _fact_current(case, facts)
-        row["facts"] = facts
+    service.reflect(PRINCIPAL, ReflectCommand(user_id=user_id))
+    facts = _live_facts(service, user_id)
+    row["fact_current"] = _fact_current(case, facts)
+    row["facts"] = facts
     row["ranks"] = {role: ranks.get(memory_id) for role, memory_id in ids.items()}
     return row
 
@@ -145,40 +138,34 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name, group in groups.items():
         out[name] = {}
-        for measure in ("current_first", "both_kept", "past_first", "fact_current"):
-            counted = [r[measure] for r in group if measure in r]
-            if counted:
+        counted = {
+            measure: [r[measure] for r in group if measure in r]
+            for measure in ("current_first", "both_kept", "past_first", "fact_current")
+        }
+        counted["current_first_without_cue"] = [
+            r["current_first"] for r in group if "current_first" in r and not r["cue"]
+        ]
+        for measure, passed in counted.items():
+            if passed:
                 out[name][measure] = {
-                    "rate": round(sum(counted) / len(counted), 4),
-                    "passed": sum(counted),
-                    "cases": len(counted),
+                    "rate": round(sum(passed) / len(passed), 4),
+                    "passed": sum(passed),
+                    "cases": len(passed),
                 }
-        no_cue = [r["current_first"] for r in group if "current_first" in r and not r["cue"]]
-        if no_cue:
-            out[name]["current_first_without_cue"] = {
-                "rate": round(sum(no_cue) / len(no_cue), 4),
-                "passed": sum(no_cue),
-                "cases": len(no_cue),
-            }
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--cases", type=Path, default=DEFAULT_CASES)
-    parser.add_argument("--lang", choices=["en", "zh"], default=None)
-    parser.add_argument("--no-reflect", action="store_true", help="retrieval measures only")
     parser.add_argument("--verbose", action="store_true", help="print every failed case")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "updates.json")
     args = parser.parse_args()
-    cases = json.loads(args.cases.read_text())["cases"]
-    if args.lang:
-        cases = [c for c in cases if c["lang"] == args.lang]
+    cases = json.loads(CASES.read_text())["cases"]
     began = time.monotonic()
     with tempfile.TemporaryDirectory() as data_dir:
         service = open_service(Path(data_dir))
         try:
-            rows = [run_case(service, case, not args.no_reflect) for case in cases]
+            rows = [run_case(service, case) for case in cases]
         finally:
             close_service(service)
     summary = summarise(rows)
