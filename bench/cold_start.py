@@ -26,8 +26,8 @@ from hindsight.gateway.lambda_emulation import LocalLambdaContext, proxy_event
 REPO = Path(__file__).resolve().parents[1]
 FUNCTIONS = REPO / "functions"
 MEDIANS = ("import_ms", "first_call_ms", "second_call_ms")
-TABLE_KEYS = ("function", "route", "needs_model", *MEDIANS, "status_codes")
-TABLE_KEYS += ("model_loaded", "jieba_loaded")
+TABLE_KEYS = ["function", "route", "needs_model", *MEDIANS, "status_codes"]
+TABLE_KEYS += ["model_loaded", "jieba_loaded"]
 SEED = [  # u1's memories, the user of the sample events
     "我对花生过敏，吃了会起疹子",
     "I love hiking in the mountains on weekends",
@@ -95,7 +95,7 @@ def run_worker(scenario_file: Path, result_file: Path) -> None:
     # the service's ServingEmbedder follows the served index's model; the configured
     # embedder beneath it is the one that loads the model (or not)
     embedder = get_service().ports.embedder
-    result["model_loaded"] = getattr(embedder, "configured", embedder).is_loaded
+    result["model_loaded"] = getattr(getattr(embedder, "configured", embedder), "is_loaded", None)
     jieba = sys.modules.get("jieba")
     result["jieba_loaded"] = bool(jieba and jieba.dt.initialized)
     result_file.write_text(json.dumps(result))
