@@ -58,18 +58,18 @@ def sample(name: str, body: dict[str, Any] | None = None, **params: str) -> dict
 
 def scenarios(memory_ids: list[str]) -> list[dict[str, Any]]:
     """One route per handler, and retrieve's list route (a handler with the model that
-    must not load it for a route without embeddings). needs_model None: reflect embeds the
+    must not load it for a route without embeddings); reflect needs the model to embed the
     facts it creates, if any. Second calls store and search new text (a repeat would be
     deduplicated or served from the text caches) and delete another memory."""
     new_memory = {"user_id": "u1", "content": "I moved to Lisbon last month"}
     query = {"user_id": "u1", "query": "what can't the user eat"}
     deletes = [sample("delete", memory_id=memory_id) for memory_id in memory_ids[:2]]
     rows = [
-        ("store", "POST /v1/memories", True, sample("store"), sample("store", new_memory)),
-        ("retrieve", "POST /v1/retrieve", True, sample("retrieve"), sample("retrieve", query)),
-        ("retrieve", "GET /v1/users/{user_id}/memories", False, sample("list"), sample("list")),
-        ("reflect", "POST /v1/reflect", None, sample("reflect"), sample("reflect")),
-        ("forget", "DELETE /v1/memories/{memory_id}", False, *deletes),
+        ("store", "POST /v1/memories", "yes", sample("store"), sample("store", new_memory)),
+        ("retrieve", "POST /v1/retrieve", "yes", sample("retrieve"), sample("retrieve", query)),
+        ("retrieve", "GET /v1/users/{user_id}/memories", "no", sample("list"), sample("list")),
+        ("reflect", "POST /v1/reflect", "for new facts", sample("reflect"), sample("reflect")),
+        ("forget", "DELETE /v1/memories/{memory_id}", "no", *deletes),
     ]
     keys = ("function", "route", "needs_model", "first", "second")
     return [dict(zip(keys, row, strict=True)) for row in rows]
