@@ -254,7 +254,7 @@ def longmem_systems(
         stored = longmem.Stored()
         for user in dataset.users:
             for run in longmem._runs(user.turns):
-                longmem._store_run(service, user, run, longmem.Variant(), stored)
+                longmem._store_run(service, user, run, stored)
         if stored.refused:
             print(f"  refused: {stored.refused}", flush=True)
         return stored

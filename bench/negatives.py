@@ -134,7 +134,7 @@ def _longmem(service: MemoryService) -> Stored:
     stored = longmem.Stored()
     for user in dataset.users:
         for run in longmem._runs(user.turns):
-            longmem._store_run(service, user, run, longmem.Variant(), stored)
+            longmem._store_run(service, user, run, stored)
     when = {
         u.user_id: max(t.occurred_at for t in u.turns) + timedelta(hours=1) for u in dataset.users
     }
