@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -107,25 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if (parts := parser.parse_args(argv).build) is not None:
         build(parts)
-    dataset = load()
-    for language in events_devset.LANGUAGES:
-        users = [u for u in dataset.users if u.language == language]
-        questions = [q for q in dataset.questions if dataset.language_of(q.user_id) == language]
-        turns = [e for u in users for e in u.memories]
-        long_turns = sum(len(e.text) > (1500 if language == "en" else 500) for e in turns)
-        print(
-            f"{language}: {len(users)} users, {len(turns)} turns ({long_turns} long), "
-            f"{len(questions)} questions"
-        )
-        print(
-            "  "
-            + ", ".join(
-                f"{k} {v}" for k, v in sorted(Counter(q.category for q in questions).items())
-            )
-        )
-        texts = {e.memory_id: e.text for e in turns}
-        for q in questions[:: max(1, len(questions) // 3)][:3]:
-            print(f"  {q.text}  ->  {' / '.join(texts[e][:120] for e in q.evidence)}")
+    events_devset.describe(load())
     return 0
 
 

@@ -204,20 +204,20 @@ def run_dense(dataset: EventsSet, embedder: Embedder) -> list[Row]:
     return _per_user(dataset, score)
 
 
-def main() -> int:
-    dataset = load()
+def describe(dataset: EventsSet, asked: str = "questions") -> None:
+    """Print a set of this form: per language its users' sizes, the questions (``asked``)
+    by category and three of them with their evidence (each cut at 120 characters)."""
     for language in LANGUAGES:
         users = [u for u in dataset.users if u.language == language]
         questions = [q for q in dataset.questions if dataset.language_of(q.user_id) == language]
         sizes = ", ".join(str(len(u.memories)) for u in users)
         kinds = Counter(q.category for q in questions)
-        print(f"{language}: {len(users)} users ({sizes} memories), {len(questions)} questions")
+        print(f"{language}: {len(users)} users ({sizes} memories), {len(questions)} {asked}")
         print("  " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
         texts = {e.memory_id: e.text for u in users for e in u.memories}
         for q in questions[:: max(1, len(questions) // 3)][:3]:
-            print(f"  {q.text}  ->  {' / '.join(texts[e] for e in q.evidence)}")
-    return 0
+            print(f"  {q.text}  ->  {' / '.join(texts[e][:120] for e in q.evidence)}")
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    describe(load())

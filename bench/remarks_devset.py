@@ -119,17 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     if parser.parse_args(argv).shapes:
         print(run_shapes())
         return 0
-    dataset = load()
-    for language in events_devset.LANGUAGES:
-        users = [u for u in dataset.users if u.language == language]
-        questions = [q for q in dataset.questions if dataset.language_of(q.user_id) == language]
-        sizes = ", ".join(str(len(u.memories)) for u in users)
-        kinds = Counter(q.category for q in questions)
-        print(f"{language}: {len(users)} users ({sizes} memories), {len(questions)} remarks")
-        print("  " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
-        texts = {e.memory_id: e.text for u in users for e in u.memories}
-        for q in questions[:: max(1, len(questions) // 3)][:3]:
-            print(f"  {q.text}  ->  {' / '.join(texts[e] for e in q.evidence)}")
+    events_devset.describe(load(), "remarks")
     return 0
 
 
