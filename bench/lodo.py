@@ -390,14 +390,6 @@ def main(argv: list[str] | None = None) -> int:
         metavar="JSON",
         help="devsets.py results (several are merged); without it devsets.py --quick runs",
     )
-    parser.add_argument("--sets", default=None, help="devsets.py --sets, when it runs here")
-    parser.add_argument("--variants", default=None, help="devsets.py --variants, likewise")
-    parser.add_argument(
-        "--devsets-out",
-        type=Path,
-        default=RESULTS_DIR / "devsets-quick",
-        help="where the devsets.py run made here writes (file prefix)",
-    )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "lodo", help="file prefix")
     args = parser.parse_args(argv)
     sources = args.sources
@@ -405,12 +397,10 @@ def main(argv: list[str] | None = None) -> int:
         import devsets
 
         began = time.perf_counter()
-        run = ["--quick", "--out", str(args.devsets_out)]
-        run += ["--sets", args.sets] if args.sets else []
-        run += ["--variants", args.variants] if args.variants else []
-        devsets.main(run)
+        quick = RESULTS_DIR / "devsets-quick"
+        devsets.main(["--quick", "--out", str(quick)])
         print(f"devsets.py --quick in {time.perf_counter() - began:.0f} s", flush=True)
-        sources = [Path(f"{args.devsets_out}.json")]
+        sources = [Path(f"{quick}.json")]
     results = load(sources)
     report = {
         "benchmark": "leave-one-dataset-out over the ranking ablation",
