@@ -1,12 +1,9 @@
 """Long-memory retrieval: needles stated once in long pasted turns, asked for later.
 
-The data (``bench/data/longmem/longmem.json.gz``, made by ``bench/longmem_data.py``; its
-docstring says exactly how): six users' multi-session chat histories, three English and
-three Chinese, each with a few dozen short turns and two long pasted turns of 5,000 to
-60,000 characters (code, logs, e-mails, notes, reports, articles, chat exports). 60
-needles (a personal fact stated once) sit near the start, in the middle or near the end of
-the long turns and 18 in short turns; each has a question asking for it in other words,
-in its language.
+The data (``bench/data/longmem/longmem.json.gz``; ``bench/longmem_data.py``'s docstring
+says how it is made): six users' chat histories, three English and three Chinese, with 60
+needles (a personal fact stated once) in long pasted turns and 18 in short turns, each
+asked for in other words.
 
 Systems, measured in the same run on the same histories, each question asked of its own
 user's memories only:
