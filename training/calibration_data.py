@@ -45,7 +45,7 @@ from locomo_cache import CachedEmbedder
 from locomo_data import load_locomo
 from longmem import CACHE as LONGMEM_CACHE
 from longmem import PRINCIPAL as LONGMEM_PRINCIPAL
-from longmem import VARIANTS, Stored, _runs, _store_run
+from longmem import Stored, _runs, _store_run
 from longmem_data import load_dataset
 
 from hindsight.adapters.embedders.factory import build_embedder
@@ -135,7 +135,7 @@ def collect_longmem() -> Iterator[Query]:
         stored = Stored()
         for user in dataset.users:
             for run in _runs(user.turns):
-                _store_run(service, user, run, VARIANTS["hindsight"], stored)
+                _store_run(service, user, run, stored)
         asking = _collecting(service)
         last = {u.user_id: max(t.occurred_at for t in u.turns) for u in dataset.users}
         for question in dataset.questions:
