@@ -4,7 +4,7 @@ The query is a remark, not a question, said months after the event it evokes; mo
 have decoys (memories about the same thing, usually newer than the evoked one). The data,
 its categories (``later``: a decoy is newer than the evidence, ``earlier``: every decoy is
 older, ``plain``: none) and how it was made: ``bench/data/remarks/README.md``
-(``remarks_data.py`` builds it). It has the events set's form (``events_devset.py`` loads,
+(``datasets/remarks_data.py`` builds it). It has the events set's form (``events_devset.py`` loads,
 stores, asks and scores it), with each remark's ``decoys`` besides, which ``--shapes`` reads.
 
     .venv/bin/python bench/remarks_devset.py            # the set's size and a few remarks

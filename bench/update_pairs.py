@@ -32,6 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from datasets.update_pairs_data import POSITIVE, SHAPES_NEGATIVE
 from harness import (
     PRINCIPAL,
     RESULTS_DIR,
@@ -42,7 +43,6 @@ from harness import (
     open_service,
     write_json,
 )
-from update_pairs_data import POSITIVE, SHAPES_NEGATIVE
 
 from hindsight.core.commands import (
     BatchItem,
@@ -61,7 +61,7 @@ NOISE_DAYS = (75, 40, 12)  # the everyday memories fall between the two
 TOP_K = 10
 DECAYS = {"decay1": 1.0, "default": None}  # None: the command's default time_decay
 # the precision set's negatives, then those only the shapes set has
-# (``bench/update_pairs_data.py --shapes``)
+# (``bench/datasets/update_pairs_data.py --shapes``)
 NEGATIVE = SHAPES_NEGATIVE
 FALSE_UPDATE_TARGET, RECALL_TARGET = 0.01, 0.95
 SAMPLE_SEED = 40  # --limit's sample

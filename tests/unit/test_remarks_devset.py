@@ -15,8 +15,8 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
-import remarks_data  # noqa: E402
 import remarks_devset  # noqa: E402
+from datasets import remarks_data  # noqa: E402
 
 
 def test_the_committed_files_are_the_seeded_build_of_the_sources() -> None:

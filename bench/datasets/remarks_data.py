@@ -21,8 +21,8 @@ the same thing (object, person, place) that a reader must not take for it. The c
 ``later`` when a decoy is newer than the evidence (the newest mention is wrong), ``earlier``
 when every decoy is older, ``plain`` when there is none.
 
-    .venv/bin/python bench/remarks_data.py          # build both files, print their size
-    .venv/bin/python bench/remarks_data.py --check  # check the sources, write nothing
+    .venv/bin/python bench/datasets/remarks_data.py          # build both files, print their size
+    .venv/bin/python bench/datasets/remarks_data.py --check  # check the sources, write nothing
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from harness import REPO
 
@@ -45,7 +45,7 @@ LANGUAGES = ("zh", "en")
 SEED = 40
 PROVENANCE = (
     "Written for the Hindsight project on 2026-12-06 (bench/data/remarks/source_{lang}.txt, "
-    "built by bench/remarks_data.py); not drawn from, translated from or adapted from any "
+    "built by bench/datasets/remarks_data.py); not drawn from, translated from or adapted from any "
     "dataset."
 )
 MEMORIES = (60, 120)  # a user's memories, inclusive

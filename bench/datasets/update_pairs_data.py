@@ -1,7 +1,7 @@
 """The update-pairs sets: does a newer memory really change an older one?
 
-    .venv/bin/python bench/update_pairs_data.py            # writes data/updates/pairs.json
-    .venv/bin/python bench/update_pairs_data.py --shapes   # writes data/updates/shapes.json
+    .venv/bin/python bench/datasets/update_pairs_data.py           # writes data/updates/pairs.json
+    .venv/bin/python bench/datasets/update_pairs_data.py --shapes  # data/updates/shapes.json
 
 The precision set: per language, attribute and split, an older statement of an attribute
 of the user and newer memories in five categories (negatives ``unrelated``, ``consistent``,
@@ -20,12 +20,15 @@ import argparse
 import json
 import random
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from datasets.tables import load_tables
 
-DATA = Path(__file__).resolve().parent / "data" / "updates"
+DATA = Path(__file__).resolve().parents[1] / "data" / "updates"
 OUT = DATA / "pairs.json"
 SEED = 40
 LANGS = ("en", "zh")
