@@ -23,6 +23,7 @@ import os
 import platform
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from datetime import datetime
@@ -121,6 +122,12 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def hindsight_cli() -> list[str]:
+    """The command that runs this environment's ``hindsight`` CLI."""
+    script = Path(sys.executable).with_name("hindsight")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hindsight.cli"]
 
 
 def wait_for_http(url: str, process: subprocess.Popen[Any], seconds: float, log: Path) -> float:

@@ -43,6 +43,7 @@ from harness import (
     RESULTS_DIR,
     DelegatingEmbedder,
     close_service,
+    hindsight_cli,
     latency_summary,
     load_average,
     machine_header,
@@ -205,10 +206,8 @@ def time_import(pid: int, data_dir: Path, user: str, texts: list[str], work: Pat
 
 def cli_startup() -> Timing:
     """``hindsight --help``: the CLI's start-up (its imports), which every import pays once."""
-    script = Path(sys.executable).with_name("hindsight")
-    base = [str(script)] if script.exists() else [sys.executable, "-m", "hindsight.cli"]
     cpu, started = children_cpu(), time.perf_counter()
-    subprocess.run([*base, "--help"], capture_output=True, check=True)
+    subprocess.run([*hindsight_cli(), "--help"], capture_output=True, check=True)
     return time.perf_counter() - started, children_cpu() - cpu
 
 
@@ -217,9 +216,8 @@ def run_import(data_dir: Path, user: str, texts: list[str], work: Path) -> float
     source.write_text(
         "".join(json.dumps({"content": text}) + "\n" for text in texts), encoding="utf-8"
     )
-    script = Path(sys.executable).with_name("hindsight")
-    base = [str(script)] if script.exists() else [sys.executable, "-m", "hindsight.cli"]
-    command = [*base, "--data-dir", str(data_dir), "import", str(source), "--user-id", user]
+    command = [*hindsight_cli(), "--data-dir", str(data_dir), "import", str(source)]
+    command += ["--user-id", user]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
@@ -338,25 +336,16 @@ def run_rounds(
         engine = build_embedder("e5", choice_dir=data_dir)
         batch_texts, chunks = embedded_texts(engine, shorts, document)
         engine.embed_documents(shorts[:8])  # warm
+        short_tokens = float(np.mean([engine.count_tokens(t) for t in batch_texts]))
+        chunk_tokens = float(np.mean([engine.count_tokens(t) for t in chunks]))
         print(
-            f"texts the server embeds: batch {len(batch_texts)} "
-            f"(mean {np.mean([engine.count_tokens(t) for t in batch_texts]):.0f} tokens), "
-            f"document {len(chunks)} chunks "
-            f"(mean {np.mean([engine.count_tokens(t) for t in chunks]):.0f} tokens)",
+            f"texts the server embeds: batch {len(batch_texts)} (mean {short_tokens:.0f} tokens), "
+            f"document {len(chunks)} chunks (mean {chunk_tokens:.0f} tokens)",
             flush=True,
         )
         pid = server.process.pid
-        times: dict[str, list[Timing]] = {
-            key: []
-            for key in (
-                "engine_short",
-                "batch",
-                "import",
-                "cli_startup",
-                "engine_chunks",
-                "document",
-            )
-        }
+        keys = ("engine_short", "batch", "import", "cli_startup", "engine_chunks", "document")
+        times: dict[str, list[Timing]] = {key: [] for key in keys}
         for number in range(args.rounds):
             user = f"r{number}-{uuid.uuid4().hex[:6]}"
             steps = [
@@ -394,16 +383,15 @@ def run_rounds(
             alone += retrieve_latencies(http, probe, 40)
             during += retrieve_during_bulk(server.url, probe, shorts)
     short_count, chunk_count = len(batch_texts), len(chunks)
+    alone_p95 = latency_summary(alone)["p95_ms"]
     return {
         "engine": health.get("embedding_engine"),
         "texts": {
             "short": short_count,
-            "short_tokens_mean": round(
-                float(np.mean([engine.count_tokens(t) for t in batch_texts])), 1
-            ),
+            "short_tokens_mean": round(short_tokens, 1),
             "document_chars": len(document),
             "document_chunks": chunk_count,
-            "chunk_tokens_mean": round(float(np.mean([engine.count_tokens(t) for t in chunks])), 1),
+            "chunk_tokens_mean": round(chunk_tokens, 1),
         },
         "rates": {
             "engine_short": rate(short_count, times["engine_short"]),
@@ -421,9 +409,7 @@ def run_rounds(
         "retrieve": {
             "alone": latency_summary(alone),
             "during_bulk": latency_summary(during),
-            "p95_ratio": round(
-                latency_summary(during)["p95_ms"] / latency_summary(alone)["p95_ms"], 2
-            ),
+            "p95_ratio": round(latency_summary(during)["p95_ms"] / alone_p95, 2),
         },
         "load_average_at_end": load_average(),
     }
@@ -447,20 +433,16 @@ def report(result: dict[str, Any]) -> str:
         ("engine, the document's chunks", "engine_chunks", None),
         ("POST /v1/documents (chunks/s)", "document", "document_over_engine"),
     )
+
+    def median_and_rounds(share: dict[str, Any], prefix: str) -> str:
+        rounds = ", ".join(f"{v:.2f}" for v in share[f"{prefix}rounds"])
+        return f"{share[f'{prefix}median']:.2f} ({rounds})"
+
     for label, key, share in rows:
         part = rates[key]
-        cells = (
-            ["", ""]
-            if share is None
-            else [
-                f"{shares[share]['median']:.2f} ("
-                + ", ".join(f"{v:.2f}" for v in shares[share]["rounds"])
-                + ")",
-                f"{shares[share]['cpu_median']:.2f} ("
-                + ", ".join(f"{v:.2f}" for v in shares[share]["cpu_rounds"])
-                + ")",
-            ]
-        )
+        cells = ["", ""]
+        if share is not None:
+            cells = [median_and_rounds(shares[share], p) for p in ("", "cpu_")]
         lines.append(
             f"| {label} | {part['per_second']} | {', '.join(map(str, part['rounds']))} | "
             + " | ".join(cells)

@@ -22,7 +22,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -39,6 +38,7 @@ from datasets.tables import load_tables
 from harness import (
     RESULTS_DIR,
     free_port,
+    hindsight_cli,
     latency_summary,
     load_average,
     machine_header,
@@ -217,9 +217,7 @@ def start_server(
     """``hindsight serve`` on ``port`` (default: a free one); its output is appended to
     ``<data dir>.log``."""
     port = port or free_port()
-    script = Path(sys.executable).with_name("hindsight")
-    base = [str(script)] if script.exists() else [sys.executable, "-m", "hindsight.cli"]
-    command = [*base, "serve", "--data-dir", str(data_dir), "--port", str(port)]
+    command = [*hindsight_cli(), "serve", "--data-dir", str(data_dir), "--port", str(port)]
     if kind == "gateway":
         command += ["--gateway"]
     else:
