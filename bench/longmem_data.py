@@ -68,7 +68,6 @@ NEEDLES_PER_LONG_TURN = (4, 6)  # one user's two long turns, shorter first
 SHORT_NEEDLES_PER_USER = 3
 SESSIONS_PER_USER = 6
 MIN_LONG_CHARS, MAX_LONG_CHARS = 5_000, 60_000
-MAX_SHORT_CHARS = 1_000
 MAX_ATTEMPTS = 20  # draws of a user's needles and filler before giving up
 POSITIONS = {"start": (0.0, 0.06), "middle": (0.3, 0.7), "end": (0.93, 1.0)}
 POSITION_ORDER = {

@@ -4,16 +4,11 @@
         [--no-reflect] [--limit N] [--pairs bench/data/updates/shapes.json]
 
 Runs ``bench/data/updates/pairs.json`` (docs/benchmarks.md, bench/data/updates/README.md)
-through the embedded service with the offline defaults (no LLM), each pair a fresh user:
-three everyday memories, the older statement 90 days before ``AS_OF``, the newer 1 day
-before. Retrieve (the pair's question, episodic, ``time_decay`` 1.0 and the default, each
-also with ``current_only`` false for the relevance order): ``marked``, the older says
-``updated_later`` with ``superseded_by`` the newer; ``first_lost``, the older first by
-relevance and the newer first as served; ``newer_first``. Reflect (one offline reflection):
-``reflect_superseded``, a fact of the older ends superseded by one of the newer. Negatives
-give the false-update rate (target ≤ 1%), updates the recall (≥ 95%), per split and
-language, and every rate per language × category × split. Writes
-``bench/results/update_pairs.json`` and ``.md`` (``--out`` to change).
+through the embedded service with the offline defaults (no LLM), each pair a fresh user
+(``_store``; the measures: ``retrieve_measures``, ``reflect_measures``). Negatives give
+the false-update rate (target ≤ 1%), updates the recall (≥ 95%), per split and language,
+and every rate per language × category × split. Writes ``bench/results/update_pairs.json``
+and ``.md`` (``--out`` to change).
 """
 
 from __future__ import annotations
