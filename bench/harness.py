@@ -466,7 +466,6 @@ def line_chart(
     title: str,
     xlabel: str,
     ylabel: str,
-    log: bool = False,
     xlim: tuple[float, float] | None = None,
     ylim: tuple[float, float] | None = None,
     legend: str = "best",
@@ -482,9 +481,6 @@ def line_chart(
     fig, ax = plt.subplots(figsize=size)
     for line in series:
         ax.plot(line.x, line.y, line.style, label=line.label, **line.options)
-    if log:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
     if xlim:
         ax.set_xlim(*xlim)
     if ylim:

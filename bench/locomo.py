@@ -58,6 +58,8 @@ from hindsight.core.text import tokenize
 CACHE = CACHE_DIR / "embeddings.sqlite"
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo10.json"
 TOP = max(KS)
+METRICS = ("recall@5", "recall@10", "recall@25", "ndcg@10", "mrr")  # the tables' columns
+METRIC_HEADERS = ("R@5", "R@10", "R@25", "NDCG@10", "MRR")
 Rankings = list[tuple[int, list[str], tuple[str, ...]]]  # (category, ranked dia_ids, evidence)
 
 
@@ -222,10 +224,8 @@ def markdown(results: dict[str, Any]) -> str:
         "## Recall@10 by category",
         "",
     ]
-    rows = []
-    for name, system in results["systems"].items():
-        summary = system["metrics"]
-        rows.append([name, *[summary[g]["recall@10"] for g in groups]])
+    systems = results["systems"]
+    rows = [[name, *[s["metrics"][g]["recall@10"] for g in groups]] for name, s in systems.items()]
     counts = [
         results["systems"][next(iter(results["systems"]))]["metrics"][g]["questions"]
         for g in groups
@@ -233,29 +233,16 @@ def markdown(results: dict[str, Any]) -> str:
     headers = ["system", *[f"{g} ({n})" for g, n in zip(groups, counts, strict=True)]]
     lines.append(markdown_table(headers, rows))
     lines += ["", "## Overall", ""]
-    rows = []
-    for name, system in results["systems"].items():
-        o = system["metrics"]["overall"]
-        rows.append(
-            [
-                name,
-                o["recall@5"],
-                o["recall@10"],
-                o["recall@25"],
-                o["ndcg@10"],
-                o["mrr"],
-                system["timing"],
-            ]
-        )
-    lines.append(markdown_table(["system", "R@5", "R@10", "R@25", "NDCG@10", "MRR", "time"], rows))
+    rows = [
+        [name, *[s["metrics"]["overall"][m] for m in METRICS], s["timing"]]
+        for name, s in systems.items()
+    ]
+    lines.append(markdown_table(["system", *METRIC_HEADERS, "time"], rows))
     lines += ["", "## Every metric by category", ""]
-    for name, system in results["systems"].items():
-        rows = []
-        for g in groups:
-            m = system["metrics"][g]
-            rows.append([g, m["recall@5"], m["recall@10"], m["recall@25"], m["ndcg@10"], m["mrr"]])
+    for name, system in systems.items():
+        rows = [[g, *[system["metrics"][g][m] for m in METRICS]] for g in groups]
         lines += [f"### {name}", ""]
-        lines.append(markdown_table(["category", "R@5", "R@10", "R@25", "NDCG@10", "MRR"], rows))
+        lines.append(markdown_table(["category", *METRIC_HEADERS], rows))
         lines.append("")
     return "\n".join(lines) + "\n"
 
