@@ -245,12 +245,9 @@ def longmem_systems(
         extra = {} if variant.time_decay is None else {"time_decay": variant.time_decay}
         rows: Rows = []
         for q in dataset.questions:
+            as_of = last[q.user_id] + timedelta(hours=1)
             command = RetrieveCommand(
-                user_id=q.user_id,
-                query=q.text,
-                top_k=10,
-                as_of=last[q.user_id] + timedelta(hours=1),
-                **extra,
+                user_id=q.user_id, query=q.text, top_k=10, as_of=as_of, **extra
             )
             result = service.retrieve(longmem.PRINCIPAL, command)
             ranked = [t for r in result.results for t in stored.owner.get(r.memory_id, [])]
@@ -258,15 +255,11 @@ def longmem_systems(
         return rows
 
     def baseline(ranked: dict[str, Any]) -> Rows:
-        return [
-            (
-                language[q.user_id],
-                q.position,
-                [t for ids in ranked[q.question_id].turn_ids for t in ids],
-                (q.turn_id,),
-            )
-            for q in dataset.questions
-        ]
+        rows: Rows = []
+        for q in dataset.questions:
+            turns = [t for ids in ranked[q.question_id].turn_ids for t in ids]
+            rows.append((language[q.user_id], q.position, turns, (q.turn_id,)))
+        return rows
 
     systems = run_variants(embedder, variants, store, ask)
     systems["bm25"] = baseline(longmem.run_bm25(dataset)[0])
@@ -536,13 +529,11 @@ def merge(paths: Sequence[Path]) -> dict[str, Any]:
     """One report from runs made apart (same code): their commands, seconds and sets side
     by side; every run's variants (a set a variant did not run on shows a blank)."""
     runs = [json.loads(path.read_text()) for path in paths]
-    merged: dict[str, Any] = {**runs[0], "sets": {}, "runs": []}
-    merged["variants"] = {}
+    merged: dict[str, Any] = {**runs[0], "sets": {}, "runs": [], "variants": {}}
+    merged["defaults"] = {k: v for run in runs for k, v in run.get("defaults", {}).items()}
     for run in runs:
         for name, variant in run["variants"].items():
             merged["variants"].setdefault(name, variant)
-    merged["defaults"] = {k: v for run in runs for k, v in run.get("defaults", {}).items()}
-    for run in runs:
         for name, data in run["sets"].items():
             _merge_set(merged["sets"], name, data)
         merged["runs"].append({"command": run["command"], "sets": list(run["sets"])})
