@@ -21,7 +21,6 @@ import argparse
 import json
 import logging
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -42,11 +41,10 @@ import remarks_devset
 from harness import (
     CACHE_DIR,
     RESULTS_DIR,
-    close_service,
     machine_header,
     machine_info,
     markdown_table,
-    open_service,
+    temporary_service,
     with_policy,
     write_json,
 )
@@ -122,18 +120,14 @@ def hindsight_store(
     embedder: Embedder, stored: Sequence[tuple[str, Any]] = ()
 ) -> Iterator[MemoryService]:
     """A fresh embedded service in a temp dir, its store use case set as ``stored`` says."""
-    with tempfile.TemporaryDirectory(prefix="devsets-") as tmp:
-        service = open_service(Path(tmp), embedder)
+    with temporary_service("devsets-", embedder) as service:
         store = service.use_cases.store
         for name, value in stored:
             if name == "turn_weight":
                 store.chunk_sizes = replace(store.chunk_sizes, turn_weight=value)
             else:
                 setattr(store, name, value)
-        try:
-            yield service
-        finally:
-            close_service(service)
+        yield service
 
 
 def setting_defaults(embedder: Embedder, variants: Sequence[Variant]) -> dict[str, Any]:

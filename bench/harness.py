@@ -24,8 +24,10 @@ import platform
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -176,6 +178,17 @@ def close_service(service: MemoryService) -> None:
         close = getattr(part, "close", None)
         if callable(close):
             close()
+
+
+@contextmanager
+def temporary_service(prefix: str, embedder: Embedder | None = None) -> Iterator[MemoryService]:
+    """The embedded service on a fresh temporary directory, closed when the block ends."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        service = open_service(Path(tmp), embedder)
+        try:
+            yield service
+        finally:
+            close_service(service)
 
 
 def with_embedder(service: MemoryService, embedder: Embedder) -> MemoryService:

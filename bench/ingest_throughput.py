@@ -39,13 +39,12 @@ from harness import (
     REPO,
     RESULTS_DIR,
     DelegatingEmbedder,
-    close_service,
     hindsight_cli,
     latency_summary,
     load_average,
     machine_header,
     machine_info,
-    open_service,
+    temporary_service,
     write_json,
 )
 from load import Server, cpu_seconds, start_server
@@ -131,22 +130,17 @@ def embedded_texts(
     """(texts a batch store of ``shorts`` embeds, chunks the document's upload embeds),
     read off the use cases run in-process on a scratch directory."""
     recorder = RecordingEmbedder(engine)
-    with tempfile.TemporaryDirectory(prefix="ingest-texts-") as scratch:
-        service = open_service(Path(scratch), embedder=recorder)
-        try:
-            for start in range(0, len(shorts), BATCH):
-                items = [{"content": text} for text in shorts[start : start + BATCH]]
-                service.store_batch(
-                    PRINCIPAL, StoreBatchCommand.model_validate({"user_id": "u", "items": items})
-                )
-            batch_texts, recorder.texts = recorder.texts, []
-            command = StoreDocumentCommand(
-                user_id="u", file_name="notes.md", data=document.encode("utf-8")
-            )
-            service.store_document(PRINCIPAL, command)
-            return batch_texts, recorder.texts
-        finally:
-            close_service(service)
+    with temporary_service("ingest-texts-", recorder) as service:
+        for start in range(0, len(shorts), BATCH):
+            items = [{"content": text} for text in shorts[start : start + BATCH]]
+            batch = StoreBatchCommand.model_validate({"user_id": "u", "items": items})
+            service.store_batch(PRINCIPAL, batch)
+        batch_texts, recorder.texts = recorder.texts, []
+        data = document.encode("utf-8")
+        service.store_document(
+            PRINCIPAL, StoreDocumentCommand(user_id="u", file_name="notes.md", data=data)
+        )
+        return batch_texts, recorder.texts
 
 
 # --- the paths ---------------------------------------------------------------------------

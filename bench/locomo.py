@@ -17,7 +17,6 @@ import argparse
 import json
 import logging
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -34,14 +33,13 @@ from harness import (
     REPO,
     RESULTS_DIR,
     Series,
-    close_service,
     latency_summary,
     line_chart,
     machine_header,
     machine_info,
     markdown_table,
-    open_service,
     store_in_batches,
+    temporary_service,
     time_retrieves,
     with_policy,
     write_json,
@@ -74,8 +72,7 @@ def run_hindsight(
 ) -> dict[str, tuple[Rankings, dict[str, float]]]:
     """Store every turn once, then ask every question per variant, in a temp dir."""
     out: dict[str, tuple[Rankings, dict[str, float]]] = {}
-    with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
-        service = open_service(Path(tmp), embedder)
+    with temporary_service("locomo-", embedder) as service:
         principal = Principal(tenant_id="locomo", key_id="bench")
         started = time.perf_counter()
         memory_turns = [_store(service, principal, c) for c in conversations]
@@ -97,7 +94,6 @@ def run_hindsight(
                 },
             )
             print(f"  {name} asked in {done - began:.1f} s", flush=True)
-        close_service(service)
     return out
 
 

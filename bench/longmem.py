@@ -33,7 +33,6 @@ import argparse
 import hashlib
 import logging
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -51,11 +50,10 @@ from harness import (
     CACHE_DIR,
     REPO,
     RESULTS_DIR,
-    close_service,
     dense_scores,
     latency_summary,
     machine_info,
-    open_service,
+    temporary_service,
     write_json,
 )
 from locomo import bm25_scores
@@ -150,8 +148,7 @@ def run_hindsight(
     """Store every history, then ask every question."""
     stored = Stored()
     ranked: dict[str, Ranked] = {}
-    with tempfile.TemporaryDirectory(prefix="longmem-") as tmp:
-        service = open_service(Path(tmp), embedder)
+    with temporary_service("longmem-", embedder) as service:
         for user in dataset.users:
             began = time.perf_counter()
             for run in _runs(user.turns):
@@ -170,7 +167,6 @@ def run_hindsight(
             ranked[question.question_id] = Ranked(
                 [stored.owner.get(r.memory_id, []) for r in result.results]
             )
-        close_service(service)
     latency = latency_summary(seconds)
     timing = {
         "store_seconds": round(stored.seconds, 2),

@@ -17,7 +17,6 @@ import argparse
 import json
 import random
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -31,11 +30,10 @@ from datasets.update_pairs_data import POSITIVE, SHAPES_NEGATIVE
 from harness import (
     PRINCIPAL,
     RESULTS_DIR,
-    close_service,
     machine_header,
     machine_info,
     markdown_table,
-    open_service,
+    temporary_service,
     write_json,
 )
 
@@ -297,18 +295,12 @@ def main() -> None:
     info = machine_info()
     began = time.monotonic()
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as data_dir:
-        service = open_service(Path(data_dir))
-        try:
-            for number, pair in enumerate(pairs, 1):
-                rows.append(run_pair(service, pair, not args.no_reflect))
-                if number % 50 == 0:
-                    print(
-                        f"  {number}/{len(pairs)} pairs, {time.monotonic() - began:.0f} s",
-                        file=sys.stderr,
-                    )
-        finally:
-            close_service(service)
+    with temporary_service("update-pairs-") as service:
+        for number, pair in enumerate(pairs, 1):
+            rows.append(run_pair(service, pair, not args.no_reflect))
+            if number % 50 == 0:
+                seconds = time.monotonic() - began
+                print(f"  {number}/{len(pairs)} pairs, {seconds:.0f} s", file=sys.stderr)
     seconds = round(time.monotonic() - began, 1)
     groups, summary = by_group(rows), headline(rows)
     group_table, summary_table = tables(groups, summary)

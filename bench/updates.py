@@ -17,7 +17,6 @@ import argparse
 import json
 import re
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from datetime import datetime
@@ -29,10 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (
     PRINCIPAL,
     RESULTS_DIR,
-    close_service,
     machine_info,
     markdown_table,
-    open_service,
+    temporary_service,
     write_json,
 )
 
@@ -162,12 +160,8 @@ def main() -> None:
     args = parser.parse_args()
     cases = json.loads(CASES.read_text())["cases"]
     began = time.monotonic()
-    with tempfile.TemporaryDirectory() as data_dir:
-        service = open_service(Path(data_dir))
-        try:
-            rows = [run_case(service, case) for case in cases]
-        finally:
-            close_service(service)
+    with temporary_service("updates-") as service:
+        rows = [run_case(service, case) for case in cases]
     summary = summarise(rows)
     measures = ["current_first", "current_first_without_cue", "both_kept", "past_first"]
     measures.append("fact_current")
