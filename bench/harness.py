@@ -152,14 +152,14 @@ def wait_for_http(url: str, process: subprocess.Popen[Any], seconds: float, log:
         time.sleep(0.05)
 
 
-def stop_process(process: subprocess.Popen[Any], grace: float = 20.0) -> None:
-    """SIGTERM, then SIGKILL if it has not exited within ``grace`` seconds."""
+def stop_process(process: subprocess.Popen[Any], grace: float = 20.0) -> int:
+    """SIGTERM, then SIGKILL if it has not exited within ``grace`` seconds; its exit code."""
     process.terminate()
     try:
-        process.wait(timeout=grace)
+        return process.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         process.kill()
-        process.wait()
+        return process.wait()
 
 
 # --- services and embedders --------------------------------------------------------------

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import signal
 import subprocess
 import tempfile
 import threading
@@ -42,6 +41,7 @@ from harness import (
     machine_info,
     markdown_table,
     proc_status_mb,
+    stop_process,
     write_json,
 )
 from synthetic import generate_memories, generate_queries
@@ -200,12 +200,8 @@ class Server:
     log: Path
 
     def stop(self) -> int:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(timeout=300)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            return self.process.wait()
+        """SIGTERM (the server must exit 0), SIGKILL after 5 minutes; its exit code."""
+        return stop_process(self.process, grace=300)
 
 
 def start_server(
