@@ -25,10 +25,8 @@ against the record store by ``hindsight check-index`` (embedded: on the stopped 
 data directory, without the repair a start runs; aws: DynamoDB against OpenSearch once the
 stream is drained).
 
-Printed and written to bench/results/soak.json (which keeps the last run of each backend):
-duration, operations by type, errors by status, retries by cause, kills and restarts,
-OpenSearch stops, acknowledged and lost writes, index disagreements. Exit 1 on
-any lost write or disagreement, or a SIGTERM that did not exit 0.
+Printed (``report``) and written to bench/results/soak.json, which keeps the last run of
+each backend. Exit 1 on any lost write or disagreement, or a SIGTERM that did not exit 0.
 """
 
 from __future__ import annotations
