@@ -58,6 +58,7 @@ DECAYS = {"decay1": 1.0, "default": None}  # None: the command's default time_de
 NEGATIVE = SHAPES_NEGATIVE
 FALSE_UPDATE_TARGET, RECALL_TARGET = 0.01, 0.95
 SAMPLE_SEED = 40  # --limit's sample
+ROW_FIELDS = ("id", "lang", "split", "category", "negative", "attribute", "newer_has_cue")
 
 
 def _store(service: MemoryService, user_id: str, pair: dict[str, Any]) -> tuple[str, str]:
@@ -135,17 +136,13 @@ def reflect_measures(
         if f["status"] == "superseded"
         and newer in by_id.get(f.get("superseded_by") or "", {}).get("source_memory_ids", [])
     ]
+    role = {older: "older", newer: "newer"}  # of a fact's sources; the rest are noise
     return {
         "older_fact": bool(from_older),
         "reflect_superseded": bool(superseded),
         "facts": [
             {k: f[k] for k in ("content", "topic", "status")}
-            | {
-                "from": [
-                    "older" if s == older else "newer" if s == newer else "noise"
-                    for s in f["source_memory_ids"]
-                ]
-            }
+            | {"from": [role.get(s, "noise") for s in f["source_memory_ids"]]}
             for f in facts
         ],
     }
@@ -154,10 +151,7 @@ def reflect_measures(
 def run_pair(service: MemoryService, pair: dict[str, Any], reflect: bool) -> dict[str, Any]:
     user_id = f"pair-{pair['id']}-{time.time_ns()}"
     older, newer = _store(service, user_id, pair)
-    row: dict[str, Any] = {
-        k: pair[k] for k in ("id", "lang", "split", "category", "negative", "attribute")
-    }
-    row["newer_has_cue"] = pair["newer_has_cue"]
+    row: dict[str, Any] = {k: pair[k] for k in ROW_FIELDS}
     row["retrieve"] = retrieve_measures(service, user_id, pair["question"], older, newer)
     if reflect:
         row.update(reflect_measures(service, user_id, older, newer))
