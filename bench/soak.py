@@ -269,28 +269,6 @@ def run_soak(args: argparse.Namespace, faults: Faults, pump: StreamPump | None) 
     lost = read_back(faults.server.url, acknowledged)
     exit_code = faults.server.stop()
     index = check_index_cli(faults.data_dir)
-    return result_of(args, faults, tally, duration, acknowledged, lost, index, exit_code, drained)
-
-
-def disagreements(index: dict[str, Any]) -> int:
-    """Memories stored but not indexed plus documents indexed but not stored."""
-    report = index.get("report", {})
-    if "missing_count" in report:
-        return int(report["missing_count"]) + int(report["extra_count"])
-    return 0 if index.get("exit_code") == 0 else 1  # no report: count the failure
-
-
-def result_of(
-    args: argparse.Namespace,
-    faults: Faults,
-    tally: Tally,
-    duration: float,
-    acknowledged: list[str],
-    lost: list[str],
-    index: dict[str, Any],
-    exit_code: int,
-    drained: bool | None,
-) -> dict[str, Any]:
     summary = summarise(tally.outcomes, duration)
     operations = Counter(o.operation for o in tally.outcomes)
     errors = Counter(
@@ -323,6 +301,14 @@ def result_of(
         "final_server_exit_code": exit_code,
         "load_average_after": load_average(),
     }
+
+
+def disagreements(index: dict[str, Any]) -> int:
+    """Memories stored but not indexed plus documents indexed but not stored."""
+    report = index.get("report", {})
+    if "missing_count" in report:
+        return int(report["missing_count"]) + int(report["extra_count"])
+    return 0 if index.get("exit_code") == 0 else 1  # no report: count the failure
 
 
 def report(result: dict[str, Any]) -> str:
