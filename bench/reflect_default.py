@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsight"))
 
 from extraction_data import REPO, Utterance, test_split
 
