@@ -84,15 +84,13 @@ def run_hindsight(
             )
             done = time.perf_counter()
             latency = latency_summary(seconds)
-            out[name] = (
-                rankings,
-                {
-                    "store_seconds": round(stored - started, 2),
-                    "retrieve_seconds": round(done - began, 2),
-                    "retrieve_p50_ms": round(latency["p50_ms"], 2),
-                    "retrieve_p95_ms": round(latency["p95_ms"], 2),
-                },
-            )
+            timing = {
+                "store_seconds": round(stored - started, 2),
+                "retrieve_seconds": round(done - began, 2),
+                "retrieve_p50_ms": round(latency["p50_ms"], 2),
+                "retrieve_p95_ms": round(latency["p95_ms"], 2),
+            }
+            out[name] = (rankings, timing)
             print(f"  {name} asked in {done - began:.1f} s", flush=True)
     return out
 

@@ -181,9 +181,10 @@ def run_hindsight(
 
 def _rank_per_user(
     dataset: Dataset, score: Callable[[History, list[Question]], np.ndarray]
-) -> dict[str, Ranked]:
-    """Each user's questions against that user's whole turns; ``score`` gives a
-    (questions, turns) matrix."""
+) -> tuple[dict[str, Ranked], dict[str, Any]]:
+    """Each user's questions against that user's whole turns (``score`` gives a
+    (questions, turns) matrix): the rankings and the seconds they took."""
+    started = time.perf_counter()
     ranked: dict[str, Ranked] = {}
     by_user: dict[str, list[Question]] = defaultdict(list)
     for question in dataset.questions:
@@ -196,28 +197,22 @@ def _rank_per_user(
         for question, row in zip(questions, scores, strict=True):
             order = [i for i in np.argsort(-row, kind="stable")[:TOP] if row[i] > 0]
             ranked[question.question_id] = Ranked([[user.turns[i].turn_id] for i in order])
-    return ranked
-
-
-def run_dense(dataset: Dataset, embedder: Embedder) -> tuple[dict[str, Ranked], dict[str, Any]]:
-    started = time.perf_counter()
-
-    def score(user: History, questions: list[Question]) -> np.ndarray:
-        return dense_scores(embedder, [t.content for t in user.turns], [q.text for q in questions])
-
-    ranked = _rank_per_user(dataset, score)
     return ranked, {"seconds": round(time.perf_counter() - started, 2)}
 
 
-def run_bm25(dataset: Dataset) -> tuple[dict[str, Ranked], dict[str, Any]]:
-    started = time.perf_counter()
+def run_dense(dataset: Dataset, embedder: Embedder) -> tuple[dict[str, Ranked], dict[str, Any]]:
+    def score(user: History, questions: list[Question]) -> np.ndarray:
+        return dense_scores(embedder, [t.content for t in user.turns], [q.text for q in questions])
 
+    return _rank_per_user(dataset, score)
+
+
+def run_bm25(dataset: Dataset) -> tuple[dict[str, Ranked], dict[str, Any]]:
     def score(user: History, questions: list[Question]) -> np.ndarray:
         docs = [tokenize(t.content) for t in user.turns]
         return np.stack([bm25_scores(docs, tokenize(q.text)) for q in questions])
 
-    ranked = _rank_per_user(dataset, score)
-    return ranked, {"seconds": round(time.perf_counter() - started, 2)}
+    return _rank_per_user(dataset, score)
 
 
 # --- running ---------------------------------------------------------------------------------
