@@ -1,9 +1,7 @@
 """Long-memory retrieval: needles stated once in long pasted turns, asked for later.
 
-The data (``bench/data/longmem/longmem.json.gz``; ``bench/longmem_data.py``'s docstring
-says how it is made): six users' chat histories, three English and three Chinese, with 60
-needles (a personal fact stated once) in long pasted turns and 18 in short turns, each
-asked for in other words.
+The data: ``bench/data/longmem/longmem.json.gz`` (``bench/longmem_data.py``'s docstring
+says how it is made and what it holds).
 
 Systems, measured in the same run on the same histories, each question asked of its own
 user's memories only:
