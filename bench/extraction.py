@@ -365,9 +365,8 @@ def main() -> None:
     print("recall of a perfect statement picker:", results["statement_oracle_recall"])
     print("recall of a perfect clause picker:", results["clause_oracle_recall"])
     print("default reflector, facts right by confidence:", results["default_by_confidence"])
-    for key in ("calibration",):
-        ece = {lang: c["expected_calibration_error"] for lang, c in results[key].items()}
-        print(f"{key} ECE:", ece)
+    ece = {lang: c["expected_calibration_error"] for lang, c in results["calibration"].items()}
+    print("calibration ECE:", ece)
     print("logit English minus Chinese, same statements:", results["language_shift_logit"])
     print(json.dumps(results["timing_100_episodes"]))
     OUT.parent.mkdir(parents=True, exist_ok=True)

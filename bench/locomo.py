@@ -270,11 +270,8 @@ def plot(results: dict[str, Any], path: Path) -> None:
 
 
 def parse_policy(pairs: list[str]) -> dict[str, Any]:
-    overrides: dict[str, Any] = {}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        overrides[key] = json.loads(value)
-    return overrides
+    """``--policy KEY=JSON`` pairs as Policy overrides."""
+    return {key: json.loads(value) for key, _, value in (p.partition("=") for p in pairs)}
 
 
 def main(argv: list[str] | None = None) -> int:
