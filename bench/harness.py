@@ -479,8 +479,8 @@ def line_chart(
     title: str,
     xlabel: str,
     ylabel: str,
-    xlim: tuple[float, float] | None = None,
-    ylim: tuple[float, float] | None = None,
+    xlim: tuple[float, float],
+    ylim: tuple[float, float],
     legend: str = "best",
     size: tuple[float, float] = (7.5, 4.8),
     dpi: int = 120,
@@ -494,10 +494,8 @@ def line_chart(
     fig, ax = plt.subplots(figsize=size)
     for line in series:
         ax.plot(line.x, line.y, line.style, label=line.label, **line.options)
-    if xlim:
-        ax.set_xlim(*xlim)
-    if ylim:
-        ax.set_ylim(*ylim)
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)

@@ -44,6 +44,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -414,24 +415,16 @@ def load_dataset(path: Path = DATA_FILE) -> Dataset:
     if data.get("format") != FORMAT:
         raise ValueError(f"{path}: format {data.get('format')}, expected {FORMAT}; rebuild it")
     users = [
-        History(
-            u["user_id"],
-            u["language"],
-            [
-                Turn(
-                    t["turn_id"],
-                    t["session_id"],
-                    datetime.fromisoformat(t["occurred_at"]),
-                    t["content"],
-                    t["long"],
-                    tuple(t["documents"]),
-                )
-                for t in u["turns"]
-            ],
-        )
+        History(u["user_id"], u["language"], [_turn_from(t) for t in u["turns"]])
         for u in data["users"]
     ]
     return Dataset(data["seed"], users, [Question(**q) for q in data["questions"]])
+
+
+def _turn_from(data: dict[str, Any]) -> Turn:
+    """A turn as ``to_json`` wrote it."""
+    when = datetime.fromisoformat(data["occurred_at"])
+    return Turn(**data | {"occurred_at": when, "documents": tuple(data["documents"])})
 
 
 def summary(dataset: Dataset) -> dict[str, object]:
