@@ -357,15 +357,10 @@ def run_rounds(
                 steps.reverse()
             for key, step in steps:
                 times[key].append(step())
-            print(
-                f"round {number + 1}: "
-                + ", ".join(
-                    f"{key} {times[key][-1][0]:.2f} s ({times[key][-1][1]:.2f} CPU s)"
-                    for key in times
-                )
-                + f"; load {load_average()}",
-                flush=True,
+            done = ", ".join(
+                f"{k} {t[-1][0]:.2f} s ({t[-1][1]:.2f} CPU s)" for k, t in times.items()
             )
+            print(f"round {number + 1}: {done}; load {load_average()}", flush=True)
         alone: list[float] = []
         during: list[float] = []
         probe = "probe"
