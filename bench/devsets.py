@@ -331,6 +331,10 @@ def columns(results: dict[str, Any]) -> list[tuple[str, str]]:
     return [(s, lang) for s, data in results["sets"].items() for lang in data["systems"]["bm25"]]
 
 
+def _pair(m: dict[str, Any]) -> str:
+    return f"{m['recall@10']:.3f} / {m['hit@5']:.3f}"
+
+
 def summary_table(results: dict[str, Any]) -> str:
     """Overall recall@10 / hit@5 of every system on every (dev set, language)."""
     cols = columns(results)
@@ -344,7 +348,7 @@ def summary_table(results: dict[str, Any]) -> str:
         cells: list[Any] = [name]
         for s, lang in cols:
             m = results["sets"][s]["systems"].get(name, {}).get(lang, {}).get("overall")
-            cells.append(f"{m['recall@10']:.3f} / {m['hit@5']:.3f}" if m else "")
+            cells.append(_pair(m) if m else "")
         rows.append(cells)
     return markdown_table(headers, rows)
 
@@ -391,16 +395,11 @@ def category_tables(results: dict[str, Any]) -> list[str]:
         groups = list(systems["bm25"][lang])
         counts = [systems["bm25"][lang][g]["questions"] for g in groups]
         headers = ["system", *[f"{g} ({n})" for g, n in zip(groups, counts, strict=True)]]
-        rows = []
         order = [n for n in systems if n not in BASELINES] + list(BASELINES)
-        for name in order:
-            m = systems[name][lang]
-            rows.append([name, *[f"{m[g]['recall@10']:.3f} / {m[g]['hit@5']:.3f}" for g in groups]])
-        margin = ["default − max(bm25, dense)"]
-        for g in groups:
-            d = systems[DEFAULT][lang][g]
-            margin.append(f"{d['recall@10 margin']:+.3f} / {d['hit@5 margin']:+.3f}")
-        rows.append(margin)
+        rows = [[n, *[_pair(systems[n][lang][g]) for g in groups]] for n in order]
+        d = systems[DEFAULT][lang]
+        margins = [f"{d[g]['recall@10 margin']:+.3f} / {d[g]['hit@5 margin']:+.3f}" for g in groups]
+        rows.append(["default − max(bm25, dense)", *margins])
         lines += [f"### {s} ({lang}): recall@10 / hit@5 by category", ""]
         lines += [markdown_table(headers, rows), ""]
     return lines
