@@ -86,15 +86,6 @@ class Tally:
             self.retries.update(causes)
 
 
-def _attempt(client: Client, planned: Any, headers: dict[str, str] | None) -> tuple[Any, Any]:
-    """(the reply or None, its status or the transport error's name)."""
-    try:
-        reply = planned.send(client.http, headers)
-    except httpx.TransportError as error:
-        return None, type(error).__name__
-    return reply, reply.status_code
-
-
 def run_with_retries(client: Client, operation: str, patience: float) -> tuple[Outcome, list[str]]:
     """One operation, resent (same body, same Idempotency-Key) while a fault answers it."""
     planned = plan_request(client, operation, client.user())
@@ -103,7 +94,11 @@ def run_with_retries(client: Client, operation: str, patience: float) -> tuple[O
     causes: list[str] = []
     first_conflict: float | None = None  # 409s are given 30 s from the first one
     while True:
-        reply, status = _attempt(client, planned, headers)
+        try:  # the status, or the name of the transport error that stood for one
+            reply: httpx.Response | None = planned.send(client.http, headers)
+            status: int | str = reply.status_code
+        except httpx.TransportError as error:
+            reply, status = None, type(error).__name__
         now = time.perf_counter()
         if status == 409 and first_conflict is None:
             first_conflict = now
