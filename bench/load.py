@@ -165,12 +165,6 @@ def plan_request(client: Client, operation: str, user: str) -> PlannedRequest:
     return PlannedRequest("POST", "/v1/reflect", {"user_id": user})
 
 
-def _request(client: Client, operation: str, user: str) -> tuple[httpx.Response, bool]:
-    """Send one operation for ``user``; (the reply, whether it stores)."""
-    planned = plan_request(client, operation, user)
-    return planned.send(client.http), planned.stores
-
-
 def run_operation(client: Client, operation: str) -> Outcome:
     """One operation, timed. A reflection answered 409 (another reflection of its user is
     running: "retry when it has finished") is retried after a pause, as its message asks;
@@ -179,15 +173,17 @@ def run_operation(client: Client, operation: str) -> Outcome:
     started = time.perf_counter()
     retries = 0
     try:
-        reply, stores = _request(client, operation, user)
-        while operation == "reflect" and reply.status_code == 409 and retries < REFLECT_RETRIES:
+        while True:  # a retry plans its request afresh
+            planned = plan_request(client, operation, user)
+            reply = planned.send(client.http)
+            if operation != "reflect" or reply.status_code != 409 or retries == REFLECT_RETRIES:
+                break
             retries += 1
             time.sleep(1.0)
-            reply, stores = _request(client, operation, user)
     except httpx.HTTPError as error:
         return Outcome(operation, type(error).__name__, time.perf_counter() - started)
     elapsed = time.perf_counter() - started
-    acknowledged = _ids(reply) if stores and reply.status_code in (200, 201) else []
+    acknowledged = _ids(reply) if planned.stores and reply.status_code in (200, 201) else []
     client.known_ids.extend(acknowledged)
     return Outcome(operation, reply.status_code, elapsed, acknowledged, retries)
 
