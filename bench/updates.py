@@ -63,16 +63,11 @@ def _store(service: MemoryService, user_id: str, case: dict[str, Any]) -> dict[s
 
 
 def _ranks(service: MemoryService, user_id: str, query: str, as_of: str) -> dict[str, int]:
-    result = service.retrieve(
-        PRINCIPAL,
-        RetrieveCommand(
-            user_id=user_id,
-            query=query,
-            top_k=TOP_K,
-            as_of=datetime.fromisoformat(as_of),
-            kinds=[MemoryKind.EPISODIC],
-        ),
+    when = datetime.fromisoformat(as_of)
+    command = RetrieveCommand(
+        user_id=user_id, query=query, top_k=TOP_K, as_of=when, kinds=[MemoryKind.EPISODIC]
     )
+    result = service.retrieve(PRINCIPAL, command)
     return {r.memory_id: position for position, r in enumerate(result.results)}
 
 
