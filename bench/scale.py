@@ -365,8 +365,8 @@ def main() -> None:
         "machine": info,
         "config": vars(args),
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "sizes": [],
     }
-    results["sizes"] = []
     for size in sorted(args.sizes):
         results["sizes"].append(measure_size(size, root, pool, args))
         print_size(results["sizes"][-1])
