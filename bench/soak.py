@@ -152,8 +152,7 @@ class Faults:
         if sig == signal.SIGTERM:
             self.sigterm_exit_codes.append(code)
         self.kills[name] += 1
-        a = self.args
-        self.server = start_server("serve", self.data_dir, a.threads, None, port=self.port)
+        self.server = start_server("serve", self.data_dir, self.args.threads, None, port=self.port)
         self.restarts += 1
         self.restart_seconds.append(round(time.monotonic() - began, 1))
         print(f"  {name} → back in {self.restart_seconds[-1]} s (exit {code})", flush=True)
