@@ -5,12 +5,10 @@ docs/benchmarks.md and docs/reflection.md give the data, matching and figures.
     nice -n 5 .venv/bin/python bench/extraction.py [--all-rules]
     nice -n 5 .venv/bin/python bench/extraction.py --dev
 
-Systems (each given one speaker's utterances of a dialogue as episodes, the speaker as the
-user): ``rules``; ``baseline`` (every first-person declarative sentence, as said);
-``learned``, the default (mean word embeddings, ``weights_static.npz``); ``learned-e5`` (e5's
-vectors, ``weights.npz``, cached in ``bench/.cache``). Also: each confidence level's share of
-right facts, the statement and clause oracles, calibration, the English-Chinese logit shift,
-and offline reflection of 100 episodes timed (wall and CPU seconds). Writes
+Systems (each given one speaker's utterances of a dialogue as episodes): ``rules``,
+``baseline``, ``learned`` (the default) and ``learned-e5``. Also: each confidence level's
+share of right facts, the statement and clause oracles, calibration, the English-Chinese
+logit shift, and offline reflection of 100 episodes timed (wall and CPU seconds). Writes
 ``bench/results/extraction.json`` (``--dev``: ``extraction_dev.json``).
 """
 
