@@ -5,11 +5,11 @@ times retrieves and writes its results through this module, so a figure in one s
 means what the same figure means in another:
 
 - machine: what the numbers were measured on (load average included: the box is shared);
-- services: the embedded service as the bootstrap builds it, a copy of it with another
-  embedder or policy, and ``LookupEmbedder`` (vectors from precomputed tables, so the
-  model's cost can be left out of what is timed);
-- writing: synthetic episodic memories written through ``service.ports`` (records, then
-  index) the way the store use case writes them, without embedding;
+- services: the embedded service as the bootstrap builds it (``temporary_service``: on a
+  temporary directory), a copy of it with another embedder or policy, and
+  ``LookupEmbedder`` (vectors from precomputed tables, so the model's cost can be left out);
+- writing: synthetic episodic memories written through ``service.ports`` the way the store
+  use case writes them, without embedding;
 - timing: ``latency_summary`` (p50/p95/p99 in ms) and ``time_retrieves``;
 - output: markdown tables, JSON and line charts under bench/results/.
 """
@@ -23,7 +23,6 @@ import os
 import platform
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
@@ -124,12 +123,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def hindsight_cli() -> list[str]:
-    """The command that runs this environment's ``hindsight`` CLI."""
-    script = Path(sys.executable).with_name("hindsight")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "hindsight.cli"]
 
 
 def wait_for_http(url: str, process: subprocess.Popen[Any], seconds: float, log: Path) -> float:

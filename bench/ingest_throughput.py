@@ -39,7 +39,6 @@ from harness import (
     REPO,
     RESULTS_DIR,
     DelegatingEmbedder,
-    hindsight_cli,
     latency_summary,
     load_average,
     machine_header,
@@ -47,7 +46,7 @@ from harness import (
     temporary_service,
     write_json,
 )
-from load import Server, cpu_seconds, start_server
+from load import Server, cpu_seconds, hindsight_cli, start_server
 
 from hindsight.adapters.embedders.engine_line import cpu_flags
 from hindsight.adapters.embedders.factory import build_embedder
@@ -455,18 +454,14 @@ def report(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--short", type=int, default=200, help="short memories per round")
     parser.add_argument("--document-chars", type=int, default=25_000)
     parser.add_argument("--retrieve-rounds", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "ingest_throughput.json")
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parser.parse_args(argv)
     info = machine_info()
     print(machine_header(info), flush=True)
     flags = cpu_flags()

@@ -18,6 +18,7 @@ import argparse
 import os
 import random
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -34,7 +35,6 @@ from datasets.tables import load_tables
 from harness import (
     RESULTS_DIR,
     free_port,
-    hindsight_cli,
     latency_summary,
     load_average,
     machine_header,
@@ -198,6 +198,12 @@ class Server:
     def stop(self) -> int:
         """SIGTERM (the server must exit 0), SIGKILL after 5 minutes; its exit code."""
         return stop_process(self.process, grace=300)
+
+
+def hindsight_cli() -> list[str]:
+    """The command that runs this environment's ``hindsight`` CLI."""
+    script = Path(sys.executable).with_name("hindsight")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hindsight.cli"]
 
 
 def start_server(
@@ -405,17 +411,13 @@ def targets(results: list[dict[str, Any]]) -> dict[str, Any] | None:
     }
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 16])
     parser.add_argument("--operations", type=int, default=40, help="per client")
     parser.add_argument("--server", choices=["serve", "gateway"], default="serve")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "load.json")
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parser.parse_args(argv)
     info = machine_info()
     print(machine_header(info), flush=True)
     with tempfile.TemporaryDirectory(prefix="hindsight-load-") as tmp:

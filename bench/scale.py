@@ -354,7 +354,19 @@ def print_size(e: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    args = parse_args()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--store-count", type=int, default=300, help="memories store_batch stores")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument(
+        "--data-root", help="keep the data directories here (default: a temporary one)"
+    )
+    parser.add_argument("--server", action="store_true", help="also measure `hindsight serve`")
+    parser.add_argument("--server-requests", type=int, default=50, help="HTTP retrieves timed")
+    parser.add_argument("--out", default=str(RESULTS_DIR / "scale.json"))
+    args = parser.parse_args()
+    if min(args.sizes) < 10:
+        parser.error("--sizes: at least 10 memories (the brute-force top 10)")
     info = machine_info()
     print(machine_header(info), flush=True)
     root = Path(args.data_root or tempfile.mkdtemp(prefix="hindsight-scale-"))
@@ -376,23 +388,6 @@ def main() -> None:
     print(f"wrote {args.out}; load average at the end {results['load_average_at_end']}")
     if not args.data_root:
         shutil.rmtree(root, ignore_errors=True)
-
-
-def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    parser.add_argument("--store-count", type=int, default=300, help="memories store_batch stores")
-    parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument(
-        "--data-root", help="keep the data directories here (default: a temporary one)"
-    )
-    parser.add_argument("--server", action="store_true", help="also measure `hindsight serve`")
-    parser.add_argument("--server-requests", type=int, default=50, help="HTTP retrieves timed")
-    parser.add_argument("--out", default=str(RESULTS_DIR / "scale.json"))
-    args = parser.parse_args()
-    if min(args.sizes) < 10:
-        parser.error("--sizes: at least 10 memories (the brute-force top 10)")
-    return args
 
 
 if __name__ == "__main__":

@@ -336,7 +336,7 @@ def failed(result: dict[str, Any]) -> bool:
     )
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=3.0, help="how long the load runs")
     parser.add_argument("--backend", choices=["embedded", "aws"], default="embedded")
@@ -355,11 +355,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--patience", type=float, default=120.0, help="retrying, per operation")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "soak.json")
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parser.parse_args(argv)
     info = machine_info()
     print(machine_header(info), flush=True)
     with tempfile.TemporaryDirectory(prefix="hindsight-soak-") as tmp:
