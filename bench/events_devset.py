@@ -89,30 +89,19 @@ def load(
         raw = json.loads((data_dir / f"{name}_{language}.json").read_text(encoding="utf-8"))
         kept = raw["users"][:users_a_language]
         for user in kept:
-            events = [
-                Event(
-                    m["id"],
-                    m["session"],
-                    datetime.fromisoformat(m["occurred_at"]),
-                    m["text"],
-                    m.get("speaker"),
-                )
-                for m in user["memories"]
-            ]
+            events = []
+            for m in user["memories"]:
+                when = datetime.fromisoformat(m["occurred_at"])
+                events.append(Event(m["id"], m["session"], when, m["text"], m.get("speaker")))
             users.append(User(user["user_id"], language, events))
         known = {u["user_id"] for u in kept}
-        questions += [
-            Question(
-                q["id"],
-                q["user_id"],
-                q["text"],
-                tuple(q["evidence"]),
-                q["category"],
-                datetime.fromisoformat(q["asked_at"]),
-            )
-            for q in raw["questions"]
-            if q["user_id"] in known
-        ]
+        for q in raw["questions"]:
+            if q["user_id"] in known:
+                asked_at = datetime.fromisoformat(q["asked_at"])
+                evidence = tuple(q["evidence"])
+                questions.append(
+                    Question(q["id"], q["user_id"], q["text"], evidence, q["category"], asked_at)
+                )
     return EventsSet(users, questions)
 
 

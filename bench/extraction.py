@@ -5,12 +5,10 @@ docs/benchmarks.md and docs/reflection.md give the data, matching and figures.
     nice -n 5 .venv/bin/python bench/extraction.py [--all-rules]
     nice -n 5 .venv/bin/python bench/extraction.py --dev
 
-Systems (each given one speaker's utterances of a dialogue as episodes, the speaker as the
-user): ``rules``; ``baseline`` (every first-person declarative sentence, as said);
-``learned``, the default (mean word embeddings, ``weights_static.npz``); ``learned-e5`` (e5's
-vectors, ``weights.npz``, cached in ``bench/.cache``). Also: each confidence level's share of
-right facts, the statement and clause oracles, calibration, the English-Chinese logit shift,
-and offline reflection of 100 episodes timed (wall and CPU seconds). Writes
+Systems (each given one speaker's utterances of a dialogue as episodes): ``rules``,
+``baseline``, ``learned`` (the default) and ``learned-e5``. Also: each confidence level's
+share of right facts, the statement and clause oracles, calibration, the English-Chinese
+logit shift, and offline reflection of 100 episodes timed (wall and CPU seconds). Writes
 ``bench/results/extraction.json`` (``--dev``: ``extraction_dev.json``).
 """
 
@@ -30,7 +28,6 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsight"))
 
 from extraction_data import (
     REPO,
@@ -366,9 +363,8 @@ def main() -> None:
     print("recall of a perfect statement picker:", results["statement_oracle_recall"])
     print("recall of a perfect clause picker:", results["clause_oracle_recall"])
     print("default reflector, facts right by confidence:", results["default_by_confidence"])
-    for key in ("calibration",):
-        ece = {lang: c["expected_calibration_error"] for lang, c in results[key].items()}
-        print(f"{key} ECE:", ece)
+    ece = {lang: c["expected_calibration_error"] for lang, c in results["calibration"].items()}
+    print("calibration ECE:", ece)
     print("logit English minus Chinese, same statements:", results["language_shift_logit"])
     print(json.dumps(results["timing_100_episodes"]))
     OUT.parent.mkdir(parents=True, exist_ok=True)

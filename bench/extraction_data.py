@@ -174,12 +174,7 @@ _AUXILIARIES = (
     "should can could may might must"
 )
 _ISSUE_STOP = frozenset(
-    [
-        *_PRONOUNS.split(),
-        *("a", "an", "the"),
-        *_AUXILIARIES.split(),
-        *("not", "no", "very", "really", "so", "too", "also", "just", "like"),
-    ]
+    f"{_PRONOUNS} a an the {_AUXILIARIES} not no very really so too also just like".split()
 )
 _FOLD = TABLES["FOLD"]
 _CONTRACTION = (

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsight"))
 
 from extraction import episodes_of, run_system
 from extraction_data import (

@@ -2,12 +2,10 @@
 
     .venv/bin/python bench/fuzz_api.py [--examples 100]
 
-Each local server (``hindsight serve`` and the template-driven gateway) on a fresh embedded
-store in a temp dir; every operation of the OpenAPI document it serves with ``--examples``
-positive and negative cases (not derandomized, unlike tests/e2e/test_api_fuzz.py), then
-the stateful run over the document's links, with that test's checks. Prints per server
-the calls, their statuses, the failures (each with a curl line) and the time; exits 1 when
-a failure was found.
+Each local server (``hindsight serve`` and the gateway) on a fresh store: ``--examples``
+cases an operation (not derandomized, unlike tests/e2e/test_api_fuzz.py), then the
+stateful run over the document's links. Prints per server the calls, their statuses, the
+failures (each with a curl line) and the time; exits 1 when a failure was found.
 """
 
 from __future__ import annotations

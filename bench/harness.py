@@ -5,11 +5,11 @@ times retrieves and writes its results through this module, so a figure in one s
 means what the same figure means in another:
 
 - machine: what the numbers were measured on (load average included: the box is shared);
-- services: the embedded service as the bootstrap builds it, a copy of it with another
-  embedder or policy, and ``LookupEmbedder`` (vectors from precomputed tables, so the
-  model's cost can be left out of what is timed);
-- writing: synthetic episodic memories written through ``service.ports`` (records, then
-  index) the way the store use case writes them, without embedding;
+- services: the embedded service as the bootstrap builds it (``temporary_service``: on a
+  temporary directory), a copy of it with another embedder or policy, and
+  ``LookupEmbedder`` (vectors from precomputed tables, so the model's cost can be left out);
+- writing: synthetic episodic memories written through ``service.ports`` the way the store
+  use case writes them, without embedding;
 - timing: ``latency_summary`` (p50/p95/p99 in ms) and ``time_retrieves``;
 - output: markdown tables, JSON and line charts under bench/results/.
 """
@@ -23,8 +23,10 @@ import os
 import platform
 import socket
 import subprocess
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -143,14 +145,14 @@ def wait_for_http(url: str, process: subprocess.Popen[Any], seconds: float, log:
         time.sleep(0.05)
 
 
-def stop_process(process: subprocess.Popen[Any], grace: float = 20.0) -> None:
-    """SIGTERM, then SIGKILL if it has not exited within ``grace`` seconds."""
+def stop_process(process: subprocess.Popen[Any], grace: float = 20.0) -> int:
+    """SIGTERM, then SIGKILL if it has not exited within ``grace`` seconds; its exit code."""
     process.terminate()
     try:
-        process.wait(timeout=grace)
+        return process.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         process.kill()
-        process.wait()
+        return process.wait()
 
 
 # --- services and embedders --------------------------------------------------------------
@@ -169,6 +171,17 @@ def close_service(service: MemoryService) -> None:
         close = getattr(part, "close", None)
         if callable(close):
             close()
+
+
+@contextmanager
+def temporary_service(prefix: str, embedder: Embedder | None = None) -> Iterator[MemoryService]:
+    """The embedded service on a fresh temporary directory, closed when the block ends."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        service = open_service(Path(tmp), embedder)
+        try:
+            yield service
+        finally:
+            close_service(service)
 
 
 def with_embedder(service: MemoryService, embedder: Embedder) -> MemoryService:
@@ -459,9 +472,8 @@ def line_chart(
     title: str,
     xlabel: str,
     ylabel: str,
-    log: bool = False,
-    xlim: tuple[float, float] | None = None,
-    ylim: tuple[float, float] | None = None,
+    xlim: tuple[float, float],
+    ylim: tuple[float, float],
     legend: str = "best",
     size: tuple[float, float] = (7.5, 4.8),
     dpi: int = 120,
@@ -475,13 +487,8 @@ def line_chart(
     fig, ax = plt.subplots(figsize=size)
     for line in series:
         ax.plot(line.x, line.y, line.style, label=line.label, **line.options)
-    if log:
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-    if xlim:
-        ax.set_xlim(*xlim)
-    if ylim:
-        ax.set_ylim(*ylim)
+    ax.set_xlim(*xlim)
+    ax.set_ylim(*ylim)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)

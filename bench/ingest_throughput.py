@@ -4,13 +4,10 @@ docs/benchmarks.md gives the setup and figures.
     .venv/bin/python bench/ingest_throughput.py              # 3 rounds, ~5 minutes
     .venv/bin/python bench/ingest_throughput.py --rounds 2 --retrieve-rounds 1
 
-The engine runs in this process on exactly the texts the server embeds, read off the store
-and document use cases run in-process with a recording embedder, on the kernel path the
-server chose (read from its data directory). Paths, each a fresh user a round, in
-alternating order: ``batch`` (100 items a call), ``document`` (the server converts and
-chunks it), ``import`` (``hindsight import``, a client of the running server; the CLI's
-start-up, ``hindsight --help``, printed apart). Medians over the rounds, with every
-round's value; the target: each path ≥ 0.70 of the engine's rate. Then an agent's
+Paths, each a fresh user a round, in alternating order: ``batch`` (100 items a call),
+``document``, ``import`` (``hindsight import``; the CLI's start-up printed apart), each
+against the engine alone on the texts the server embeds. Medians over the rounds, with
+every round's value; the target: each path ≥ 0.70 of the engine's rate. Then an agent's
 retrieve p95 during a bulk import against alone. Writes
 ``bench/results/ingest_throughput.json`` (``--out`` elsewhere).
 """
@@ -42,15 +39,14 @@ from harness import (
     REPO,
     RESULTS_DIR,
     DelegatingEmbedder,
-    close_service,
     latency_summary,
     load_average,
     machine_header,
     machine_info,
-    open_service,
+    temporary_service,
     write_json,
 )
-from load import Server, cpu_seconds, start_server
+from load import Server, cpu_seconds, hindsight_cli, start_server
 
 from hindsight.adapters.embedders.engine_line import cpu_flags
 from hindsight.adapters.embedders.factory import build_embedder
@@ -133,22 +129,17 @@ def embedded_texts(
     """(texts a batch store of ``shorts`` embeds, chunks the document's upload embeds),
     read off the use cases run in-process on a scratch directory."""
     recorder = RecordingEmbedder(engine)
-    with tempfile.TemporaryDirectory(prefix="ingest-texts-") as scratch:
-        service = open_service(Path(scratch), embedder=recorder)
-        try:
-            for start in range(0, len(shorts), BATCH):
-                items = [{"content": text} for text in shorts[start : start + BATCH]]
-                service.store_batch(
-                    PRINCIPAL, StoreBatchCommand.model_validate({"user_id": "u", "items": items})
-                )
-            batch_texts, recorder.texts = recorder.texts, []
-            command = StoreDocumentCommand(
-                user_id="u", file_name="notes.md", data=document.encode("utf-8")
-            )
-            service.store_document(PRINCIPAL, command)
-            return batch_texts, recorder.texts
-        finally:
-            close_service(service)
+    with temporary_service("ingest-texts-", recorder) as service:
+        for start in range(0, len(shorts), BATCH):
+            items = [{"content": text} for text in shorts[start : start + BATCH]]
+            batch = StoreBatchCommand.model_validate({"user_id": "u", "items": items})
+            service.store_batch(PRINCIPAL, batch)
+        batch_texts, recorder.texts = recorder.texts, []
+        data = document.encode("utf-8")
+        service.store_document(
+            PRINCIPAL, StoreDocumentCommand(user_id="u", file_name="notes.md", data=data)
+        )
+        return batch_texts, recorder.texts
 
 
 # --- the paths ---------------------------------------------------------------------------
@@ -205,10 +196,8 @@ def time_import(pid: int, data_dir: Path, user: str, texts: list[str], work: Pat
 
 def cli_startup() -> Timing:
     """``hindsight --help``: the CLI's start-up (its imports), which every import pays once."""
-    script = Path(sys.executable).with_name("hindsight")
-    base = [str(script)] if script.exists() else [sys.executable, "-m", "hindsight.cli"]
     cpu, started = children_cpu(), time.perf_counter()
-    subprocess.run([*base, "--help"], capture_output=True, check=True)
+    subprocess.run([*hindsight_cli(), "--help"], capture_output=True, check=True)
     return time.perf_counter() - started, children_cpu() - cpu
 
 
@@ -217,9 +206,8 @@ def run_import(data_dir: Path, user: str, texts: list[str], work: Path) -> float
     source.write_text(
         "".join(json.dumps({"content": text}) + "\n" for text in texts), encoding="utf-8"
     )
-    script = Path(sys.executable).with_name("hindsight")
-    base = [str(script)] if script.exists() else [sys.executable, "-m", "hindsight.cli"]
-    command = [*base, "--data-dir", str(data_dir), "import", str(source), "--user-id", user]
+    command = [*hindsight_cli(), "--data-dir", str(data_dir), "import", str(source)]
+    command += ["--user-id", user]
     started = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - started
@@ -338,25 +326,16 @@ def run_rounds(
         engine = build_embedder("e5", choice_dir=data_dir)
         batch_texts, chunks = embedded_texts(engine, shorts, document)
         engine.embed_documents(shorts[:8])  # warm
+        short_tokens = float(np.mean([engine.count_tokens(t) for t in batch_texts]))
+        chunk_tokens = float(np.mean([engine.count_tokens(t) for t in chunks]))
         print(
-            f"texts the server embeds: batch {len(batch_texts)} "
-            f"(mean {np.mean([engine.count_tokens(t) for t in batch_texts]):.0f} tokens), "
-            f"document {len(chunks)} chunks "
-            f"(mean {np.mean([engine.count_tokens(t) for t in chunks]):.0f} tokens)",
+            f"texts the server embeds: batch {len(batch_texts)} (mean {short_tokens:.0f} tokens), "
+            f"document {len(chunks)} chunks (mean {chunk_tokens:.0f} tokens)",
             flush=True,
         )
         pid = server.process.pid
-        times: dict[str, list[Timing]] = {
-            key: []
-            for key in (
-                "engine_short",
-                "batch",
-                "import",
-                "cli_startup",
-                "engine_chunks",
-                "document",
-            )
-        }
+        keys = ("engine_short", "batch", "import", "cli_startup", "engine_chunks", "document")
+        times: dict[str, list[Timing]] = {key: [] for key in keys}
         for number in range(args.rounds):
             user = f"r{number}-{uuid.uuid4().hex[:6]}"
             steps = [
@@ -377,15 +356,10 @@ def run_rounds(
                 steps.reverse()
             for key, step in steps:
                 times[key].append(step())
-            print(
-                f"round {number + 1}: "
-                + ", ".join(
-                    f"{key} {times[key][-1][0]:.2f} s ({times[key][-1][1]:.2f} CPU s)"
-                    for key in times
-                )
-                + f"; load {load_average()}",
-                flush=True,
+            done = ", ".join(
+                f"{k} {t[-1][0]:.2f} s ({t[-1][1]:.2f} CPU s)" for k, t in times.items()
             )
+            print(f"round {number + 1}: {done}; load {load_average()}", flush=True)
         alone: list[float] = []
         during: list[float] = []
         probe = "probe"
@@ -394,16 +368,15 @@ def run_rounds(
             alone += retrieve_latencies(http, probe, 40)
             during += retrieve_during_bulk(server.url, probe, shorts)
     short_count, chunk_count = len(batch_texts), len(chunks)
+    alone_p95 = latency_summary(alone)["p95_ms"]
     return {
         "engine": health.get("embedding_engine"),
         "texts": {
             "short": short_count,
-            "short_tokens_mean": round(
-                float(np.mean([engine.count_tokens(t) for t in batch_texts])), 1
-            ),
+            "short_tokens_mean": round(short_tokens, 1),
             "document_chars": len(document),
             "document_chunks": chunk_count,
-            "chunk_tokens_mean": round(float(np.mean([engine.count_tokens(t) for t in chunks])), 1),
+            "chunk_tokens_mean": round(chunk_tokens, 1),
         },
         "rates": {
             "engine_short": rate(short_count, times["engine_short"]),
@@ -421,9 +394,7 @@ def run_rounds(
         "retrieve": {
             "alone": latency_summary(alone),
             "during_bulk": latency_summary(during),
-            "p95_ratio": round(
-                latency_summary(during)["p95_ms"] / latency_summary(alone)["p95_ms"], 2
-            ),
+            "p95_ratio": round(latency_summary(during)["p95_ms"] / alone_p95, 2),
         },
         "load_average_at_end": load_average(),
     }
@@ -447,20 +418,16 @@ def report(result: dict[str, Any]) -> str:
         ("engine, the document's chunks", "engine_chunks", None),
         ("POST /v1/documents (chunks/s)", "document", "document_over_engine"),
     )
+
+    def median_and_rounds(share: dict[str, Any], prefix: str) -> str:
+        rounds = ", ".join(f"{v:.2f}" for v in share[f"{prefix}rounds"])
+        return f"{share[f'{prefix}median']:.2f} ({rounds})"
+
     for label, key, share in rows:
         part = rates[key]
-        cells = (
-            ["", ""]
-            if share is None
-            else [
-                f"{shares[share]['median']:.2f} ("
-                + ", ".join(f"{v:.2f}" for v in shares[share]["rounds"])
-                + ")",
-                f"{shares[share]['cpu_median']:.2f} ("
-                + ", ".join(f"{v:.2f}" for v in shares[share]["cpu_rounds"])
-                + ")",
-            ]
-        )
+        cells = ["", ""]
+        if share is not None:
+            cells = [median_and_rounds(shares[share], p) for p in ("", "cpu_")]
         lines.append(
             f"| {label} | {part['per_second']} | {', '.join(map(str, part['rounds']))} | "
             + " | ".join(cells)
@@ -487,18 +454,14 @@ def report(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--short", type=int, default=200, help="short memories per round")
     parser.add_argument("--document-chars", type=int, default=25_000)
     parser.add_argument("--retrieve-rounds", type=int, default=2)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "ingest_throughput.json")
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parser.parse_args(argv)
     info = machine_info()
     print(machine_header(info), flush=True)
     flags = cpu_flags()

@@ -4,15 +4,12 @@ docs/benchmarks.md gives the figures.
     .venv/bin/python bench/load.py                    # 1 and 16 clients, 40 operations each
     .venv/bin/python bench/load.py --server gateway   # the template-driven gateway, to compare
 
-For each client count, from scratch: a fresh data directory; the server in a process of
-its own (the clients do not share its GIL); a seed of short memories per user (not timed);
-C threads, one HTTP connection each, running N operations in the mix's proportions
-(``MIX``), in a random order, on users they share; every acknowledged store read back by
-id (a store answered 201, or 200 with its duplicate's id, that cannot be read is lost);
-SIGTERM (the server must exit 0). A reflection answered 409 is retried, as its message
-asks, up to 3 times. The issue's targets, when 1 and 16 clients were both run: 16 clients
-≥ 1.7× one's throughput, 0 errors, 0 lost, retrieve p95 ≤ 4× its single-client p95.
-Writes bench/results/load.json and load.md (``--out`` elsewhere).
+For each client count, from scratch: a fresh data directory and server process, a seed of
+memories (not timed), C threads (one HTTP connection each) running N operations of
+``MIX`` on users they share, every acknowledged store read back by id (one that cannot be
+read is lost), SIGTERM (the server must exit 0). Targets (``targets``), when 1 and 16
+clients both ran: 16 clients ≥ 1.7× one's throughput, 0 errors, 0 lost, retrieve p95 ≤ 4×
+its single-client p95. Writes bench/results/load.json and load.md (``--out`` elsewhere).
 """
 
 from __future__ import annotations
@@ -20,7 +17,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import signal
 import subprocess
 import sys
 import tempfile
@@ -45,6 +41,7 @@ from harness import (
     machine_info,
     markdown_table,
     proc_status_mb,
+    stop_process,
     write_json,
 )
 from synthetic import generate_memories, generate_queries
@@ -168,12 +165,6 @@ def plan_request(client: Client, operation: str, user: str) -> PlannedRequest:
     return PlannedRequest("POST", "/v1/reflect", {"user_id": user})
 
 
-def _request(client: Client, operation: str, user: str) -> tuple[httpx.Response, bool]:
-    """Send one operation for ``user``; (the reply, whether it stores)."""
-    planned = plan_request(client, operation, user)
-    return planned.send(client.http), planned.stores
-
-
 def run_operation(client: Client, operation: str) -> Outcome:
     """One operation, timed. A reflection answered 409 (another reflection of its user is
     running: "retry when it has finished") is retried after a pause, as its message asks;
@@ -182,15 +173,17 @@ def run_operation(client: Client, operation: str) -> Outcome:
     started = time.perf_counter()
     retries = 0
     try:
-        reply, stores = _request(client, operation, user)
-        while operation == "reflect" and reply.status_code == 409 and retries < REFLECT_RETRIES:
+        while True:  # a retry plans its request afresh
+            planned = plan_request(client, operation, user)
+            reply = planned.send(client.http)
+            if operation != "reflect" or reply.status_code != 409 or retries == REFLECT_RETRIES:
+                break
             retries += 1
             time.sleep(1.0)
-            reply, stores = _request(client, operation, user)
     except httpx.HTTPError as error:
         return Outcome(operation, type(error).__name__, time.perf_counter() - started)
     elapsed = time.perf_counter() - started
-    acknowledged = _ids(reply) if stores and reply.status_code in (200, 201) else []
+    acknowledged = _ids(reply) if planned.stores and reply.status_code in (200, 201) else []
     client.known_ids.extend(acknowledged)
     return Outcome(operation, reply.status_code, elapsed, acknowledged, retries)
 
@@ -203,12 +196,14 @@ class Server:
     log: Path
 
     def stop(self) -> int:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            return self.process.wait(timeout=300)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            return self.process.wait()
+        """SIGTERM (the server must exit 0), SIGKILL after 5 minutes; its exit code."""
+        return stop_process(self.process, grace=300)
+
+
+def hindsight_cli() -> list[str]:
+    """The command that runs this environment's ``hindsight`` CLI."""
+    script = Path(sys.executable).with_name("hindsight")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hindsight.cli"]
 
 
 def start_server(
@@ -217,9 +212,7 @@ def start_server(
     """``hindsight serve`` on ``port`` (default: a free one); its output is appended to
     ``<data dir>.log``."""
     port = port or free_port()
-    script = Path(sys.executable).with_name("hindsight")
-    base = [str(script)] if script.exists() else [sys.executable, "-m", "hindsight.cli"]
-    command = [*base, "serve", "--data-dir", str(data_dir), "--port", str(port)]
+    command = [*hindsight_cli(), "serve", "--data-dir", str(data_dir), "--port", str(port)]
     if kind == "gateway":
         command += ["--gateway"]
     else:
@@ -418,17 +411,13 @@ def targets(results: list[dict[str, Any]]) -> dict[str, Any] | None:
     }
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 16])
     parser.add_argument("--operations", type=int, default=40, help="per client")
     parser.add_argument("--server", choices=["serve", "gateway"], default="serve")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "load.json")
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parser.parse_args(argv)
     info = machine_info()
     print(machine_header(info), flush=True)
     with tempfile.TemporaryDirectory(prefix="hindsight-load-") as tmp:

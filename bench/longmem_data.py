@@ -44,6 +44,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -68,7 +69,6 @@ NEEDLES_PER_LONG_TURN = (4, 6)  # one user's two long turns, shorter first
 SHORT_NEEDLES_PER_USER = 3
 SESSIONS_PER_USER = 6
 MIN_LONG_CHARS, MAX_LONG_CHARS = 5_000, 60_000
-MAX_SHORT_CHARS = 1_000
 MAX_ATTEMPTS = 20  # draws of a user's needles and filler before giving up
 POSITIONS = {"start": (0.0, 0.06), "middle": (0.3, 0.7), "end": (0.93, 1.0)}
 POSITION_ORDER = {
@@ -415,24 +415,16 @@ def load_dataset(path: Path = DATA_FILE) -> Dataset:
     if data.get("format") != FORMAT:
         raise ValueError(f"{path}: format {data.get('format')}, expected {FORMAT}; rebuild it")
     users = [
-        History(
-            u["user_id"],
-            u["language"],
-            [
-                Turn(
-                    t["turn_id"],
-                    t["session_id"],
-                    datetime.fromisoformat(t["occurred_at"]),
-                    t["content"],
-                    t["long"],
-                    tuple(t["documents"]),
-                )
-                for t in u["turns"]
-            ],
-        )
+        History(u["user_id"], u["language"], [_turn_from(t) for t in u["turns"]])
         for u in data["users"]
     ]
     return Dataset(data["seed"], users, [Question(**q) for q in data["questions"]])
+
+
+def _turn_from(data: dict[str, Any]) -> Turn:
+    """A turn as ``to_json`` wrote it."""
+    when = datetime.fromisoformat(data["occurred_at"])
+    return Turn(**data | {"occurred_at": when, "documents": tuple(data["documents"])})
 
 
 def summary(dataset: Dataset) -> dict[str, object]:

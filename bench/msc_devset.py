@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -154,10 +154,7 @@ def main() -> int:
     questions = [q for u in users for q in u.questions]
     turns = sum(len(u.turns) for u in users)
     print(f"{len(users)} users, {turns} turns, {len(questions)} questions")
-    by_topic: dict[str, int] = defaultdict(int)
-    for q in questions:
-        by_topic[CATEGORIES[q.category]] += 1
-    print(dict(by_topic))
+    print(dict(Counter(CATEGORIES[q.category] for q in questions)))
     evidence = [len(q.evidence) for q in questions]
     print(f"evidence per question: {sum(evidence) / len(evidence):.2f}")
     turn_text = {t.dia_id: t.content for u in users for t in u.turns}

@@ -5,13 +5,9 @@ the setup and figures.
     nice -n 5 .venv/bin/python bench/reflect_default.py [--repeat 5] [--no-vectors]
 
 Each repetition times ``reflect`` (not a dry run) in one service per reflector, the order
-alternating: the first reflects the 100 new episodes, the later ones reflect them again
-(``since`` their storing: the same extraction and fact embedding, the facts merged as
-repeats). CPU seconds count every thread of the process (the embedder runs on its own).
-``vectors_reused``: MSC's ``bot_0`` and ``bot_1`` (which would read as the assistant) are
-stored as ``user`` and ``Sam``; each repetition dry-runs ``learned-e5`` with a fresh
-reflector, given the stored vectors and behind ``WithoutVectors``, alternating. Writes
-``bench/results/reflect_default.json`` (``--out`` elsewhere).
+alternating; the later ones reflect the same episodes again (``since`` their storing).
+CPU seconds count every thread of the process. ``vectors_reused`` dry-runs ``learned-e5``
+given the stored vectors and not. Writes ``bench/results/reflect_default.json``.
 """
 
 from __future__ import annotations
@@ -31,7 +27,6 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "layers" / "hindsight"))
 
 from extraction_data import REPO, Utterance, test_split
 

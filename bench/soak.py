@@ -25,10 +25,8 @@ against the record store by ``hindsight check-index`` (embedded: on the stopped 
 data directory, without the repair a start runs; aws: DynamoDB against OpenSearch once the
 stream is drained).
 
-Printed and written to bench/results/soak.json (which keeps the last run of each backend):
-duration, operations by type, errors by status, retries by cause, kills and restarts,
-OpenSearch stops, acknowledged and lost writes, index disagreements. Exit 1 on
-any lost write or disagreement, or a SIGTERM that did not exit 0.
+Printed (``report``) and written to bench/results/soak.json, which keeps the last run of
+each backend. Exit 1 on any lost write or disagreement, or a SIGTERM that did not exit 0.
 """
 
 from __future__ import annotations
@@ -88,15 +86,6 @@ class Tally:
             self.retries.update(causes)
 
 
-def _attempt(client: Client, planned: Any, headers: dict[str, str] | None) -> tuple[Any, Any]:
-    """(the reply or None, its status or the transport error's name)."""
-    try:
-        reply = planned.send(client.http, headers)
-    except httpx.TransportError as error:
-        return None, type(error).__name__
-    return reply, reply.status_code
-
-
 def run_with_retries(client: Client, operation: str, patience: float) -> tuple[Outcome, list[str]]:
     """One operation, resent (same body, same Idempotency-Key) while a fault answers it."""
     planned = plan_request(client, operation, client.user())
@@ -105,7 +94,11 @@ def run_with_retries(client: Client, operation: str, patience: float) -> tuple[O
     causes: list[str] = []
     first_conflict: float | None = None  # 409s are given 30 s from the first one
     while True:
-        reply, status = _attempt(client, planned, headers)
+        try:  # the status, or the name of the transport error that stood for one
+            reply: httpx.Response | None = planned.send(client.http, headers)
+            status: int | str = reply.status_code
+        except httpx.TransportError as error:
+            reply, status = None, type(error).__name__
         now = time.perf_counter()
         if status == 409 and first_conflict is None:
             first_conflict = now
@@ -159,8 +152,7 @@ class Faults:
         if sig == signal.SIGTERM:
             self.sigterm_exit_codes.append(code)
         self.kills[name] += 1
-        a = self.args
-        self.server = start_server("serve", self.data_dir, a.threads, None, port=self.port)
+        self.server = start_server("serve", self.data_dir, self.args.threads, None, port=self.port)
         self.restarts += 1
         self.restart_seconds.append(round(time.monotonic() - began, 1))
         print(f"  {name} → back in {self.restart_seconds[-1]} s (exit {code})", flush=True)
@@ -271,28 +263,6 @@ def run_soak(args: argparse.Namespace, faults: Faults, pump: StreamPump | None) 
     lost = read_back(faults.server.url, acknowledged)
     exit_code = faults.server.stop()
     index = check_index_cli(faults.data_dir)
-    return result_of(args, faults, tally, duration, acknowledged, lost, index, exit_code, drained)
-
-
-def disagreements(index: dict[str, Any]) -> int:
-    """Memories stored but not indexed plus documents indexed but not stored."""
-    report = index.get("report", {})
-    if "missing_count" in report:
-        return int(report["missing_count"]) + int(report["extra_count"])
-    return 0 if index.get("exit_code") == 0 else 1  # no report: count the failure
-
-
-def result_of(
-    args: argparse.Namespace,
-    faults: Faults,
-    tally: Tally,
-    duration: float,
-    acknowledged: list[str],
-    lost: list[str],
-    index: dict[str, Any],
-    exit_code: int,
-    drained: bool | None,
-) -> dict[str, Any]:
     summary = summarise(tally.outcomes, duration)
     operations = Counter(o.operation for o in tally.outcomes)
     errors = Counter(
@@ -327,6 +297,14 @@ def result_of(
     }
 
 
+def disagreements(index: dict[str, Any]) -> int:
+    """Memories stored but not indexed plus documents indexed but not stored."""
+    report = index.get("report", {})
+    if "missing_count" in report:
+        return int(report["missing_count"]) + int(report["extra_count"])
+    return 0 if index.get("exit_code") == 0 else 1  # no report: count the failure
+
+
 def report(result: dict[str, Any]) -> str:
     r = result
     return "\n".join(
@@ -358,7 +336,7 @@ def failed(result: dict[str, Any]) -> bool:
     )
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=3.0, help="how long the load runs")
     parser.add_argument("--backend", choices=["embedded", "aws"], default="embedded")
@@ -377,11 +355,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--patience", type=float, default=120.0, help="retrying, per operation")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "soak.json")
-    return parser.parse_args(argv)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parser.parse_args(argv)
     info = machine_info()
     print(machine_header(info), flush=True)
     with tempfile.TemporaryDirectory(prefix="hindsight-soak-") as tmp:

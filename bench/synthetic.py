@@ -79,18 +79,9 @@ def _memory(rng: random.Random, templates: list[list[str]]) -> tuple[str, str]:
     return _fill(text, rng), category
 
 
-def _zh_memory(rng: random.Random) -> tuple[str, str]:
-    """One Chinese memory and its category; 5 to ~60 characters."""
-    return _memory(rng, ZH_TEMPLATES)
-
-
-def _en_memory(rng: random.Random) -> tuple[str, str]:
-    """One English memory and its category; 5 to ~60 words."""
-    return _memory(rng, EN_TEMPLATES)
-
-
 def generate_memories(count: int, seed: int, zh_share: float = 0.5) -> list[tuple[str, str]]:
-    """``count`` distinct (content, category) pairs, about half Chinese."""
+    """``count`` distinct (content, category) pairs, about half Chinese (5 to ~60
+    characters) and the rest English (5 to ~60 words)."""
     rng = random.Random(seed)
     seen: set[str] = set()
     out: list[tuple[str, str]] = []
@@ -100,7 +91,8 @@ def generate_memories(count: int, seed: int, zh_share: float = 0.5) -> list[tupl
         if attempts > count * 200:
             raise RuntimeError(f"could not generate {count} distinct memories")
         for _retry in range(8):  # short templates run out of slot values first
-            text, category = _zh_memory(rng) if rng.random() < zh_share else _en_memory(rng)
+            templates = ZH_TEMPLATES if rng.random() < zh_share else EN_TEMPLATES
+            text, category = _memory(rng, templates)
             if text not in seen:
                 break
         else:
@@ -119,17 +111,14 @@ def _is_chinese(text: str) -> bool:
 
 def variant(text: str, number: int) -> str:
     """``text`` plus a short circumstance (place, time of day, a count): same meaning."""
-    if _is_chinese(text):
-        place = ZH_PLACES[number % len(ZH_PLACES)]
-        moment = ZH_MOMENTS[(number // len(ZH_PLACES)) % len(ZH_MOMENTS)]
-        rest = number // (len(ZH_PLACES) * len(ZH_MOMENTS))
-        suffix = f"（{moment}{place}说的" + (f"，第{rest + 1}次提到）" if rest else "）")
-        return text + suffix
-    place = EN_PLACES[number % len(EN_PLACES)]
-    moment = EN_MOMENTS[(number // len(EN_PLACES)) % len(EN_MOMENTS)]
-    rest = number // (len(EN_PLACES) * len(EN_MOMENTS))
-    suffix = f" (said {moment} {place}" + (f", mention {rest + 1})" if rest else ")")
-    return text + suffix
+    chinese = _is_chinese(text)
+    places, moments = (ZH_PLACES, ZH_MOMENTS) if chinese else (EN_PLACES, EN_MOMENTS)
+    place = places[number % len(places)]
+    moment = moments[(number // len(places)) % len(moments)]
+    rest = number // (len(places) * len(moments))
+    if chinese:
+        return text + f"（{moment}{place}说的" + (f"，第{rest + 1}次提到）" if rest else "）")
+    return text + f" (said {moment} {place}" + (f", mention {rest + 1})" if rest else ")")
 
 
 # --- generated queries -------------------------------------------------------------------
@@ -156,10 +145,6 @@ def generate_queries(count: int, seed: int) -> list[str]:
         lambda: f"{c(EN_DRINKS)}",
         lambda: f"meeting {c(EN_TIMES)}",
     ]
-    queries = []
-    for _ in range(count):
-        if rng.random() < 0.5:
-            queries.append(c(keyword_makers)())
-        else:
-            queries.append(c(PARAPHRASE_QUERIES))
-    return queries
+    return [
+        c(keyword_makers)() if rng.random() < 0.5 else c(PARAPHRASE_QUERIES) for _ in range(count)
+    ]

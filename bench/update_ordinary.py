@@ -3,11 +3,9 @@
     .venv/bin/python bench/update_ordinary.py
 
 Every pair of one speaker's memories (older before newer, at most ``WINDOW`` memories
-apart, shorter than ``core/retrieval/states.MAX_STATEMENT_CHARS``) from LoCoMo (English)
-and the remarks dev set (English and Chinese), with the real embedder's cosines: the pairs
-``core/retrieval/states.same_attribute`` takes for an update. No labels: the rate is an
-upper bound on false updates there; ``SAMPLES`` fired pairs a set are printed to read.
-Writes ``bench/results/update_ordinary.json`` (``--out`` to change). About 2 min.
+apart, shorter than ``core/retrieval/states.MAX_STATEMENT_CHARS``) that
+``core/retrieval/states.same_attribute`` takes for an update; ``SAMPLES`` fired pairs a set
+are printed to read. Writes ``bench/results/update_ordinary.json`` (``--out`` to change).
 """
 
 from __future__ import annotations

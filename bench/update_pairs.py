@@ -4,16 +4,11 @@
         [--no-reflect] [--limit N] [--pairs bench/data/updates/shapes.json]
 
 Runs ``bench/data/updates/pairs.json`` (docs/benchmarks.md, bench/data/updates/README.md)
-through the embedded service with the offline defaults (no LLM), each pair a fresh user:
-three everyday memories, the older statement 90 days before ``AS_OF``, the newer 1 day
-before. Retrieve (the pair's question, episodic, ``time_decay`` 1.0 and the default, each
-also with ``current_only`` false for the relevance order): ``marked``, the older says
-``updated_later`` with ``superseded_by`` the newer; ``first_lost``, the older first by
-relevance and the newer first as served; ``newer_first``. Reflect (one offline reflection):
-``reflect_superseded``, a fact of the older ends superseded by one of the newer. Negatives
-give the false-update rate (target ≤ 1%), updates the recall (≥ 95%), per split and
-language, and every rate per language × category × split. Writes
-``bench/results/update_pairs.json`` and ``.md`` (``--out`` to change).
+through the embedded service with the offline defaults (no LLM), each pair a fresh user
+(``_store``; the measures: ``retrieve_measures``, ``reflect_measures``). Negatives give
+the false-update rate (target ≤ 1%), updates the recall (≥ 95%), per split and language,
+and every rate per language × category × split. Writes ``bench/results/update_pairs.json``
+and ``.md`` (``--out`` to change).
 """
 
 from __future__ import annotations
@@ -22,7 +17,6 @@ import argparse
 import json
 import random
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -36,11 +30,10 @@ from datasets.update_pairs_data import POSITIVE, SHAPES_NEGATIVE
 from harness import (
     PRINCIPAL,
     RESULTS_DIR,
-    close_service,
     machine_header,
     machine_info,
     markdown_table,
-    open_service,
+    temporary_service,
     write_json,
 )
 
@@ -65,6 +58,7 @@ DECAYS = {"decay1": 1.0, "default": None}  # None: the command's default time_de
 NEGATIVE = SHAPES_NEGATIVE
 FALSE_UPDATE_TARGET, RECALL_TARGET = 0.01, 0.95
 SAMPLE_SEED = 40  # --limit's sample
+ROW_FIELDS = ("id", "lang", "split", "category", "negative", "attribute", "newer_has_cue")
 
 
 def _store(service: MemoryService, user_id: str, pair: dict[str, Any]) -> tuple[str, str]:
@@ -142,17 +136,13 @@ def reflect_measures(
         if f["status"] == "superseded"
         and newer in by_id.get(f.get("superseded_by") or "", {}).get("source_memory_ids", [])
     ]
+    role = {older: "older", newer: "newer"}  # of a fact's sources; the rest are noise
     return {
         "older_fact": bool(from_older),
         "reflect_superseded": bool(superseded),
         "facts": [
             {k: f[k] for k in ("content", "topic", "status")}
-            | {
-                "from": [
-                    "older" if s == older else "newer" if s == newer else "noise"
-                    for s in f["source_memory_ids"]
-                ]
-            }
+            | {"from": [role.get(s, "noise") for s in f["source_memory_ids"]]}
             for f in facts
         ],
     }
@@ -161,10 +151,7 @@ def reflect_measures(
 def run_pair(service: MemoryService, pair: dict[str, Any], reflect: bool) -> dict[str, Any]:
     user_id = f"pair-{pair['id']}-{time.time_ns()}"
     older, newer = _store(service, user_id, pair)
-    row: dict[str, Any] = {
-        k: pair[k] for k in ("id", "lang", "split", "category", "negative", "attribute")
-    }
-    row["newer_has_cue"] = pair["newer_has_cue"]
+    row: dict[str, Any] = {k: pair[k] for k in ROW_FIELDS}
     row["retrieve"] = retrieve_measures(service, user_id, pair["question"], older, newer)
     if reflect:
         row.update(reflect_measures(service, user_id, older, newer))
@@ -302,18 +289,12 @@ def main() -> None:
     info = machine_info()
     began = time.monotonic()
     rows: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as data_dir:
-        service = open_service(Path(data_dir))
-        try:
-            for number, pair in enumerate(pairs, 1):
-                rows.append(run_pair(service, pair, not args.no_reflect))
-                if number % 50 == 0:
-                    print(
-                        f"  {number}/{len(pairs)} pairs, {time.monotonic() - began:.0f} s",
-                        file=sys.stderr,
-                    )
-        finally:
-            close_service(service)
+    with temporary_service("update-pairs-") as service:
+        for number, pair in enumerate(pairs, 1):
+            rows.append(run_pair(service, pair, not args.no_reflect))
+            if number % 50 == 0:
+                seconds = time.monotonic() - began
+                print(f"  {number}/{len(pairs)} pairs, {seconds:.0f} s", file=sys.stderr)
     seconds = round(time.monotonic() - began, 1)
     groups, summary = by_group(rows), headline(rows)
     group_table, summary_table = tables(groups, summary)

@@ -17,7 +17,6 @@ import argparse
 import json
 import re
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from datetime import datetime
@@ -29,10 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from harness import (
     PRINCIPAL,
     RESULTS_DIR,
-    close_service,
     machine_info,
     markdown_table,
-    open_service,
+    temporary_service,
     write_json,
 )
 
@@ -65,16 +63,11 @@ def _store(service: MemoryService, user_id: str, case: dict[str, Any]) -> dict[s
 
 
 def _ranks(service: MemoryService, user_id: str, query: str, as_of: str) -> dict[str, int]:
-    result = service.retrieve(
-        PRINCIPAL,
-        RetrieveCommand(
-            user_id=user_id,
-            query=query,
-            top_k=TOP_K,
-            as_of=datetime.fromisoformat(as_of),
-            kinds=[MemoryKind.EPISODIC],
-        ),
+    when = datetime.fromisoformat(as_of)
+    command = RetrieveCommand(
+        user_id=user_id, query=query, top_k=TOP_K, as_of=when, kinds=[MemoryKind.EPISODIC]
     )
+    result = service.retrieve(PRINCIPAL, command)
     return {r.memory_id: position for position, r in enumerate(result.results)}
 
 
@@ -162,12 +155,8 @@ def main() -> None:
     args = parser.parse_args()
     cases = json.loads(CASES.read_text())["cases"]
     began = time.monotonic()
-    with tempfile.TemporaryDirectory() as data_dir:
-        service = open_service(Path(data_dir))
-        try:
-            rows = [run_case(service, case) for case in cases]
-        finally:
-            close_service(service)
+    with temporary_service("updates-") as service:
+        rows = [run_case(service, case) for case in cases]
     summary = summarise(rows)
     measures = ["current_first", "current_first_without_cue", "both_kept", "past_first"]
     measures.append("fact_current")

@@ -32,6 +32,7 @@ import json
 import random
 import re
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -248,9 +249,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         data = build_language(language, users)
         memories = sum(len(u["memories"]) for u in data["users"])
-        kinds: dict[str, int] = {}
-        for q in data["questions"]:
-            kinds[q["category"]] = kinds.get(q["category"], 0) + 1
+        kinds = dict(Counter(q["category"] for q in data["questions"]))
         print(
             f"{language}: {len(users)} users, {memories} memories, "
             f"{len(data['questions'])} remarks ({kinds})"

@@ -21,6 +21,7 @@ import json
 import random
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -184,12 +185,6 @@ def build() -> dict[str, Any]:
     }
 
 
-def _shapes_category(lang: str, category: str, newer: str) -> str:
-    if category != UPDATE:
-        return category
-    return "update_cue" if CUES[lang].search(newer) else "update_plain"
-
-
 def build_shapes() -> dict[str, Any]:
     """The update-shapes set from ``SHAPES_SENTENCES``, checked (known kinds, a question
     per attribute, no pair twice), each pair with its everyday memories."""
@@ -208,7 +203,9 @@ def build_shapes() -> dict[str, Any]:
             if (older, newer) in seen:
                 raise ValueError(f"{lang} #{number}: the pair is there twice")
             seen.add((older, newer))
-            kind = _shapes_category(lang, category, newer)
+            kind = category
+            if category == UPDATE:
+                kind = "update_cue" if CUES[lang].search(newer) else "update_plain"
             pairs.append(
                 {
                     "id": f"{lang}-shapes-{attribute}-{number}",
@@ -233,10 +230,7 @@ def _write(data: dict[str, Any], out: Path, group: tuple[str, ...]) -> None:
     """``data`` to ``out``, then the number of pairs per ``group`` of fields."""
     pairs = data["pairs"]
     out.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    counts: dict[str, int] = {}
-    for p in pairs:
-        key = "/".join(p[field] for field in group)
-        counts[key] = counts.get(key, 0) + 1
+    counts = Counter("/".join(p[field] for field in group) for p in pairs)
     negatives = sum(p["negative"] for p in pairs)
     print(f"wrote {len(pairs)} pairs ({negatives / len(pairs):.0%} negatives) to {out}")
     for key in sorted(counts):
