@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -46,97 +44,30 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
-    get_text_at_path,
 )
 
+from hindsight_client._langgraph_items import (
+    LIST_PAGE,
+    MAX_METADATA_BYTES,
+    MAX_SCAN,
+    MEMORY_ID_PREFIXES,
+    METADATA_KEY,
+    PASSED_FIELDS,
+    RETRIEVE_PAGE,
+    Target,
+    item_created_at,
+    item_text,
+    key_session,
+    matches_filter,
+    memory_value,
+    namespace_matches,
+    stored_item,
+)
 from hindsight_client.client import Hindsight
 from hindsight_client.errors import NotFoundError
 from hindsight_client.types import Memory, RetrievedMemory
 
 logger = logging.getLogger(__name__)
-
-METADATA_KEY = "langgraph"  # memory.metadata[METADATA_KEY] = {"namespace", "key", "value"}
-MAX_METADATA_BYTES = 16_384  # the server's limit for one memory's metadata
-TEXT_FIELDS = ("content", "memory", "text", "data")  # tried in order for an item's text
-PASSED_FIELDS = ("category", "emotion", "speaker")  # value fields Hindsight keeps as its own
-MEMORY_ID_PREFIXES = ("mem_", "fact_")
-LIST_PAGE = 50  # the server's largest list page
-RETRIEVE_PAGE = 20  # the server's largest retrieve page
-MAX_SCAN = 2_000  # memories read at most to answer one search without a query, or a listing
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where a namespace lives in Hindsight: a user and, optionally, one scope."""
-
-    user_id: str
-    scope: str | None
-
-
-def key_session(namespace: tuple[str, ...], key: str) -> str:
-    """The ``session_id`` that finds an item in one request: a digest of namespace and key.
-
-    Items are memories with server-made ids; storing each under a session of its own
-    (``kv-<digest>``, never a real conversation's id) lets ``get`` list exactly that
-    session instead of paging through the user's memories.
-    """
-    digest = hashlib.sha256(json.dumps([list(namespace), key]).encode("utf-8")).hexdigest()
-    return f"kv-{digest[:40]}"
-
-
-def item_text(value: Mapping[str, Any], fields: Sequence[str] | None) -> str:
-    """The text Hindsight embeds and searches for an item."""
-    if fields:
-        parts = [text for path in fields for text in get_text_at_path(value, path)]
-        text = "\n".join(part for part in parts if part.strip())
-        if text.strip():
-            return text
-    for name in TEXT_FIELDS:
-        candidate = value.get(name)
-        if isinstance(candidate, str) and candidate.strip():
-            return candidate
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def matches_filter(value: Any, wanted: Any) -> bool:
-    """LangGraph's filter semantics: exact values, nested objects, ``$eq/$ne/$gt/$gte/$lt/$lte``."""
-    if isinstance(wanted, Mapping):
-        operators = {k: v for k, v in wanted.items() if str(k).startswith("$")}
-        if operators:
-            return all(_compare(value, op, operand) for op, operand in operators.items())
-        if not isinstance(value, Mapping):
-            return False
-        return all(matches_filter(value.get(k), v) for k, v in wanted.items())
-    if isinstance(wanted, list | tuple):
-        return (
-            isinstance(value, list | tuple)
-            and len(value) == len(wanted)
-            and all(matches_filter(v, w) for v, w in zip(value, wanted, strict=True))
-        )
-    return bool(value == wanted)
-
-
-def _compare(value: Any, operator: str, operand: Any) -> bool:
-    if operator == "$eq":
-        return bool(value == operand)
-    if operator == "$ne":
-        return bool(value != operand)
-    ordered = {"$gt": float.__gt__, "$gte": float.__ge__, "$lt": float.__lt__, "$lte": float.__le__}
-    if operator not in ordered:
-        raise ValueError(f"unsupported filter operator {operator!r}; use $eq $ne $gt $gte $lt $lte")
-    try:
-        return bool(ordered[operator](float(value), float(operand)))
-    except (TypeError, ValueError):
-        return False
-
-
-def namespace_matches(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
-    path = tuple(condition.path)
-    if len(namespace) < len(path):
-        return False
-    part = namespace[: len(path)] if condition.match_type == "prefix" else namespace[-len(path) :]
-    return all(want in ("*", have) for have, want in zip(part, path, strict=True))
 
 
 class HindsightStore(BaseStore):
@@ -212,7 +143,7 @@ class HindsightStore(BaseStore):
 
     def memory_namespace(self, memory: Memory | RetrievedMemory, user_id: str) -> tuple[str, ...]:
         """The namespace an item reports: where it was put, else (prefix, user, scope)."""
-        stored = _stored_item(memory.metadata)
+        stored = stored_item(memory.metadata)
         if stored is not None:
             return tuple(stored["namespace"])
         return (*self.prefix, user_id, memory.scope)
@@ -232,7 +163,7 @@ class HindsightStore(BaseStore):
         return [
             memory
             for memory in found
-            if (stored := _stored_item(memory.metadata)) is not None
+            if (stored := stored_item(memory.metadata)) is not None
             and stored["key"] == key
             and tuple(stored["namespace"]) == namespace
         ]
@@ -283,7 +214,7 @@ class HindsightStore(BaseStore):
         assert target is not None
         value = dict(op.value)
         existing = self._find(namespace, key)
-        created = _created_at(existing[0]) if existing else datetime.now(timezone.utc)
+        created = item_created_at(existing[0]) if existing else datetime.now(timezone.utc)
         record = {
             "namespace": list(namespace),
             "key": key,
@@ -359,8 +290,8 @@ class HindsightStore(BaseStore):
     def _search_item(
         self, memory: Memory | RetrievedMemory, user_id: str, score: float | None
     ) -> SearchItem:
-        stored = _stored_item(memory.metadata)
-        created = _created_at(memory)
+        stored = stored_item(memory.metadata)
+        created = item_created_at(memory)
         return SearchItem(
             namespace=self.memory_namespace(memory, user_id),
             key=str(stored["key"]) if stored else memory.memory_id,
@@ -371,8 +302,8 @@ class HindsightStore(BaseStore):
         )
 
     def _item(self, memory: Memory, namespace: tuple[str, ...], key: str) -> Item:
-        stored = _stored_item(memory.metadata)
-        created = _created_at(memory)
+        stored = stored_item(memory.metadata)
+        created = item_created_at(memory)
         return Item(
             namespace=namespace,
             key=key,
@@ -405,45 +336,6 @@ class HindsightStore(BaseStore):
             "Hindsight lists namespaces of one user at a time (it has no list of users): "
             f"pass prefix={(*self.prefix, '<user_id>')}"
         )
-
-
-def _stored_item(metadata: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The LangGraph item a memory holds, if the store wrote it."""
-    stored = (metadata or {}).get(METADATA_KEY)
-    if (
-        isinstance(stored, dict)
-        and isinstance(stored.get("key"), str)
-        and isinstance(stored.get("namespace"), list)
-        and isinstance(stored.get("value"), dict)
-    ):
-        return stored
-    return None
-
-
-def _created_at(memory: Memory | RetrievedMemory) -> datetime:
-    """When the item was first put (kept across puts), else when the memory was created."""
-    stored = _stored_item(memory.metadata)
-    if stored is not None and isinstance(stored.get("created_at"), str):
-        try:
-            return datetime.fromisoformat(stored["created_at"])
-        except ValueError:
-            pass
-    return memory.created_at or _EPOCH
-
-
-def memory_value(memory: Memory | RetrievedMemory) -> dict[str, Any]:
-    """The value of a memory the store did not write (stored by another client, or a fact)."""
-    value: dict[str, Any] = {"content": memory.content, "kind": memory.kind}
-    extra = {
-        "category": memory.category,
-        "confidence": memory.confidence,
-        "status": memory.status,
-        "session_id": memory.session_id,
-        "occurred_at": memory.occurred_at.isoformat() if memory.occurred_at else None,
-        "metadata": memory.metadata or None,
-    }
-    value.update({k: v for k, v in extra.items() if v is not None})
-    return value
 
 
 # --- the context hook ---------------------------------------------------------------------
