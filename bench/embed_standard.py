@@ -23,16 +23,20 @@ from typing import Any
 import numpy as np
 from harness import normalised
 
-from hindsight.adapters.embedders.e5_model_file import E5ModelFile, read_e5_model_file
+from hindsight.adapters.embedders.e5_model_file import (
+    E5ModelFile,
+    dequantise_q4,
+    read_e5_model_file,
+)
 from hindsight.adapters.embedders.e5_tokenizer import E5Tokenizer
-from hindsight.adapters.embedders.onnx_e5_embedder import _clean, _dequantised
+from hindsight.adapters.embedders.onnx_e5_embedder import _clean
 
 CACHE = Path(__file__).resolve().parent / ".cache" / "embed_standard"
 XLMR_POSITION_OFFSET = 2  # XLM-R positions start after the padding index (1)
 
 
 def _dense(model: E5ModelFile, name: str, rows: int, columns: int) -> np.ndarray:
-    return _dequantised(model.q4_blocks(name, rows, columns))
+    return dequantise_q4(model.q4_blocks(name, rows, columns))
 
 
 def _state_dict(model: E5ModelFile) -> dict[str, Any]:

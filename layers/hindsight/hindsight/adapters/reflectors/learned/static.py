@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from hindsight.adapters.embedders.e5_model_file import dequantise_q4
+
 STATIC_MODEL_NAME = "multilingual-e5-small word embeddings (mean)"
-_BLOCK = 32  # Q4_0: 32 weights a block, a float16 scale and 16 bytes of nibbles
 
 
 class StaticStatementVectors:
@@ -37,7 +38,7 @@ class StaticStatementVectors:
         out = np.zeros((len(texts), hidden), dtype=np.float32)
         for row, ids in enumerate(tokenizer.content_ids(list(texts), False)):
             if ids:
-                out[row] = _dequantised(words[np.asarray(ids)]).mean(axis=0)
+                out[row] = dequantise_q4(words[np.asarray(ids)]).mean(axis=0)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.maximum(norms, 1e-9)
 
@@ -52,14 +53,3 @@ def _word_table() -> tuple[Any, np.ndarray, int]:
     hidden = model.config.hidden
     words = model.q4_blocks("emb.word", model.config.vocab, hidden)
     return E5Tokenizer(model.vocabulary), words, hidden
-
-
-def _dequantised(blocks: np.ndarray) -> np.ndarray:
-    """(tokens, hidden / 32, 18) Q4_0 blocks as (tokens, hidden) float32: each weight is
-    ``(nibble - 8) * scale``, weight j of a block in byte j's low nibble, j + 16 in its high."""
-    scale = np.ascontiguousarray(blocks[..., :2]).view(np.float16).astype(np.float32)
-    nibbles = blocks[..., 2:]
-    low = (nibbles & 0x0F).astype(np.float32) - 8.0
-    high = (nibbles >> 4).astype(np.float32) - 8.0
-    values = np.concatenate([low, high], axis=-1) * scale
-    return values.reshape(blocks.shape[0], blocks.shape[1] * _BLOCK)
