@@ -737,7 +737,7 @@ export interface components {
             engine: string;
             /**
              * Kernel
-             * @description the ONNX engine's kernel path: "int8", "fp32", or one for single short texts and one for batches ("int8 single texts, fp32 batches"); null for other engines or before the model loads
+             * @description the ONNX engine's kernel path: "int8", "fp32", "int8-rows", or one for single short texts and one for batches ("int8 single texts, fp32 batches"); null for other engines or before the model loads
              * @default null
              */
             kernel: string | null;

@@ -174,9 +174,9 @@ class EmbeddingEngineView(_Strict):
     engine: str = Field(description="the model, its runtime and the CPU's best int8 path")
     kernel: str | None = Field(
         default=None,
-        description='the ONNX engine\'s kernel path: "int8", "fp32", or one for single short '
-        'texts and one for batches ("int8 single texts, fp32 batches"); null for other '
-        "engines or before the model loads",
+        description='the ONNX engine\'s kernel path: "int8", "fp32", "int8-rows", or one for '
+        'single short texts and one for batches ("int8 single texts, fp32 batches"); null '
+        "for other engines or before the model loads",
     )
     chosen_by: Literal["probe", "cache", "setting", "rule"] | None = Field(
         default=None,
