@@ -140,7 +140,8 @@ class KernelChoice:
 
     @property
     def kernel(self) -> str:
-        """A path's name (``int8-rows``), or ``int8 single texts, fp32 batches`` when they differ."""
+        """A path's name (``int8-rows``), or ``int8 single texts, fp32 batches`` when the
+        lanes differ."""
         if self.single == self.batches:
             return self.single
         return f"{self.single} single texts, {self.batches} batches"
