@@ -4,8 +4,9 @@ The engine's graph (``onnx_e5_graph.py``) can compute its matrix products three
 ways, each a candidate ``KernelPath``, and it may use different ones for its two kinds of
 call: single short texts (a query, a lone short memory: matrix products of a few rows)
 and batches (stores: hundreds of padded tokens). Which path is faster depends on the CPU
-and on the kind: on a Xeon with AMX and AVX-512 VNNI the int8 path won single short texts
-and the float32 path won batches (docs/decisions.md).
+and on the kind: on a Xeon with AMX and AVX-512 VNNI, of the first two the int8 path won
+single short texts and the float32 path won batches, and ``int8-rows`` won both
+(docs/decisions.md).
 
 - ``int8``: activations quantised to int8 per block of 32 (``MatMulNBits``
   ``accuracy_level`` 4), run on the CPU's integer dot-product instructions (AMX,
