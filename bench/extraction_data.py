@@ -6,6 +6,8 @@ Chinese set is ours (``bench/data/extraction_zh/``, same shape).
 
 Splits (dialogue level, seeded, fixed):
 - ``test``: 120 dialogues of session 4, never used to train or to choose anything;
+- ``first_test``: 120 dialogues of session 1 (first meetings: people state what they are
+  like), likewise held back;
 - ``dev``: 60 dialogues of session 3 (the thresholds are chosen on it);
 - ``train``: every other dialogue of sessions 1-3 (statements sampled from them).
 
@@ -135,13 +137,18 @@ def test_split() -> list[Dialogue]:
     return _pick(load_session(4), TEST_DIALOGUES, 4)
 
 
+def first_test_split() -> list[Dialogue]:
+    """120 dialogues of session 1, held back like ``test_split``."""
+    return _pick(load_session(1), TEST_DIALOGUES, 1)
+
+
 def dev_split() -> list[Dialogue]:
     return _pick(load_session(3), DEV_DIALOGUES, 3)
 
 
 def train_split() -> list[Dialogue]:
-    dev = {d.key for d in dev_split()}
-    return [d for s in (1, 2, 3) for d in load_session(s) if d.key not in dev]
+    held = {d.key for d in dev_split() + first_test_split()}
+    return [d for s in (1, 2, 3) for d in load_session(s) if d.key not in held]
 
 
 # --- matching ------------------------------------------------------------------------------

@@ -7,9 +7,10 @@ of the model's vectors, on 40,000 statements, and writes ``weights_static.npz`` 
 nothing to embed).
 
 1. Sample statements (``learned.segments.statements``) of utterances of the MSC training
-   dialogues (sessions 1-3 less the dev dialogues; ``bench/extraction_data.py``); a
-   statement is positive when it content-word-matches a fact annotated on its utterance.
-   A positive's category comes from the wording of the fact it matches (``category_of``).
+   dialogues (sessions 1-3 less the dev dialogues and the held-back ones of session 1;
+   ``bench/extraction_data.py``); a statement is positive when it content-word-matches a
+   fact annotated on its utterance. A positive's category comes from the wording of the
+   fact it matches (``category_of``).
 2. Embed them with the bundled multilingual-e5-small (cached in ``bench/.cache``: a rerun
    only embeds what is new), add the cheap signals, fit an L2 logistic regression
    (Newton's method) and one logistic head per category, numpy only.
@@ -312,7 +313,7 @@ def finish(
         "embedding_model": np.asarray(model.embedding_model),
         "dimension": np.int32(model.dimension),
         "trained_on": np.asarray(
-            f"MSC persona summaries, sessions 1-3 ({len(train)} statements), "
+            f"MSC persona summaries, sessions 1-3 less held-back ({len(train)} statements), "
             f"{embedder.model_name} vectors"
         ),
     }
