@@ -6,12 +6,18 @@
   one, which is kept with status ``superseded`` and linked both ways; the old one's
   ``valid_until`` is the new one's ``valid_from`` (its earliest source episode), so a read
   ``as_of`` a past moment finds the fact that held then;
+* a new state: one of the new fact's source episodes states a new value of an attribute
+  an older episode stated (the evidence retrieval marks an update by,
+  ``states.updated_attributes``: the same person, a new value, the old one gone or ended),
+  and both facts name that attribute → the new fact supersedes the older episode's fact,
+  whatever their topics ("Got a Xperia 5 for my birthday" replaces "The user's phone is a
+  Galaxy S22"); when the rule is unsure, both facts stay;
 * otherwise a new fact, ``pending`` review unless policy auto-approves high confidence.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -24,10 +30,22 @@ from hindsight.core.models import (
     SemanticMemory,
     StoredVector,
 )
-from hindsight.core.retrieval.states import is_state_topic, same_state
+from hindsight.core.retrieval.state_attributes import ATTRIBUTES
+from hindsight.core.retrieval.states import (
+    MAX_STATEMENT_CHARS,
+    Statement,
+    is_state_topic,
+    same_state,
+    statement_cosine,
+    states_attribute,
+    updated_attributes,
+)
 from hindsight.core.text import content_hash
 
 REPEAT_SIMILARITY = 0.93  # cosine above which two facts say the same thing
+
+# the episodes of some ids, with their stored vectors (those that exist)
+SourceReader = Callable[[Sequence[str]], Mapping[str, tuple[EpisodicMemory, StoredVector | None]]]
 
 
 class FactMerger:
@@ -42,6 +60,7 @@ class FactMerger:
         vectors: dict[str, StoredVector],
         new_fact_id: Callable[[], str],
         auto_approve_high_confidence: bool,
+        sources: SourceReader | None = None,
     ) -> None:
         self.tenant_id = tenant_id
         self.user_id = user_id
@@ -54,6 +73,9 @@ class FactMerger:
         self.updated: dict[str, SemanticMemory] = {}
         self.superseded: dict[str, SemanticMemory] = {}
         self.new_vectors: dict[str, StoredVector] = {}
+        self._sources = sources
+        self._episodes: dict[str, tuple[EpisodicMemory, StoredVector | None]] = {}
+        self._named: dict[str, frozenset[str]] = {}
 
     def live_facts(self, scope: str) -> list[SemanticMemory]:
         return [f for f in self.facts.values() if f.scope == scope]
@@ -113,7 +135,7 @@ class FactMerger:
         if repeat is not None:
             self._repeat(repeat, extracted, episodes)
             return
-        contradicted = same_topic
+        contradicted = [*same_topic, *self._replaced_states(scope, extracted, same_topic)]
         fact = self._create(scope, extracted, vector, episodes, reflector, contradicted)
         for old in contradicted:
             old_updated = old.model_copy(
@@ -130,6 +152,64 @@ class FactMerger:
                 self.created[old.memory_id] = old_updated  # made and replaced in one run
             else:
                 self.superseded[old.memory_id] = old_updated
+
+    def _replaced_states(
+        self, scope: str, extracted: ExtractedFact, already: Sequence[SemanticMemory]
+    ) -> list[SemanticMemory]:
+        """The live facts an older episode stated that a source episode of ``extracted``
+        states a new value of (the module's docstring), both facts naming the attribute."""
+        named_new = self._attributes_named(extracted.content)
+        if self._sources is None or not named_new:
+            return []
+        taken = {f.memory_id for f in already}
+        candidates = [
+            f
+            for f in self.live_facts(scope)
+            if f.memory_id not in taken
+            and self._attributes_named(f.content, f.memory_id) & named_new
+            and not set(f.source_memory_ids) & set(extracted.source_memory_ids)
+        ]
+        if not candidates:  # nothing to read the episodes for
+            return []
+        newer = [
+            s
+            for s in self._statements(extracted.source_memory_ids)
+            if s[0].attributes or s[0].ended
+        ]
+        if not newer:
+            return []
+        replaced = []
+        for fact in candidates:
+            wanted = self._attributes_named(fact.content, fact.memory_id) & named_new
+            if any(
+                updated_attributes(old, new, cosine) & wanted
+                for old, old_vector in self._statements(fact.source_memory_ids)
+                for new, new_vector in newer
+                if new.occurred_at > old.occurred_at
+                and (cosine := statement_cosine(old_vector, new_vector)) is not None
+            ):
+                replaced.append(fact)
+        return replaced
+
+    def _statements(self, ids: Sequence[str]) -> list[tuple[Statement, StoredVector | None]]:
+        """The statements of the episodes of ``ids`` (read once a run), short ones only."""
+        missing = [i for i in dict.fromkeys(ids) if i not in self._episodes]
+        if missing and self._sources is not None:
+            self._episodes.update(self._sources(missing))
+        return [
+            (Statement.of(episode), vector)
+            for episode, vector in (self._episodes[i] for i in ids if i in self._episodes)
+            if len(episode.content) <= MAX_STATEMENT_CHARS
+        ]
+
+    def _attributes_named(self, text: str, key: str | None = None) -> frozenset[str]:
+        """The attributes ``text`` names or gives a value of (cached by ``key``)."""
+        if key is not None and key in self._named:
+            return self._named[key]
+        named = frozenset(a for a in ATTRIBUTES if states_attribute(text, a))
+        if key is not None:
+            self._named[key] = named
+        return named
 
     def _repeat(
         self, fact: SemanticMemory, extracted: ExtractedFact, episodes: dict[str, EpisodicMemory]

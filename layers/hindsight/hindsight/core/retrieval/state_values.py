@@ -251,6 +251,14 @@ def named_values(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def listed_values(text: str, attribute: str) -> frozenset[str]:
+    """The words of ``text`` from ``attribute``'s own word list (a phone model, a diet, a
+    drink), casefolded; names that could be of anything do not count."""
+    zh = bool(_CJK.search(text))
+    lexicon = (LEXICON_ZH if zh else LEXICON_EN).get(attribute)
+    return _listed(text, lexicon, zh) if lexicon is not None else frozenset()
+
+
 # a word of one character as the object of its verb, where jieba joins the two ("改喝茶了")
 _VERB_OBJECT = re.compile(r"[喝养弹吹]\w[了，。,.！!？?、]?$")
 

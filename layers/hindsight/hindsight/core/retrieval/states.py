@@ -67,7 +67,7 @@ from hindsight.core.retrieval.state_lexicon import (
     NOW_CUES,
     PAST_CUES,
 )
-from hindsight.core.retrieval.state_values import names_value, subject, values
+from hindsight.core.retrieval.state_values import listed_values, names_value, subject, values
 from hindsight.core.text import content_hash, tokenize
 
 # results whose order may change: the first page of the usual size
@@ -212,8 +212,15 @@ def reference_time(
 def same_attribute(older: Statement, newer: Statement, cosine: float) -> bool:
     """Whether ``newer`` states a new value of an attribute ``older`` stated, of the same
     person: the evidence the module's docstring lists, all of it, or no update."""
+    return bool(updated_attributes(older, newer, cosine))
+
+
+def updated_attributes(older: Statement, newer: Statement, cosine: float) -> frozenset[str]:
+    """The attributes of which ``newer`` states a new value of ``older``'s (``same_attribute``);
+    reflection reads them to know which of ``older``'s facts ``newer`` replaces."""
     if not _comparable(older, newer, cosine):
-        return False
+        return frozenset()
+    found = set()
     for attribute in older.attributes & newer.attributes | _ended_by(older, newer):
         if attribute in MULTI_VALUED and not (
             newer.ended
@@ -228,8 +235,26 @@ def same_attribute(older: Statement, newer: Statement, cosine: float) -> bool:
         if _subject(older.text, attribute) != _subject(newer.text, attribute):
             continue
         if new_value(older, newer, attribute):
-            return True
-    return False
+            found.add(attribute)
+    return frozenset(found)
+
+
+def states_attribute(text: str, attribute: str) -> bool:
+    """Whether ``text`` (a fact) names ``attribute`` ("The user's phone is ...", "用户住在
+    ...") or a value from its word list ("a Xperia 5"); a name alone ("Berlin") could be
+    of any attribute and does not count."""
+    zh = 1 if _CJK.search(text) else 0
+    return bool(ATTRIBUTES[attribute][zh].search(text) or listed_values(text, attribute))
+
+
+def statement_cosine(older: StoredVector | None, newer: StoredVector | None) -> float | None:
+    """The cosine of two memories' single vectors; None when either is missing, chunked or
+    of another model than the other (then no update is read from them)."""
+    if older is None or newer is None or older.chunked or newer.chunked:
+        return None
+    if older.model != newer.model or older.dim != newer.dim:
+        return None
+    return float(np.dot(older.values, newer.values))
 
 
 def _comparable(older: Statement, newer: Statement, cosine: float) -> bool:

@@ -24,7 +24,7 @@ import logging
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
@@ -43,6 +43,7 @@ from hindsight.core.models import (
     ReflectionOutput,
     ReflectorUsage,
     SemanticMemory,
+    StoredVector,
 )
 from hindsight.core.ports import (
     Clock,
@@ -347,6 +348,14 @@ class ReflectOnMemories:
             ),
         )
         vectors = self.records.get_vectors(tenant_id, [f.memory_id for f in live])
+
+        def sources(ids: Sequence[str]) -> dict[str, tuple[EpisodicMemory, StoredVector | None]]:
+            episodes = [
+                m for m in self.records.get_many(tenant_id, ids) if isinstance(m, EpisodicMemory)
+            ]
+            stored = self.records.get_vectors(tenant_id, [e.memory_id for e in episodes])
+            return {e.memory_id: (e, stored.get(e.memory_id)) for e in episodes}
+
         return FactMerger(
             tenant_id,
             user_id,
@@ -355,6 +364,7 @@ class ReflectOnMemories:
             dict(vectors),
             lambda: self.ids.new_id("fact"),
             self.auto_approve_high_confidence,
+            sources,
         )
 
     def _write(self, merger: FactMerger) -> None:

@@ -1,0 +1,187 @@
+"""Reflection supersedes a fact when a newer episode states a new value of its attribute
+(``core/fact_merge.py``, the evidence of ``states.updated_attributes``), whatever the two
+facts' topics; and only then: each case where it must not fire, in both languages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from hindsight.core.fact_merge import FactMerger
+from hindsight.core.models import (
+    Confidence,
+    EpisodicMemory,
+    ExtractedFact,
+    FactCategory,
+    FactStatus,
+    StoredVector,
+)
+
+T0 = datetime(2026, 1, 10, 9, tzinfo=UTC)
+# two statements of one person: related, not the same sentence (states.RELATED, DUPLICATE)
+RELATED = (StoredVector("m", np.asarray([1.0, 0.0], np.float32)),
+           StoredVector("m", np.asarray([0.85, np.sqrt(1 - 0.85**2)], np.float32)))  # fmt: skip
+
+
+def episode(memory_id: str, content: str, days: float) -> EpisodicMemory:
+    moment = T0 + timedelta(days=days)
+    return EpisodicMemory(
+        memory_id=memory_id, tenant_id="t1", user_id="u1", content=content,
+        occurred_at=moment, created_at=moment, updated_at=moment,
+    )  # fmt: skip
+
+
+class Sources:
+    """The store's episodes and vectors, as the reflect use case reads them."""
+
+    def __init__(self, episodes: list[EpisodicMemory]) -> None:
+        vectors = dict(zip([e.memory_id for e in episodes], RELATED, strict=False))
+        self.known = {e.memory_id: (e, vectors.get(e.memory_id)) for e in episodes}
+        self.reads: list[list[str]] = []
+
+    def __call__(self, ids: Sequence[str]) -> dict[str, tuple[EpisodicMemory, StoredVector | None]]:
+        self.reads.append(list(ids))
+        return {i: self.known[i] for i in ids if i in self.known}
+
+
+def reflect(
+    older: str, newer: str, older_facts: list[str], newer_fact: str, days: float = 90
+) -> dict[str, FactStatus]:
+    """Merge the older episode's facts, then the newer one's; each fact's status."""
+    episodes = [episode("e1", older, 0), episode("e2", newer, days)]
+    count = iter(range(100))
+    merger = FactMerger(
+        "t1", "u1", T0 + timedelta(days=300), [], {}, lambda: f"f{next(count)}", False,
+        Sources(episodes),
+    )  # fmt: skip
+    by_id = {e.memory_id: e for e in episodes}
+    facts = [(text, "e1") for text in older_facts] + [(newer_fact, "e2")]
+    for n, (text, source) in enumerate(facts):
+        # unrelated fact vectors and no topics: only the episodes' evidence links them
+        vector = StoredVector("m", np.eye(8, dtype=np.float32)[n])
+        fact = ExtractedFact(text, FactCategory.FACT, Confidence.MEDIUM, [source])
+        merger.merge("global", fact, vector, by_id, "learned")
+    return {f.content: f.status for f in merger.created.values()}
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "older_fact", "newer_fact"),
+    [
+        (
+            "My phone is a Galaxy S22.",
+            "Got a Xperia 5 for my birthday.",
+            "The user's phone is a Galaxy S22.",
+            "Got a Xperia 5 for their birthday.",
+        ),
+        (
+            "我住在北京。",
+            "我搬到上海了，现在住在上海。",
+            "用户住在北京。",
+            "用户搬到上海了，现在住在上海。",
+        ),
+    ],
+)
+def test_a_newer_episode_with_a_new_value_supersedes_the_older_fact(
+    older: str, newer: str, older_fact: str, newer_fact: str
+) -> None:
+    statuses = reflect(older, newer, [older_fact], newer_fact)
+    assert statuses == {older_fact: FactStatus.SUPERSEDED, newer_fact: FactStatus.PENDING}
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "older_fact", "newer_fact"),
+    [
+        # consistent: the same car, no new value
+        (
+            "I drive a Toyota Corolla.",
+            "My Toyota needs new tyres before winter.",
+            "The user drives a Toyota Corolla.",
+            "The user's Toyota needs new tyres before winter.",
+        ),
+        ("我住在杭州。", "杭州最近一直下雨。", "用户住在杭州。", "杭州最近一直下雨。"),
+        # another person's state
+        (
+            "I live in Berlin.",
+            "My sister lives in Rome.",
+            "The user lives in Berlin.",
+            "The user's sister lives in Rome.",
+        ),
+        ("我住在北京。", "我姐姐住在上海。", "用户住在北京。", "用户的姐姐住在上海。"),
+        # unrelated
+        (
+            "I live in Berlin.",
+            "I moved my desk closer to the window.",
+            "The user lives in Berlin.",
+            "The user moved their desk closer to the window.",
+        ),
+        ("我在学法语。", "我换了一张升降桌。", "用户在学法语。", "用户换了一张升降桌。"),
+    ],
+)
+def test_no_new_value_of_the_same_persons_attribute_supersedes_nothing(
+    older: str, newer: str, older_fact: str, newer_fact: str
+) -> None:
+    statuses = reflect(older, newer, [older_fact], newer_fact)
+    assert set(statuses.values()) == {FactStatus.PENDING}
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "facts", "kept", "newer_fact"),
+    [
+        (
+            "I live in Berlin and I play the violin.",
+            "I moved to Munich last month, I live there now.",
+            ["The user lives in Berlin.", "The user plays the violin."],
+            "The user plays the violin.",
+            "The user moved to Munich last month.",
+        ),
+        (
+            "我住在北京，我会拉小提琴。",
+            "我搬到上海了，现在住在上海。",
+            ["用户住在北京。", "用户会拉小提琴。"],
+            "用户会拉小提琴。",
+            "用户搬到上海了，现在住在上海。",
+        ),
+    ],
+)
+def test_only_the_fact_of_the_changed_attribute_is_superseded(
+    older: str, newer: str, facts: list[str], kept: str, newer_fact: str
+) -> None:
+    statuses = reflect(older, newer, facts, newer_fact)
+    assert statuses[facts[0]] == FactStatus.SUPERSEDED
+    assert statuses[kept] == FactStatus.PENDING
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "older_fact", "newer_fact"),
+    [
+        (
+            "My phone is a Galaxy S22.",
+            "Got a Xperia 5 for my birthday.",
+            "The user's phone is a Galaxy S22.",
+            "Got a Xperia 5 for their birthday.",
+        ),
+        (
+            "我住在北京。",
+            "我搬到上海了，现在住在上海。",
+            "用户住在北京。",
+            "用户搬到上海了，现在住在上海。",
+        ),
+    ],
+)
+def test_two_statements_within_the_hour_elaborate_one_state(
+    older: str, newer: str, older_fact: str, newer_fact: str
+) -> None:
+    statuses = reflect(older, newer, [older_fact], newer_fact, days=10 / 1440)
+    assert set(statuses.values()) == {FactStatus.PENDING}
+
+
+def test_a_new_fact_that_names_no_attribute_reads_no_episode() -> None:
+    episodes = [episode("e1", "I live in Berlin.", 0), episode("e2", "Lovely day.", 90)]
+    sources = Sources(episodes)
+    merger = FactMerger("t1", "u1", T0, [], {}, lambda: "f", False, sources)
+    fact = ExtractedFact("The user had a lovely day.", FactCategory.FACT, Confidence.LOW, ["e2"])
+    merger.merge("global", fact, RELATED[0], {"e2": episodes[1]}, "learned")
+    assert sources.reads == []
