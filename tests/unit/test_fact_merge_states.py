@@ -185,3 +185,25 @@ def test_a_new_fact_that_names_no_attribute_reads_no_episode() -> None:
     fact = ExtractedFact("The user had a lovely day.", FactCategory.FACT, Confidence.LOW, ["e2"])
     merger.merge("global", fact, RELATED[0], {"e2": episodes[1]}, "learned")
     assert sources.reads == []
+
+
+def test_each_episode_is_read_once_a_run_and_a_deleted_one_changes_nothing() -> None:
+    older = episode("e1", "My phone is a Galaxy S22.", 0)
+    newer = episode("e2", "Got a Xperia 5 for my birthday.", 90)
+    sources = Sources([newer])  # the older episode was deleted meanwhile
+    count = iter(range(10))
+    merger = FactMerger("t1", "u1", T0, [], {}, lambda: f"f{next(count)}", False, sources)
+    by_id = {"e1": older, "e2": newer}
+    for n, (text, source) in enumerate(
+        [
+            ("The user's phone is a Galaxy S22.", "e1"),
+            ("Got a Xperia 5 for their birthday.", "e2"),
+            ("The user's new phone is a Xperia 5.", "e2"),
+        ]
+    ):
+        vector = StoredVector("m", np.eye(4, dtype=np.float32)[n])
+        fact = ExtractedFact(text, FactCategory.FACT, Confidence.MEDIUM, [source])
+        merger.merge("global", fact, vector, by_id, "learned")
+    assert {f.status for f in merger.created.values()} == {FactStatus.PENDING}
+    read = [i for ids in sources.reads for i in ids]
+    assert sorted(read) == ["e1", "e2"]

@@ -74,7 +74,7 @@ class FactMerger:
         self.superseded: dict[str, SemanticMemory] = {}
         self.new_vectors: dict[str, StoredVector] = {}
         self._sources = sources
-        self._episodes: dict[str, tuple[EpisodicMemory, StoredVector | None]] = {}
+        self._episodes: dict[str, tuple[Statement, StoredVector | None] | None] = {}
         self._named: dict[str, frozenset[str]] = {}
 
     def live_facts(self, scope: str) -> list[SemanticMemory]:
@@ -192,15 +192,19 @@ class FactMerger:
         return replaced
 
     def _statements(self, ids: Sequence[str]) -> list[tuple[Statement, StoredVector | None]]:
-        """The statements of the episodes of ``ids`` (read once a run), short ones only."""
+        """The statements of the episodes of ``ids`` with their stored vectors, each read
+        once a run; long episodes (documents) and deleted ones give none."""
         missing = [i for i in dict.fromkeys(ids) if i not in self._episodes]
         if missing and self._sources is not None:
-            self._episodes.update(self._sources(missing))
-        return [
-            (Statement.of(episode), vector)
-            for episode, vector in (self._episodes[i] for i in ids if i in self._episodes)
-            if len(episode.content) <= MAX_STATEMENT_CHARS
-        ]
+            found = self._sources(missing)
+            for memory_id in missing:
+                episode, vector = found.get(memory_id, (None, None))
+                self._episodes[memory_id] = (
+                    (Statement.of(episode), vector)
+                    if episode is not None and len(episode.content) <= MAX_STATEMENT_CHARS
+                    else None
+                )
+        return [known for i in ids if (known := self._episodes.get(i)) is not None]
 
     def _attributes_named(self, text: str, key: str | None = None) -> frozenset[str]:
         """The attributes ``text`` names or gives a value of (cached by ``key``)."""
