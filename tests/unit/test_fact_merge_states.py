@@ -19,6 +19,7 @@ from hindsight.core.models import (
     FactStatus,
     StoredVector,
 )
+from hindsight.core.retrieval.states import first_person, states_attribute
 
 T0 = datetime(2026, 1, 10, 9, tzinfo=UTC)
 # two statements of one person: related, not the same sentence (states.RELATED, DUPLICATE)
@@ -75,6 +76,12 @@ def reflect(
             "Got a Xperia 5 for my birthday.",
             "The user's phone is a Galaxy S22.",
             "Got a Xperia 5 for their birthday.",
+        ),
+        (
+            "I support Celtic.",
+            "I support Liverpool now.",
+            "The user supports Celtic.",
+            "The user supports Liverpool now.",
         ),
         (
             "我住在北京。",
@@ -207,3 +214,25 @@ def test_each_episode_is_read_once_a_run_and_a_deleted_one_changes_nothing() -> 
     assert {f.status for f in merger.created.values()} == {FactStatus.PENDING}
     read = [i for ids in sources.reads for i in ids]
     assert sorted(read) == ["e1", "e2"]
+
+
+@pytest.mark.parametrize(
+    ("fact", "spoken"),
+    [
+        ("The user supports Celtic.", "I support Celtic."),
+        ("The user now lives in Leeds.", "I now live in Leeds."),
+        ("The user's partner is Sam.", "my partner is Sam."),
+        ("The user goes to the gym with their sister.", "I go to the gym with my sister."),
+        ("The user studies at Fudan.", "I study at Fudan."),
+        ("用户的对象是子涵。", "我的对象是子涵。"),
+    ],
+)
+def test_a_fact_is_read_as_the_user_would_say_it(fact: str, spoken: str) -> None:
+    assert first_person(fact) == spoken
+
+
+def test_a_fact_names_its_attribute_in_the_third_person_and_a_name_alone_names_none() -> None:
+    assert states_attribute("The user supports Celtic.", "team")
+    assert states_attribute("用户住在杭州。", "residence")
+    assert not states_attribute("The user visited Berlin.", "phone")
+    assert not states_attribute("The user likes Celtic music.", "team")
