@@ -19,7 +19,7 @@ from hindsight.core.models import (
     FactStatus,
     StoredVector,
 )
-from hindsight.core.retrieval.states import first_person, states_attribute
+from hindsight.core.retrieval.state_facts import first_person, states_attribute
 
 T0 = datetime(2026, 1, 10, 9, tzinfo=UTC)
 # two statements of one person: related, not the same sentence (states.RELATED, DUPLICATE)

@@ -31,13 +31,12 @@ from hindsight.core.models import (
     StoredVector,
 )
 from hindsight.core.retrieval.state_attributes import ATTRIBUTES
+from hindsight.core.retrieval.state_facts import statement_cosine, states_attribute
 from hindsight.core.retrieval.states import (
     MAX_STATEMENT_CHARS,
     Statement,
     is_state_topic,
     same_state,
-    statement_cosine,
-    states_attribute,
     updated_attributes,
 )
 from hindsight.core.text import content_hash

@@ -67,7 +67,7 @@ from hindsight.core.retrieval.state_lexicon import (
     NOW_CUES,
     PAST_CUES,
 )
-from hindsight.core.retrieval.state_values import listed_values, names_value, subject, values
+from hindsight.core.retrieval.state_values import names_value, subject, values
 from hindsight.core.text import content_hash, tokenize
 
 # results whose order may change: the first page of the usual size
@@ -237,63 +237,6 @@ def updated_attributes(older: Statement, newer: Statement, cosine: float) -> fro
         if new_value(older, newer, attribute):
             found.add(attribute)
     return frozenset(found)
-
-
-def states_attribute(text: str, attribute: str) -> bool:
-    """Whether ``text`` (a fact) names ``attribute`` ("The user's phone is ...", "用户住在
-    ...") or a value from its word list ("a Xperia 5"); a name alone ("Berlin") could be
-    of any attribute and does not count. The attribute's patterns read what people say,
-    so the fact is read in the first person too ("The user supports Celtic": "I support
-    Celtic")."""
-    zh = 1 if _CJK.search(text) else 0
-    pattern = ATTRIBUTES[attribute][zh]
-    return bool(
-        pattern.search(text) or pattern.search(first_person(text)) or listed_values(text, attribute)
-    )
-
-
-_USER_VERB = re.compile(
-    r"\bthe user (?P<adverb>(?:now|still|also|just|recently|currently|finally) )?(?P<verb>\w+)",
-    re.IGNORECASE,
-)
-_BE_HAVE = {"is": "am", "was": "was", "has": "have", "does": "do"}
-_THEIR = ((re.compile(r"\btheir\b", re.IGNORECASE), "my"), (re.compile(r"\bthem\b"), "me"))
-
-
-def first_person(fact: str) -> str:
-    """A fact about the user ("The user lives in Leeds", "用户住在杭州") as the user would
-    say it ("I live in Leeds", "我住在杭州")."""
-    if _CJK.search(fact):
-        return fact.replace("用户的", "我的").replace("用户", "我")
-    text = re.sub(r"\bthe user's\b", "my", fact, flags=re.IGNORECASE)
-
-    def verb(found: re.Match[str]) -> str:
-        word = found.group("verb")
-        lowered = word.casefold()
-        if lowered in _BE_HAVE:
-            word = _BE_HAVE[lowered]
-        elif lowered.endswith("ies") and len(lowered) > 4:
-            word = word[:-3] + "y"
-        elif lowered.endswith(("ches", "shes", "sses", "xes", "oes")):
-            word = word[:-2]
-        elif lowered.endswith("s") and not lowered.endswith("ss"):
-            word = word[:-1]
-        return f"I {found.group('adverb') or ''}{word}"
-
-    text = _USER_VERB.sub(verb, text)
-    for pattern, mine in _THEIR:
-        text = pattern.sub(mine, text)
-    return text
-
-
-def statement_cosine(older: StoredVector | None, newer: StoredVector | None) -> float | None:
-    """The cosine of two memories' single vectors; None when either is missing, chunked or
-    of another model than the other (then no update is read from them)."""
-    if older is None or newer is None or older.chunked or newer.chunked:
-        return None
-    if older.model != newer.model or older.dim != newer.dim:
-        return None
-    return float(np.dot(older.values, newer.values))
 
 
 def _comparable(older: Statement, newer: Statement, cosine: float) -> bool:

@@ -1,0 +1,73 @@
+"""Facts read as states: which attribute a reflected fact names, and the cosine two
+statements' stored vectors give. Reflection's merge (``core/fact_merge.py``) reads an
+update from the facts' source episodes (``states.updated_attributes``) and supersedes only
+a fact that names the attribute that changed."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from hindsight.core.models import StoredVector
+from hindsight.core.retrieval.state_attributes import ATTRIBUTES
+from hindsight.core.retrieval.state_values import listed_values
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def states_attribute(text: str, attribute: str) -> bool:
+    """Whether ``text`` (a fact) names ``attribute`` ("The user's phone is ...", "用户住在
+    ...") or a value from its word list ("a Xperia 5"); a name alone ("Berlin") could be
+    of any attribute and does not count. The attribute's patterns read what people say,
+    so the fact is read in the first person too ("The user supports Celtic": "I support
+    Celtic")."""
+    zh = 1 if _CJK.search(text) else 0
+    pattern = ATTRIBUTES[attribute][zh]
+    return bool(
+        pattern.search(text) or pattern.search(first_person(text)) or listed_values(text, attribute)
+    )
+
+
+_USER_VERB = re.compile(
+    r"\bthe user (?P<adverb>(?:now|still|also|just|recently|currently|finally) )?(?P<verb>\w+)",
+    re.IGNORECASE,
+)
+_BE_HAVE = {"is": "am", "was": "was", "has": "have", "does": "do"}
+_THEIR = ((re.compile(r"\btheir\b", re.IGNORECASE), "my"), (re.compile(r"\bthem\b"), "me"))
+
+
+def first_person(fact: str) -> str:
+    """A fact about the user ("The user lives in Leeds", "用户住在杭州") as the user would
+    say it ("I live in Leeds", "我住在杭州")."""
+    if _CJK.search(fact):
+        return fact.replace("用户的", "我的").replace("用户", "我")
+    text = re.sub(r"\bthe user's\b", "my", fact, flags=re.IGNORECASE)
+
+    def verb(found: re.Match[str]) -> str:
+        word = found.group("verb")
+        lowered = word.casefold()
+        if lowered in _BE_HAVE:
+            word = _BE_HAVE[lowered]
+        elif lowered.endswith("ies") and len(lowered) > 4:
+            word = word[:-3] + "y"
+        elif lowered.endswith(("ches", "shes", "sses", "xes", "oes")):
+            word = word[:-2]
+        elif lowered.endswith("s") and not lowered.endswith("ss"):
+            word = word[:-1]
+        return f"I {found.group('adverb') or ''}{word}"
+
+    text = _USER_VERB.sub(verb, text)
+    for pattern, mine in _THEIR:
+        text = pattern.sub(mine, text)
+    return text
+
+
+def statement_cosine(older: StoredVector | None, newer: StoredVector | None) -> float | None:
+    """The cosine of two memories' single vectors; None when either is missing, chunked or
+    of another model than the other (then no update is read from them)."""
+    if older is None or newer is None or older.chunked or newer.chunked:
+        return None
+    if older.model != newer.model or older.dim != newer.dim:
+        return None
+    return float(np.dot(older.values, newer.values))
