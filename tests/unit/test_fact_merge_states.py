@@ -19,7 +19,7 @@ from hindsight.core.models import (
     FactStatus,
     StoredVector,
 )
-from hindsight.core.retrieval.state_facts import first_person, states_attribute
+from hindsight.core.retrieval.state_facts import first_person, restates, states_attribute
 
 T0 = datetime(2026, 1, 10, 9, tzinfo=UTC)
 # two statements of one person: related, not the same sentence (states.RELATED, DUPLICATE)
@@ -236,3 +236,49 @@ def test_a_fact_names_its_attribute_in_the_third_person_and_a_name_alone_names_n
     assert states_attribute("用户住在杭州。", "residence")
     assert not states_attribute("The user visited Berlin.", "phone")
     assert not states_attribute("The user likes Celtic music.", "team")
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "same"),
+    [
+        (
+            "The user works at Stark Logistics as a software engineer.",
+            "The user loves their job at Stark Logistics, the projects keep getting better.",
+            True,
+        ),
+        ("用户在华为上班。", "用户现在在华为上班，快五年了。", True),
+        ("用户这两年都是无麸质饮食。", "用户周日备好一周的餐，无麸质饮食坚持起来很轻松。", True),
+        # a new value of the same kind, an end, a past, a negation: a change, or unsure
+        ("The user lives in Beijing.", "The user moved from Beijing to Shanghai.", False),
+        ("用户住在北京。", "用户搬到上海了，现在住在上海。", False),
+        ("The user is vegetarian.", "The user is no longer vegetarian.", False),
+        ("The user lives in Shanghai.", "The user used to live in Shanghai.", False),
+        ("用户住在北京。", "用户以前住在北京。", False),
+        ("用户吃素。", "用户现在什么都吃，不吃素了。", False),
+        ("The user drinks tea.", "The user switched from tea to coffee.", False),
+        ("The user likes the office.", "The user likes the new office.", False),  # no value
+    ],
+)
+def test_a_state_said_again_with_its_value_is_no_contradiction(
+    older: str, newer: str, same: bool
+) -> None:
+    assert restates(older, newer) is same
+
+
+def test_a_restated_state_of_one_topic_leaves_the_older_fact_live() -> None:
+    episodes = {"e1": episode("e1", "I work at Stark Logistics.", 0)}
+    episodes["e2"] = episode("e2", "I love my job at Stark Logistics.", 90)
+    count = iter(range(10))
+    merger = FactMerger("t1", "u1", T0, [], {}, lambda: f"f{next(count)}", False)
+
+    def merge(n: int, text: str, source: str) -> list[FactStatus]:
+        vector = StoredVector("m", np.eye(4, dtype=np.float32)[n])
+        fact = ExtractedFact(text, FactCategory.FACT, Confidence.MEDIUM, [source], "state:work")
+        merger.merge("global", fact, vector, episodes, "learned")
+        return [f.status for f in merger.created.values()]
+
+    merge(0, "The user works at Stark Logistics.", "e1")
+    said_again = merge(1, "The user loves their job at Stark Logistics.", "e2")
+    assert said_again == [FactStatus.PENDING, FactStatus.PENDING]
+    changed = merge(2, "The user works at Initech now.", "e2")
+    assert changed == [FactStatus.SUPERSEDED, FactStatus.SUPERSEDED, FactStatus.PENDING]

@@ -2,10 +2,11 @@
 
 * same topic (or near-identical wording) and the same meaning → a repeat: confidence
   rises one step, the new sources are added, mention_count grows;
-* same topic, different content → a contradiction: the new fact supersedes the old
-  one, which is kept with status ``superseded`` and linked both ways; the old one's
-  ``valid_until`` is the new one's ``valid_from`` (its earliest source episode), so a read
-  ``as_of`` a past moment finds the fact that held then;
+* same topic, different content → a contradiction, unless the new fact says the same
+  state again (``state_facts.restates``: its values, no other of their kind, no end): the
+  new fact supersedes the old one, which is kept with status ``superseded`` and linked
+  both ways; the old one's ``valid_until`` is the new one's ``valid_from`` (its earliest
+  source episode), so a read ``as_of`` a past moment finds the fact that held then;
 * a new state: one of the new fact's source episodes states a new value of an attribute
   an older episode stated (the evidence retrieval marks an update by,
   ``states.updated_attributes``: the same person, a new value, the old one gone or ended),
@@ -31,7 +32,7 @@ from hindsight.core.models import (
     StoredVector,
 )
 from hindsight.core.retrieval.state_attributes import ATTRIBUTES
-from hindsight.core.retrieval.state_facts import statement_cosine, states_attribute
+from hindsight.core.retrieval.state_facts import restates, statement_cosine, states_attribute
 from hindsight.core.retrieval.states import (
     MAX_STATEMENT_CHARS,
     Statement,
@@ -134,7 +135,13 @@ class FactMerger:
         if repeat is not None:
             self._repeat(repeat, extracted, episodes)
             return
-        contradicted = [*same_topic, *self._replaced_states(scope, extracted, same_topic)]
+        # a state said again with its value is no contradiction, whatever else it adds
+        contradicted = [
+            f
+            for f in same_topic
+            if not (is_state_topic(f.topic) and restates(f.content, extracted.content))
+        ]
+        contradicted += self._replaced_states(scope, extracted, same_topic)
         fact = self._create(scope, extracted, vector, episodes, reflector, contradicted)
         for old in contradicted:
             old_updated = old.model_copy(

@@ -11,9 +11,11 @@ import numpy as np
 
 from hindsight.core.models import StoredVector
 from hindsight.core.retrieval.state_attributes import ATTRIBUTES
-from hindsight.core.retrieval.state_values import listed_values
+from hindsight.core.retrieval.state_lexicon import ENDED_CUES, PAST_CUES
+from hindsight.core.retrieval.state_values import listed_values, named_kinds, names_value
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
+_NEGATION = (re.compile(r"\b(?:not|no|never|none)\b|n't", re.IGNORECASE), re.compile(r"[不没]"))
 
 
 def states_attribute(text: str, attribute: str) -> bool:
@@ -71,3 +73,20 @@ def statement_cosine(older: StoredVector | None, newer: StoredVector | None) -> 
     if older.model != newer.model or older.dim != newer.dim:
         return None
     return float(np.dot(older.values, newer.values))
+
+
+def restates(older: str, newer: str) -> bool:
+    """Whether fact ``newer`` gives the same state as fact ``older`` of one state topic: it
+    names every value ``older`` names and no other of their kinds, and does not say the
+    state ended or was long ago ("The user loves their job at Stark Logistics" after "The
+    user works at Stark Logistics"; "用户现在在华为上班，快五年了" after "用户在华为上班").
+    Then the newer does not supersede the older; "moved from Beijing to Shanghai" names
+    another place, "no longer vegetarian" says it ended, so they do."""
+    old, new = named_kinds(older), named_kinds(newer)
+    if not old or not all(names_value(value, newer) for value in old):
+        return False
+    zh, spoken = (1 if _CJK.search(newer) else 0), first_person(newer)
+    if any(cues[zh].search(spoken) for cues in (ENDED_CUES, PAST_CUES, _NEGATION)):
+        return False  # "no longer", "used to", "不吃素了": the state may have ended
+    kinds = set(old.values())
+    return not any(kind in kinds for value, kind in new.items() if value not in old)

@@ -29,6 +29,7 @@ statement, for one attribute, in English and Chinese, and says nothing when it c
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 
 from hindsight.core.retrieval.state_lexicon import LEXICON_EN, LEXICON_ZH, NAMED, PATTERNED_ZH
@@ -243,12 +244,18 @@ def named_values(text: str) -> frozenset[str]:
     """The words of ``text`` that name something: its names (places, people, brands,
     models) and the words of the closed kinds that are rarely said in passing (a diet,
     days, a colour, a drink, an instrument, a way to commute, a language)."""
+    return frozenset(named_kinds(text))
+
+
+@lru_cache(maxsize=4_096)
+def named_kinds(text: str) -> Mapping[str, str]:
+    """``named_values`` with each word's kind: "name", or the closed kind it is listed in."""
     zh = bool(_CJK.search(text))
-    found = {name for name, _ in (_names_zh(text) if zh else _names_en(text))}
+    found = {name: "name" for name, _ in (_names_zh(text) if zh else _names_en(text))}
     lexicons = LEXICON_ZH if zh else LEXICON_EN
     for kind in _NAMING_KINDS:
-        found |= _listed(text, lexicons[kind], zh)
-    return frozenset(found)
+        found.update(dict.fromkeys(_listed(text, lexicons[kind], zh), kind))
+    return found
 
 
 def listed_values(text: str, attribute: str) -> frozenset[str]:
