@@ -1,7 +1,8 @@
-"""Facts read as states: which attribute a reflected fact names, and the cosine two
-statements' stored vectors give. Reflection's merge (``core/fact_merge.py``) reads an
-update from the facts' source episodes (``states.updated_attributes``) and supersedes only
-a fact that names the attribute that changed."""
+"""Facts read as states, for reflection's merge (``core/fact_merge.py``): which attribute a
+reflected fact names (it reads an update from the facts' source episodes,
+``states.updated_attributes``, and supersedes only a fact that names the attribute that
+changed), the cosine two statements' stored vectors give, and whether a fact of a state
+topic says the older one's state again (then it supersedes nothing)."""
 
 from __future__ import annotations
 
