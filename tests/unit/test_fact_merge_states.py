@@ -68,29 +68,29 @@ def reflect(
     return {f.content: f.status for f in merger.created.values()}
 
 
-@pytest.mark.parametrize(
-    ("older", "newer", "older_fact", "newer_fact"),
-    [
-        (
-            "My phone is a Galaxy S22.",
-            "Got a Xperia 5 for my birthday.",
-            "The user's phone is a Galaxy S22.",
-            "Got a Xperia 5 for their birthday.",
-        ),
-        (
-            "I support Celtic.",
-            "I support Liverpool now.",
-            "The user supports Celtic.",
-            "The user supports Liverpool now.",
-        ),
-        (
-            "我住在北京。",
-            "我搬到上海了，现在住在上海。",
-            "用户住在北京。",
-            "用户搬到上海了，现在住在上海。",
-        ),
-    ],
-)
+UPDATES = [  # (older episode, newer episode, the older's fact, the newer's fact)
+    (
+        "My phone is a Galaxy S22.",
+        "Got a Xperia 5 for my birthday.",
+        "The user's phone is a Galaxy S22.",
+        "Got a Xperia 5 for their birthday.",
+    ),
+    (
+        "I support Celtic.",
+        "I support Liverpool now.",
+        "The user supports Celtic.",
+        "The user supports Liverpool now.",
+    ),
+    (
+        "我住在北京。",
+        "我搬到上海了，现在住在上海。",
+        "用户住在北京。",
+        "用户搬到上海了，现在住在上海。",
+    ),
+]
+
+
+@pytest.mark.parametrize(("older", "newer", "older_fact", "newer_fact"), UPDATES)
 def test_a_newer_episode_with_a_new_value_supersedes_the_older_fact(
     older: str, newer: str, older_fact: str, newer_fact: str
 ) -> None:
@@ -161,23 +161,7 @@ def test_only_the_fact_of_the_changed_attribute_is_superseded(
     assert statuses[kept] == FactStatus.PENDING
 
 
-@pytest.mark.parametrize(
-    ("older", "newer", "older_fact", "newer_fact"),
-    [
-        (
-            "My phone is a Galaxy S22.",
-            "Got a Xperia 5 for my birthday.",
-            "The user's phone is a Galaxy S22.",
-            "Got a Xperia 5 for their birthday.",
-        ),
-        (
-            "我住在北京。",
-            "我搬到上海了，现在住在上海。",
-            "用户住在北京。",
-            "用户搬到上海了，现在住在上海。",
-        ),
-    ],
-)
+@pytest.mark.parametrize(("older", "newer", "older_fact", "newer_fact"), UPDATES)
 def test_two_statements_within_the_hour_elaborate_one_state(
     older: str, newer: str, older_fact: str, newer_fact: str
 ) -> None:
