@@ -77,33 +77,23 @@ class Variant:
     stored: tuple[tuple[str, Any], ...] = ()
 
 
-# two rules off at once; no centering with the dense share that suits it best alone
-NO_LEXICAL_NO_CENTERING = {"lexical_strength": 0, "vector_weight": 0.6, "centering": 0.0}
-NO_CENTERING_DENSE_HALF = {"centering": 0.0, "vector_weight": 0.5}
 VARIANTS = (
     Variant(DEFAULT),
-    Variant("lexical_strength=0 + vector_weight=0.6 + centering=0", NO_LEXICAL_NO_CENTERING),
     Variant("lexical_strength=0", {"lexical_strength": 0}),
     Variant("lexical_strength=1", {"lexical_strength": 1}),
-    Variant("centering=0 + vector_weight=0.5", NO_CENTERING_DENSE_HALF),
     Variant("centering=0", {"centering": 0.0}),
     Variant("centering=0.25", {"centering": 0.25}),
     Variant("centering=1", {"centering": 1.0}),
-    Variant("centering=1 + vector_weight=0.7", {"centering": 1.0, "vector_weight": 0.7}),
     Variant("vector_weight=0.5", {"vector_weight": 0.5}),
     Variant("vector_weight=0.7", {"vector_weight": 0.7}),
     Variant("session_pooling=0", {"session_pooling": 0.0}),
     Variant("session_pooling=0.25", {"session_pooling": 0.25}),
-    Variant("vector_weight=0.7 + pooling=0.25", {"vector_weight": 0.7, "session_pooling": 0.25}),
     Variant("turn_weight=0", stored=(("turn_weight", 0.0),)),
     Variant("turn_weight=0.2", stored=(("turn_weight", 0.2),)),
     Variant("turn_weight=0.5", stored=(("turn_weight", 0.5),)),
     Variant("session_context=all", stored=(("session_context", "all"),)),
     Variant("context_tokens=0 (any length)", stored=(("context_tokens", 0),)),
     Variant("no turn-before context", stored=(("session_context", "off"),)),
-    Variant(
-        "no context, no pooling", {"session_pooling": 0.0}, stored=(("session_context", "off"),)
-    ),
     Variant("speaker_boost=1", {"speaker_boost": 1.0}),
     Variant("assistant_weight=1", {"assistant_weight": 1.0}),
     Variant("time_decay=1 (no decay)", time_decay=1.0),
@@ -455,16 +445,9 @@ def choose_variants(spec: str | None) -> list[Variant]:
     if not spec:
         return list(VARIANTS)
     known = {v.name: v for v in VARIANTS}
-    names: list[str] = []
-    pending = ""  # a name may hold a comma ("no context, no pooling"): join until known
-    for piece in spec.split(","):
-        pending = f"{pending},{piece}" if pending else piece
-        if pending.strip() in known:
-            names.append(pending.strip())
-            pending = ""
-    if pending.strip():
-        choices = "; ".join(known)
-        raise SystemExit(f"unknown variant {pending.strip()!r}; choose from {choices}")
+    names = [n.strip() for n in spec.split(",")]
+    if unknown := [n for n in names if n not in known]:
+        raise SystemExit(f"unknown variants {unknown}; choose from {'; '.join(known)}")
     return [known[DEFAULT], *[known[n] for n in names if n != DEFAULT]]
 
 

@@ -5,7 +5,10 @@
 Every pair of one speaker's memories (older before newer, at most ``WINDOW`` memories
 apart, shorter than ``core/retrieval/states.MAX_STATEMENT_CHARS``) that
 ``core/retrieval/states.same_attribute`` takes for an update; ``SAMPLES`` fired pairs a set
-are printed to read. Writes ``bench/results/update_ordinary.json`` (``--out`` to change).
+are printed to read. ``--reflect``: each speaker's or user's memories stored and reflected
+on once by the default reflector, and how many of its facts a later episode retires
+(``FactMerger.retire_outdated``) or a later fact supersedes. Writes
+``bench/results/update_ordinary.json`` (``update_ordinary_reflect.json``; ``--out``).
 """
 
 from __future__ import annotations
@@ -24,9 +27,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import RESULTS_DIR, machine_info, write_json
+from harness import (
+    PRINCIPAL,
+    RESULTS_DIR,
+    machine_info,
+    store_in_batches,
+    temporary_service,
+    write_json,
+)
 
 from hindsight.bootstrap import build_embedder
+from hindsight.core.commands import BatchItem, ReflectCommand
 from hindsight.core.models import EpisodicMemory
 from hindsight.core.retrieval.states import MAX_STATEMENT_CHARS, Statement, same_attribute
 from hindsight.settings import Settings
@@ -108,10 +119,32 @@ def fire_rate(
     return fired, pairs, examples
 
 
+def reflect_rate(groups: list[list[Turn]], embedder: Any) -> tuple[int, int, int, list[Any]]:
+    """(facts made, retired by an episode, superseded by a fact, what retired them)."""
+    facts = retired = superseded = 0
+    examples: list[tuple[str, str]] = []
+    with temporary_service("ordinary-", embedder) as service:
+        for n, group in enumerate(groups):
+            user = f"u{n}"
+            items = [BatchItem(content=t, occurred_at=w, speaker=s or None) for t, w, s in group]
+            done = store_in_batches(service, PRINCIPAL, user, items)
+            texts = {o.memory_id: i.content for o, i in zip(done, items, strict=True)}
+            made = service.reflect(PRINCIPAL, ReflectCommand(user_id=user)).created
+            facts += len(made)  # the user's only reflection: every fact is among these
+            for fact in (f for f in made if f["superseded_by"]):
+                if fact["superseded_by"] in texts:
+                    retired += 1
+                    examples.append((fact["content"], texts[fact["superseded_by"]]))
+                superseded += fact["superseded_by"] not in texts
+    return facts, retired, superseded, examples
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "update_ordinary.json")
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--reflect", action="store_true", help="how often reflection retires")
     args = parser.parse_args()
+    args.out = args.out or RESULTS_DIR / f"update_ordinary{'_reflect' * args.reflect}.json"
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         embedder = build_embedder(Settings(data_dir=Path(tmp)))
@@ -120,11 +153,15 @@ def main() -> None:
         rows = {}
         random.seed(7)
         for name, groups in sets.items():
-            fired, pairs, examples = fire_rate(groups, embedder, WINDOW)
-            rows[name] = {"fired": fired, "pairs": pairs, "rate": fired / max(pairs, 1)}
-            print(
-                f"{name}: the rule fires on {fired} of {pairs} pairs ({fired / max(pairs, 1):.4%})"
-            )
+            if args.reflect:
+                facts, retired, superseded, examples = reflect_rate(groups, embedder)
+                rows[name] = {"facts": facts, "retired": retired, "superseded": superseded}
+                said = f"{facts} facts, {retired} retired by an episode, {superseded} by a fact"
+            else:
+                fired, pairs, examples = fire_rate(groups, embedder, WINDOW)
+                rows[name] = {"fired": fired, "pairs": pairs, "rate": fired / max(pairs, 1)}
+                said = f"the rule fires on {fired} of {pairs} pairs ({fired / max(pairs, 1):.4%})"
+            print(f"{name}: {said}")
             for older, newer in random.sample(examples, min(SAMPLES, len(examples))):
                 print(f"    {older[:100]!r}\n -> {newer[:100]!r}")
     write_json(

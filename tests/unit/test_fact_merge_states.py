@@ -266,3 +266,100 @@ def test_a_restated_state_of_one_topic_leaves_the_older_fact_live() -> None:
     assert said_again == [FactStatus.PENDING, FactStatus.PENDING]
     changed = merge(2, "The user works at Initech now.", "e2")
     assert changed == [FactStatus.SUPERSEDED, FactStatus.SUPERSEDED, FactStatus.PENDING]
+
+
+def retire(older: str, newer: str, older_fact: str, days: float = 90) -> FactStatus:
+    """The older episode's fact after a run over both episodes in which the newer one gave
+    no fact: its status once ``retire_outdated`` has read the run's episodes."""
+    episodes = [episode("e1", older, 0), episode("e2", newer, days)]
+    merger = FactMerger("t1", "u1", T0, [], {}, lambda: "f1", False, Sources(episodes))
+    fact = ExtractedFact(older_fact, FactCategory.FACT, Confidence.MEDIUM, ["e1"])
+    merger.merge("global", fact, RELATED[0], {"e1": episodes[0]}, "learned")
+    merger.retire_outdated("global", episodes)
+    (made,) = merger.created.values()
+    assert made.superseded_by in (None, "e2")
+    return made.status
+
+
+SAID_CHANGED = [  # (older episode, newer episode saying it changed, the older's fact)
+    UPDATES[1][:3],
+    UPDATES[2][:3],
+    ("I'm a die-hard Juventus fan.", "I no longer follow Juventus, I'm a Barcelona fan now.",
+     "The user is a die-hard Juventus fan."),
+    ("我开的是比亚迪秦。", "我把比亚迪秦卖了，现在开本田思域。", "用户开的是比亚迪秦。"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("older", "newer", "older_fact"), SAID_CHANGED)
+def test_an_episode_that_gave_no_fact_still_retires_the_fact_it_changes(
+    older: str, newer: str, older_fact: str
+) -> None:
+    assert retire(older, newer, older_fact) == FactStatus.SUPERSEDED
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "older_fact"),
+    [
+        # a new value without a word of change: the episode alone is not enough
+        ("My phone is a Galaxy S22.", "Got a Xperia 5 for my birthday.",
+         "The user's phone is a Galaxy S22."),
+        ("I'm doing my degree at Trinity College Dublin.",
+         "Camped at Folly Farm with the school, Noah was sick on the pirate ship ride.",
+         "The user is doing their degree at Trinity College Dublin."),
+        ("我报了一个线上的Excel课程。", "果果在学校跟同学打架，被叫了家长。",
+         "用户报了一个线上的Excel课程。"),
+    ],
+)  # fmt: skip
+def test_an_episode_without_a_word_of_change_retires_nothing(
+    older: str, newer: str, older_fact: str
+) -> None:
+    assert retire(older, newer, older_fact) == FactStatus.PENDING
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "older_fact"),
+    [
+        ("I drive a Toyota Corolla.", "My Toyota needs new tyres before winter.",
+         "The user drives a Toyota Corolla."),
+        ("我住在杭州。", "杭州最近一直下雨。", "用户住在杭州。"),
+        ("I live in Berlin.", "My sister lives in Rome.", "The user lives in Berlin."),
+        ("我住在北京。", "我姐姐住在上海。", "用户住在北京。"),
+        ("I live in Berlin.", "I moved my desk closer to the window.",
+         "The user lives in Berlin."),
+        ("我在学法语。", "我换了一张升降桌。", "用户在学法语。"),
+        # the fact does not name the attribute the episode changes
+        ("I live in Berlin and I play the violin.", "I moved to Munich last month, I live "
+         "there now.", "The user plays the violin."),
+        ("我住在北京，我会拉小提琴。", "我搬到上海了，现在住在上海。", "用户会拉小提琴。"),
+    ],
+)  # fmt: skip
+def test_an_episode_retires_no_fact_it_does_not_update(
+    older: str, newer: str, older_fact: str
+) -> None:
+    assert retire(older, newer, older_fact) == FactStatus.PENDING
+
+
+@pytest.mark.parametrize(("older", "newer", "older_fact"), SAID_CHANGED)
+def test_an_episode_within_the_hour_or_before_the_fact_retires_nothing(
+    older: str, newer: str, older_fact: str
+) -> None:
+    assert retire(older, newer, older_fact, days=10 / 1440) == FactStatus.PENDING
+    assert retire(older, newer, older_fact, days=-90) == FactStatus.PENDING
+
+
+def test_a_fact_said_again_after_the_episode_stays_live() -> None:
+    """A move to Shanghai, then the fact of Beijing repeated by a later episode: the
+    change is older than the fact's latest source, so it does not retire it."""
+    episodes = [
+        episode("e1", "我住在北京。", 0),
+        episode("e2", "我搬到上海了，现在住在上海。", 90),
+        episode("e3", "我住在北京。", 120),
+    ]
+    merger = FactMerger("t1", "u1", T0, [], {}, lambda: "f1", False, Sources(episodes))
+    by_id = {e.memory_id: e for e in episodes}
+    for source in ("e1", "e3"):
+        fact = ExtractedFact("用户住在北京。", FactCategory.FACT, Confidence.MEDIUM, [source])
+        merger.merge("global", fact, RELATED[0], by_id, "learned")
+    merger.retire_outdated("global", episodes)
+    (made,) = merger.created.values()
+    assert made.status == FactStatus.PENDING and made.mention_count == 2

@@ -1656,7 +1656,7 @@ export interface components {
             supersedes: string[] | null;
             /**
              * Superseded By
-             * @description a fact: the fact that replaced it; a memory stating an attribute of the user: the newest memory stating it since (see updated_later)
+             * @description a fact: the fact, or the episode, that replaced it; a memory stating an attribute of the user: the newest memory stating it since (see updated_later)
              * @default null
              */
             superseded_by: string | null;

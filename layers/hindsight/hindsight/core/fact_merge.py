@@ -13,6 +13,10 @@
   and both facts name that attribute → the new fact supersedes the older episode's fact,
   whatever their topics ("Got a Xperia 5 for my birthday" replaces "The user's phone is a
   Galaxy S22"); when the rule is unsure, both facts stay;
+* after the run's facts are merged, an episode of the run that states a new value of an
+  attribute a live fact names, said after every source of that fact, supersedes the fact
+  itself when no fact drawn from it did (``retire_outdated``: "First month at Wayne
+  Analytics" gives no fact, yet "The user works at Initech" no longer holds);
 * otherwise a new fact, ``pending`` review unless policy auto-approves high confidence.
 """
 
@@ -144,20 +148,68 @@ class FactMerger:
         contradicted += self._replaced_states(scope, extracted, same_topic)
         fact = self._create(scope, extracted, vector, episodes, reflector, contradicted)
         for old in contradicted:
-            old_updated = old.model_copy(
-                update={
-                    "status": FactStatus.SUPERSEDED,
-                    "superseded_by": fact.memory_id,
-                    "updated_at": self.now,
-                    "valid_until": max(fact.valid_from or fact.occurred_at, _start(old)),
-                }
-            )
-            self.facts.pop(old.memory_id, None)
-            self.updated.pop(old.memory_id, None)
-            if old.memory_id in self.created:
-                self.created[old.memory_id] = old_updated  # made and replaced in one run
-            else:
-                self.superseded[old.memory_id] = old_updated
+            self._supersede(old, fact.memory_id, fact.valid_from or fact.occurred_at)
+
+    def retire_outdated(self, scope: str, episodes: Sequence[EpisodicMemory]) -> None:
+        """Supersede the live facts of ``scope`` that one of ``episodes`` (this run's) shows
+        outdated though no fact drawn from it replaced them ("First week at Globex went
+        well" gives no fact, yet "The user works at Initech" no longer holds): the episode
+        is newer than every source of the fact and states a new value of an attribute the
+        fact names, by the evidence of the module's docstring. The fact's ``superseded_by``
+        is the episode."""
+        if self._sources is None:
+            return
+        said = [Statement.of(e) for e in episodes if len(e.content) <= MAX_STATEMENT_CHARS]
+        # no fact was drawn from the episode, so it must also say that something changed,
+        # holds now, ended or is the only one: a remark with a value of an attribute is
+        # not enough ("Camped at Folly Farm with the school" after a first day at school)
+        cues = sorted(
+            (s for s in said if s.ended or (s.attributes and (s.change or s.now or s.exclusive))),
+            key=lambda s: (s.occurred_at, s.memory_id),
+        )
+        for fact in list(self.live_facts(scope)) if cues else []:
+            by = self._outdated_by(fact, cues)
+            if by is not None:
+                self._supersede(fact, by.memory_id, by.occurred_at)
+
+    def _outdated_by(self, fact: SemanticMemory, cues: Sequence[Statement]) -> Statement | None:
+        """The first of ``cues`` that states a new value of an attribute ``fact`` names,
+        said after every source of the fact; episodes and vectors are read only for the
+        statements that could."""
+        named = self._attributes_named(fact.content, fact.memory_id)
+        wanted = [
+            s.memory_id
+            for s in cues
+            if (named & s.attributes or (named and s.ended))
+            and s.occurred_at > fact.occurred_at
+            and s.memory_id not in fact.source_memory_ids
+        ]
+        if not wanted:
+            return None
+        older = self._statements(fact.source_memory_ids)
+        for new, new_vector in self._statements(wanted):
+            for old, old_vector in older:
+                cosine = statement_cosine(old_vector, new_vector)
+                if cosine is not None and updated_attributes(old, new, cosine) & named:
+                    return new
+        return None
+
+    def _supersede(self, old: SemanticMemory, by: str, since: datetime) -> None:
+        """``old`` superseded by the memory ``by`` (a fact, or an episode), from ``since``."""
+        old_updated = old.model_copy(
+            update={
+                "status": FactStatus.SUPERSEDED,
+                "superseded_by": by,
+                "updated_at": self.now,
+                "valid_until": max(since, _start(old)),
+            }
+        )
+        self.facts.pop(old.memory_id, None)
+        self.updated.pop(old.memory_id, None)
+        if old.memory_id in self.created:
+            self.created[old.memory_id] = old_updated  # made and replaced in one run
+        else:
+            self.superseded[old.memory_id] = old_updated
 
     def _replaced_states(
         self, scope: str, extracted: ExtractedFact, already: Sequence[SemanticMemory]

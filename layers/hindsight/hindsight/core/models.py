@@ -163,7 +163,8 @@ class SemanticMemory(_MemoryBase):
     )
     valid_until: datetime | None = Field(
         default=None,
-        description="when it stopped holding: the episode of the fact that superseded it",
+        description="when it stopped holding: when the fact or episode that superseded it "
+        "began to hold",
     )
 
     @field_validator("valid_from", "valid_until")

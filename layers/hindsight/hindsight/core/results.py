@@ -71,8 +71,8 @@ class ScoredMemory(BaseModel):
     supersedes: list[str] | None = None
     superseded_by: str | None = Field(
         default=None,
-        description="a fact: the fact that replaced it; a memory stating an attribute of "
-        "the user: the newest memory stating it since (see updated_later)",
+        description="a fact: the fact, or the episode, that replaced it; a memory stating "
+        "an attribute of the user: the newest memory stating it since (see updated_later)",
     )
     updated_later: bool = Field(
         default=False,

@@ -100,7 +100,8 @@ def _result(memory: Memory, score: float, why: dict[str, Any]) -> ScoredMemory:
                 "updated_later": {
                     "by": memory.superseded_by,
                     "at": memory.valid_until.isoformat() if memory.valid_until else None,
-                    "reason": "superseded by a newer fact about the same thing",
+                    "reason": "superseded: a newer memory (by: a fact or an episode) "
+                    "states what holds now",
                 },
             }
         return ScoredMemory(

@@ -293,6 +293,7 @@ class ReflectOnMemories:
                 vectors = embed_documents(self.embedder, [f.content for f in output.facts])
                 for extracted, vector in zip(output.facts, vectors, strict=True):
                     merger.merge(scope, extracted, vector, by_id, output.reflector)
+            merger.retire_outdated(scope, scoped)
         return usages
 
     def _reflect_chunk(

@@ -31,8 +31,8 @@ class ReviewFacts:
         require_write(principal, memory.scope)
         if memory.status == FactStatus.SUPERSEDED:
             raise ConflictError(
-                f"fact {memory_id} was superseded by {memory.superseded_by}; "
-                "review that fact instead"
+                f"fact {memory_id} was superseded by {memory.superseded_by}, a newer memory "
+                "of what it says; review the fact that holds now instead"
             )
         target = FactStatus.APPROVED if approve else FactStatus.REJECTED
         if memory.status != target:
