@@ -405,6 +405,31 @@ def test_erase_a_user_shows_the_counts_and_leaves_nothing(
     assert _listed(api, "ben") == []
 
 
+def test_a_fact_retired_by_an_episode_ends_its_chain_with_that_episode(
+    signed_in: Browser, server: str, api: httpx.Client
+) -> None:
+    said = [
+        ("2026-02-01T09:00:00Z", "I live in Lisbon, close to the sea."),
+        ("2026-08-01T09:00:00Z", "I sold the Lisbon flat, Porto is home now."),
+    ]
+    ids = []
+    for when, text in said:  # reflected on one at a time; the second gives no fact
+        memory = {"user_id": "dee", "content": text, "occurred_at": when}
+        ids.append(api.post("/v1/memories", json=memory).json()["memory_id"])
+        assert api.post("/v1/reflect", json={"user_id": "dee"}).status_code == 200
+    (old,) = _listed(api, "dee", kind="semantic")
+    assert (old["status"], old["superseded_by"]) == ("superseded", ids[1])
+    browser = signed_in
+    browser.goto(f"{server}/explorer?user_id=dee&view=memory&memory={old['memory_id']}")
+    chain = browser.texts("ol.chain li")
+    assert len(chain) == 2 and "(this fact)" in chain[0]
+    assert "Porto is home now" in chain[1] and "an episode of" in chain[1]
+    assert "undefined" not in chain[1]
+    browser.click(f"ol.chain a[href$='memory={ids[1]}']")
+    browser.ready()
+    assert browser.text("#memory-content") == said[1][1]
+
+
 def test_a_keyless_loopback_server_needs_no_sign_in(browser: Browser, tmp_path: Path) -> None:
     with running_server(tmp_path, keys=None) as url:
         stored = httpx.post(f"{url}/v1/memories", json={"user_id": "k1", "content": "无钥匙也能看"})

@@ -190,7 +190,8 @@ async function readAll(ids) {
   return Promise.all(ids.map((id) => api.get(id).then((r) => r.memory).catch(() => null)));
 }
 
-// The facts this one superseded (older) and the ones that superseded it (newer), in order.
+// The facts this one superseded (older) and the ones that superseded it (newer), in order;
+// a fact retired by an episode ends the chain with that episode.
 export async function chainOf(fact) {
   const older = [];
   let cursor = fact;
@@ -206,6 +207,7 @@ export async function chainOf(fact) {
     const [next] = await readAll([cursor.superseded_by]);
     if (!next) break;
     newer.push(next);
+    if (next.kind !== "semantic") break;
     cursor = next;
   }
   return [...older, fact, ...newer];
@@ -232,7 +234,7 @@ async function provenance(userId, memory) {
             "li",
             { class: fact.memory_id === memory.memory_id ? "current" : "" },
             fact.memory_id === memory.memory_id ? h("strong", {}, `${fact.content} (${t("detail.chain.current")})`) : memoryLink(userId, fact, fact.content),
-            ` — ${fact.status}, ${fact.confidence}`,
+            fact.kind === "semantic" ? ` — ${fact.status}, ${fact.confidence}` : ` — ${t("detail.chain.episode", { when: when(fact.occurred_at) })}`,
           ),
         ),
       ),

@@ -70,6 +70,7 @@ export const STRINGS = {
     "detail.no_sources": "No source episodes (they were deleted).",
     "detail.chain": "Supersession chain (oldest first)",
     "detail.chain.current": "this fact",
+    "detail.chain.episode": "an episode of {when} that says what holds now",
     "detail.derived": "Facts drawn from this episode",
     "detail.derived.none": "No fact of this user names this episode as a source (among the newest {count} facts).",
     "detail.approve": "Approve",
