@@ -363,3 +363,60 @@ def test_a_fact_said_again_after_the_episode_stays_live() -> None:
     merger.retire_outdated("global", episodes)
     (made,) = merger.created.values()
     assert made.status == FactStatus.PENDING and made.mention_count == 2
+
+
+def of_one_topic(
+    older: str, newer: str, older_fact: str, newer_fact: str, topic: str
+) -> FactStatus:
+    """The older fact's status once a newer fact of the same state topic is merged (the
+    facts' vectors unrelated, the episodes 90 days apart)."""
+    episodes = [episode("e1", older, 0), episode("e2", newer, 90)]
+    count = iter(range(10))
+    merger = FactMerger("t1", "u1", T0, [], {}, lambda: f"f{next(count)}", False, Sources(episodes))
+    by_id = {e.memory_id: e for e in episodes}
+    for n, (text, source) in enumerate(((older_fact, "e1"), (newer_fact, "e2"))):
+        vector = StoredVector("m", np.eye(4, dtype=np.float32)[n])
+        fact = ExtractedFact(text, FactCategory.FACT, Confidence.MEDIUM, [source], topic)
+        merger.merge("global", fact, vector, by_id, "learned")
+    return merger.created["f0"].status
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "older_fact", "newer_fact", "topic"),
+    [
+        # the fact says it: an end, or a change with a new value
+        ("My girlfriend is Olivia.", "I'm seeing Sofia now.", "The user's girlfriend is Olivia.",
+         "The user is seeing Sofia now.", "state:partner"),
+        ("我吃素。", "我不吃素了。", "用户吃素。", "用户不吃素了。", "state:diet"),
+        ("我住在北京。", "我现在住在上海了。", "用户住在北京。", "用户现在住在上海了。",
+         "state:residence"),
+        # only the episodes say it
+        ("I live in Berlin.", "Moved to Munich last month, I live there now.",
+         "The user lives in Berlin.", "The user lives in Munich.", "state:residence"),
+    ],
+)  # fmt: skip
+def test_a_fact_of_one_state_topic_with_evidence_of_a_new_value_supersedes(
+    older: str, newer: str, older_fact: str, newer_fact: str, topic: str
+) -> None:
+    assert of_one_topic(older, newer, older_fact, newer_fact, topic) == FactStatus.SUPERSEDED
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "older_fact", "newer_fact", "topic"),
+    [
+        ("My partner loves board games.", "My partner and I got back from a trip to Rio.",
+         "The user's partner loves board games.",
+         "The user and their partner got back from a trip to Rio.", "state:partner"),
+        ("Take a look at my car, I put a lot of work into it.",
+         "Look at how my car looks right now.", "Calvin put a lot of work into their car.",
+         "Calvin's car looks great right now.", "person:calvin:state:vehicle"),
+        ("我的工作很忙。", "佳佳的妈妈问了一晚上我的工作。", "用户的工作很忙。",
+         "佳佳的妈妈问了一晚上用户的工作。", "state:employer"),
+        ("桂芬学会了用手机买菜。", "手机里的家族群天天发养生文章。", "桂芬学会了用手机买菜。",
+         "手机里的家族群天天发养生文章。", "state:phone"),
+    ],
+)  # fmt: skip
+def test_a_fact_of_one_state_topic_without_evidence_of_a_new_value_supersedes_nothing(
+    older: str, newer: str, older_fact: str, newer_fact: str, topic: str
+) -> None:
+    assert of_one_topic(older, newer, older_fact, newer_fact, topic) == FactStatus.PENDING

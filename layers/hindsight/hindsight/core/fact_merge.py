@@ -2,11 +2,14 @@
 
 * same topic (or near-identical wording) and the same meaning → a repeat: confidence
   rises one step, the new sources are added, mention_count grows;
-* same topic, different content → a contradiction, unless the new fact says the same
-  state again (``state_facts.restates``: its values, no other of their kind, no end): the
-  new fact supersedes the old one, which is kept with status ``superseded`` and linked
-  both ways; the old one's ``valid_until`` is the new one's ``valid_from`` (its earliest
-  source episode), so a read ``as_of`` a past moment finds the fact that held then;
+* same topic, different content → a contradiction: the new fact supersedes the old one,
+  which is kept with status ``superseded`` and linked both ways; the old one's
+  ``valid_until`` is the new one's ``valid_from`` (its earliest source episode), so a read
+  ``as_of`` a past moment finds the fact that held then. Of a state topic (one value at a
+  time) only with evidence of a new value (``_state_changed``): not when the new fact says
+  the same state again (``state_facts.restates``); when it says the state ended, or that
+  something changed with a new value (``state_facts.changes_value``), or when its episodes
+  state a new value of the older's (below);
 * a new state: one of the new fact's source episodes states a new value of an attribute
   an older episode stated (the evidence retrieval marks an update by,
   ``states.updated_attributes``: the same person, a new value, the old one gone or ended),
@@ -14,9 +17,10 @@
   whatever their topics ("Got a Xperia 5 for my birthday" replaces "The user's phone is a
   Galaxy S22"); when the rule is unsure, both facts stay;
 * after the run's facts are merged, an episode of the run that states a new value of an
-  attribute a live fact names, said after every source of that fact, supersedes the fact
-  itself when no fact drawn from it did (``retire_outdated``: "First month at Wayne
-  Analytics" gives no fact, yet "The user works at Initech" no longer holds);
+  attribute a live fact names and says something changed, holds now, ended or is the only
+  one, said after every source of that fact, supersedes the fact itself when no fact
+  drawn from it did (``retire_outdated``: "I no longer follow Juventus, I'm a Barcelona fan
+  now" gives no fact, yet "The user is a die-hard Juventus fan" no longer holds);
 * otherwise a new fact, ``pending`` review unless policy auto-approves high confidence.
 """
 
@@ -36,7 +40,12 @@ from hindsight.core.models import (
     StoredVector,
 )
 from hindsight.core.retrieval.state_attributes import ATTRIBUTES
-from hindsight.core.retrieval.state_facts import restates, statement_cosine, states_attribute
+from hindsight.core.retrieval.state_facts import (
+    changes_value,
+    restates,
+    statement_cosine,
+    states_attribute,
+)
 from hindsight.core.retrieval.states import (
     MAX_STATEMENT_CHARS,
     Statement,
@@ -143,7 +152,7 @@ class FactMerger:
         contradicted = [
             f
             for f in same_topic
-            if not (is_state_topic(f.topic) and restates(f.content, extracted.content))
+            if not is_state_topic(f.topic) or self._state_changed(f, extracted)
         ]
         contradicted += self._replaced_states(scope, extracted, same_topic)
         fact = self._create(scope, extracted, vector, episodes, reflector, contradicted)
@@ -152,11 +161,10 @@ class FactMerger:
 
     def retire_outdated(self, scope: str, episodes: Sequence[EpisodicMemory]) -> None:
         """Supersede the live facts of ``scope`` that one of ``episodes`` (this run's) shows
-        outdated though no fact drawn from it replaced them ("First week at Globex went
-        well" gives no fact, yet "The user works at Initech" no longer holds): the episode
-        is newer than every source of the fact and states a new value of an attribute the
-        fact names, by the evidence of the module's docstring. The fact's ``superseded_by``
-        is the episode."""
+        outdated though no fact drawn from it replaced them: the episode is newer than
+        every source of the fact, states a new value of an attribute the fact names (by the
+        evidence of the module's docstring) and says so with a word of change, now, an end
+        or "only". The fact's ``superseded_by`` is the episode."""
         if self._sources is None:
             return
         said = [Statement.of(e) for e in episodes if len(e.content) <= MAX_STATEMENT_CHARS]
@@ -248,6 +256,27 @@ class FactMerger:
             ):
                 replaced.append(fact)
         return replaced
+
+    def _state_changed(self, fact: SemanticMemory, extracted: ExtractedFact) -> bool:
+        """Whether ``extracted``, of ``fact``'s state topic, gives that state a new value:
+        not when it says the same state again (``restates``); yes when the facts say so
+        (``changes_value``: an end, or a change with a new value) or a source episode of
+        ``extracted`` states a new value of a source episode of ``fact``
+        (``updated_attributes``). Two facts of one topic that show neither stay both:
+        "their partner and they got back from a trip" does not replace "their partner
+        gaming"."""
+        if restates(fact.content, extracted.content):
+            return False
+        if changes_value(fact.content, extracted.content):
+            return True
+        newer = self._statements(extracted.source_memory_ids)
+        return any(
+            new.occurred_at > old.occurred_at
+            and (cosine := statement_cosine(old_vector, new_vector)) is not None
+            and updated_attributes(old, new, cosine)
+            for old, old_vector in self._statements(fact.source_memory_ids)
+            for new, new_vector in newer
+        )
 
     def _statements(self, ids: Sequence[str]) -> list[tuple[Statement, StoredVector | None]]:
         """The statements of the episodes of ``ids`` with their stored vectors, each read

@@ -12,7 +12,7 @@ import numpy as np
 
 from hindsight.core.models import StoredVector
 from hindsight.core.retrieval.state_attributes import ATTRIBUTES
-from hindsight.core.retrieval.state_lexicon import ENDED_CUES, PAST_CUES
+from hindsight.core.retrieval.state_lexicon import CHANGE_CUES, ENDED_CUES, NOW_CUES, PAST_CUES
 from hindsight.core.retrieval.state_values import listed_values, named_kinds, names_value
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -91,3 +91,29 @@ def restates(older: str, newer: str) -> bool:
         return False  # "no longer", "used to", "不吃素了": the state may have ended
     kinds = set(old.values())
     return not any(kind in kinds for value, kind in new.items() if value not in old)
+
+
+# "Caroline said: ..." / "用户说：...": whose words a fact quotes, not a value of its state
+_SAID = re.compile(r"^\s*(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)? said:|用户说[：:])\s*")
+
+
+def changes_value(older: str, newer: str) -> bool:
+    """Whether fact ``newer`` of ``older``'s state topic says the state changed: it names a
+    value ``older`` names and says it ended, was long ago or is not ("The user is no longer
+    vegetarian"), or it says something changed or holds now and names a value of a kind
+    ``older`` names that ``older`` does not ("The user is seeing Sofia now" after "The
+    user's girlfriend is Olivia"). A fact that names no value, or a new value without such
+    a word, is no evidence: a fact may name a place or a person beside the state."""
+    older, newer = _SAID.sub("", older), _SAID.sub("", newer)
+    old = named_kinds(older)
+    if not old:
+        return False
+    zh, spoken = (1 if _CJK.search(newer) else 0), first_person(newer)
+    if any(cues[zh].search(spoken) for cues in (ENDED_CUES, PAST_CUES, _NEGATION)):
+        return any(names_value(value, newer) for value in old)
+    if not any(cues[zh].search(spoken) for cues in (CHANGE_CUES, NOW_CUES)):
+        return False
+    kinds = set(old.values())
+    return any(
+        kind in kinds and not names_value(v, older) for v, kind in named_kinds(newer).items()
+    )
