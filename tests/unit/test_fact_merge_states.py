@@ -19,7 +19,7 @@ from hindsight.core.models import (
     FactStatus,
     StoredVector,
 )
-from hindsight.core.retrieval.state_facts import first_person, restates, states_attribute
+from hindsight.core.retrieval.state_facts import attributes_named, first_person, restates
 
 T0 = datetime(2026, 1, 10, 9, tzinfo=UTC)
 # two statements of one person: related, not the same sentence (states.RELATED, DUPLICATE)
@@ -216,10 +216,10 @@ def test_a_fact_is_read_as_the_user_would_say_it(fact: str, spoken: str) -> None
 
 
 def test_a_fact_names_its_attribute_in_the_third_person_and_a_name_alone_names_none() -> None:
-    assert states_attribute("The user supports Celtic.", "team")
-    assert states_attribute("用户住在杭州。", "residence")
-    assert not states_attribute("The user visited Berlin.", "phone")
-    assert not states_attribute("The user likes Celtic music.", "team")
+    assert attributes_named("The user supports Celtic.", ["team"]) == {"team"}
+    assert attributes_named("用户住在杭州。", ["residence", "phone"]) == {"residence"}
+    assert not attributes_named("The user visited Berlin.", ["phone"])
+    assert not attributes_named("The user likes Celtic music.", ["team"])
 
 
 @pytest.mark.parametrize(

@@ -41,16 +41,17 @@ from hindsight.core.models import (
 )
 from hindsight.core.retrieval.state_attributes import ATTRIBUTES
 from hindsight.core.retrieval.state_facts import (
+    attributes_named,
     changes_value,
     restates,
     statement_cosine,
-    states_attribute,
 )
 from hindsight.core.retrieval.states import (
     MAX_STATEMENT_CHARS,
     Statement,
     is_state_topic,
     same_state,
+    says_a_change,
     updated_attributes,
 )
 from hindsight.core.text import content_hash
@@ -167,10 +168,14 @@ class FactMerger:
         or "only". The fact's ``superseded_by`` is the episode."""
         if self._sources is None:
             return
-        said = [Statement.of(e) for e in episodes if len(e.content) <= MAX_STATEMENT_CHARS]
         # no fact was drawn from the episode, so it must also say that something changed,
         # holds now, ended or is the only one: a remark with a value of an attribute is
         # not enough ("Camped at Folly Farm with the school" after a first day at school)
+        said = [
+            Statement.of(e)
+            for e in episodes
+            if len(e.content) <= MAX_STATEMENT_CHARS and says_a_change(e.content)
+        ]
         cues = sorted(
             (s for s in said if s.ended or (s.attributes and (s.change or s.now or s.exclusive))),
             key=lambda s: (s.occurred_at, s.memory_id),
@@ -182,16 +187,19 @@ class FactMerger:
 
     def _outdated_by(self, fact: SemanticMemory, cues: Sequence[Statement]) -> Statement | None:
         """The first of ``cues`` that states a new value of an attribute ``fact`` names,
-        said after every source of the fact; episodes and vectors are read only for the
-        statements that could."""
-        named = self._attributes_named(fact.content, fact.memory_id)
-        wanted = [
-            s.memory_id
+        said after every source of the fact; the fact is read for the attributes the later
+        cues could change (any, after an end), the episodes only for those that could."""
+        later = [
+            s
             for s in cues
-            if (named & s.attributes or (named and s.ended))
-            and s.occurred_at > fact.occurred_at
-            and s.memory_id not in fact.source_memory_ids
+            if s.occurred_at > fact.occurred_at and s.memory_id not in fact.source_memory_ids
         ]
+        if not later:
+            return None
+        ended = any(s.ended for s in later)
+        asked = ATTRIBUTES.keys() if ended else {a for s in later for a in s.attributes}
+        named = attributes_named(fact.content, asked)
+        wanted = [s.memory_id for s in later if named & s.attributes or (named and s.ended)]
         if not wanted:
             return None
         older = self._statements(fact.source_memory_ids)
@@ -297,7 +305,7 @@ class FactMerger:
         """The attributes ``text`` names or gives a value of (cached by ``key``)."""
         if key is not None and key in self._named:
             return self._named[key]
-        named = frozenset(a for a in ATTRIBUTES if states_attribute(text, a))
+        named = attributes_named(text, ATTRIBUTES)
         if key is not None:
             self._named[key] = named
         return named

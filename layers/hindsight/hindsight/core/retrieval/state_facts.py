@@ -7,6 +7,7 @@ topic says the older one's state again (then it supersedes nothing)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -19,16 +20,20 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 _NEGATION = (re.compile(r"\b(?:not|no|never|none)\b|n't", re.IGNORECASE), re.compile(r"[不没]"))
 
 
-def states_attribute(text: str, attribute: str) -> bool:
-    """Whether ``text`` (a fact) names ``attribute`` ("The user's phone is ...", "用户住在
-    ...") or a value from its word list ("a Xperia 5"); a name alone ("Berlin") could be
-    of any attribute and does not count. The attribute's patterns read what people say,
-    so the fact is read in the first person too ("The user supports Celtic": "I support
-    Celtic")."""
+def attributes_named(text: str, attributes: Iterable[str]) -> frozenset[str]:
+    """Those of ``attributes`` that ``text`` (a fact) names ("The user's phone is ...",
+    "用户住在...") or gives a value of from the attribute's word list ("a Xperia 5"); a
+    name alone ("Berlin") could be of any attribute and does not count. The attributes'
+    patterns read what people say, so the fact is read in the first person too ("The user
+    supports Celtic": "I support Celtic")."""
     zh = 1 if _CJK.search(text) else 0
-    pattern = ATTRIBUTES[attribute][zh]
-    return bool(
-        pattern.search(text) or pattern.search(first_person(text)) or listed_values(text, attribute)
+    spoken = first_person(text)
+    return frozenset(
+        a
+        for a in attributes
+        if ATTRIBUTES[a][zh].search(text)
+        or ATTRIBUTES[a][zh].search(spoken)
+        or listed_values(text, a)
     )
 
 

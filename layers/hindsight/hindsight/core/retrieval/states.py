@@ -215,6 +215,16 @@ def same_attribute(older: Statement, newer: Statement, cosine: float) -> bool:
     return bool(updated_attributes(older, newer, cosine))
 
 
+def says_a_change(text: str) -> bool:
+    """Whether ``text`` has a word of change, of now, of an end or of "only": what a
+    ``Statement`` reads as ``change``, ``now``, ``ended`` or ``exclusive``, without reading
+    the rest of it."""
+    zh = 1 if _CJK.search(text) else 0
+    return any(
+        cues[zh].search(text) for cues in (CHANGE_CUES, NOW_CUES, ENDED_CUES, EXCLUSIVE_CUES)
+    )
+
+
 def updated_attributes(older: Statement, newer: Statement, cosine: float) -> frozenset[str]:
     """The attributes of which ``newer`` states a new value of ``older``'s (``same_attribute``);
     reflection reads them to know which of ``older``'s facts ``newer`` replaces."""
