@@ -300,25 +300,6 @@ def test_an_episode_that_gave_no_fact_still_retires_the_fact_it_changes(
 @pytest.mark.parametrize(
     ("older", "newer", "older_fact"),
     [
-        # a new value without a word of change: the episode alone is not enough
-        ("My phone is a Galaxy S22.", "Got a Xperia 5 for my birthday.",
-         "The user's phone is a Galaxy S22."),
-        ("I'm doing my degree at Trinity College Dublin.",
-         "Camped at Folly Farm with the school, Noah was sick on the pirate ship ride.",
-         "The user is doing their degree at Trinity College Dublin."),
-        ("我报了一个线上的Excel课程。", "果果在学校跟同学打架，被叫了家长。",
-         "用户报了一个线上的Excel课程。"),
-    ],
-)  # fmt: skip
-def test_an_episode_without_a_word_of_change_retires_nothing(
-    older: str, newer: str, older_fact: str
-) -> None:
-    assert retire(older, newer, older_fact) == FactStatus.PENDING
-
-
-@pytest.mark.parametrize(
-    ("older", "newer", "older_fact"),
-    [
         ("I drive a Toyota Corolla.", "My Toyota needs new tyres before winter.",
          "The user drives a Toyota Corolla."),
         ("我住在杭州。", "杭州最近一直下雨。", "用户住在杭州。"),
@@ -331,6 +312,14 @@ def test_an_episode_without_a_word_of_change_retires_nothing(
         ("I live in Berlin and I play the violin.", "I moved to Munich last month, I live "
          "there now.", "The user plays the violin."),
         ("我住在北京，我会拉小提琴。", "我搬到上海了，现在住在上海。", "用户会拉小提琴。"),
+        # a new value without a word of change: the episode alone is not enough
+        ("My phone is a Galaxy S22.", "Got a Xperia 5 for my birthday.",
+         "The user's phone is a Galaxy S22."),
+        ("I'm doing my degree at Trinity College Dublin.",
+         "Camped at Folly Farm with the school, Noah was sick on the pirate ship ride.",
+         "The user is doing their degree at Trinity College Dublin."),
+        ("我报了一个线上的Excel课程。", "果果在学校跟同学打架，被叫了家长。",
+         "用户报了一个线上的Excel课程。"),
     ],
 )  # fmt: skip
 def test_an_episode_retires_no_fact_it_does_not_update(
